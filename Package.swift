@@ -1,0 +1,64 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+  name: "Geofence",
+  products: [
+    .library(name: "GeofenceEngine", targets: ["GeofenceEngine"]),
+    .executable(name: "geofence", targets: ["geofence"]),
+  ],
+  targets: [
+    // C libraries from Debian's -dev packages; imported only by the bridge modules.
+    .systemLibrary(
+      name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
+    .systemLibrary(
+      name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+
+    // Pure, value-typed core.
+    .target(name: "GeofenceGeometry"),
+    .target(name: "GeofenceIndex", dependencies: ["GeofenceGeometry"]),
+    .target(name: "GeofenceTransitions", dependencies: ["GeofenceGeometry", "GeofenceIndex"]),
+
+    // Bridges to C.
+    .target(name: "GEOSBridge", dependencies: ["CGEOS"]),
+    .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
+
+    // Formats.
+    .target(name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry"]),
+    .target(name: "TrackFormats", dependencies: ["GeofenceGeometry"]),
+
+    // Facade and command-line tool.
+    .target(
+      name: "GeofenceEngine",
+      dependencies: [
+        "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
+        "TrackFormats",
+      ]),
+    .executableTarget(name: "geofence", dependencies: ["GeofenceEngine"]),
+
+    // Tests.
+    .target(
+      name: "GeofenceTestSupport", dependencies: ["GeofenceGeometry"], path: "Tests/GeofenceTestSupport"),
+    .testTarget(
+      name: "GeofenceGeometryTests", dependencies: ["GeofenceGeometry", "GeofenceTestSupport"]),
+    .testTarget(
+      name: "GeofenceIndexTests",
+      dependencies: ["GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport"]),
+    .testTarget(
+      name: "GeofenceTransitionsTests",
+      dependencies: ["GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport"]),
+    .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
+    .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
+    .testTarget(
+      name: "GeofenceDefinitionsTests",
+      dependencies: ["GeofenceDefinitions", "GeofenceGeometry", "GeofenceTestSupport"]),
+    .testTarget(
+      name: "TrackFormatsTests",
+      dependencies: ["TrackFormats", "GeofenceGeometry", "GeofenceTestSupport"]),
+    .testTarget(
+      name: "GeofenceEngineTests",
+      dependencies: ["GeofenceEngine", "GeofenceTestSupport"]),
+    .testTarget(name: "GeofenceCLITests", dependencies: ["GeofenceTestSupport"]),
+  ],
+  swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// A point on the unit sphere in Earth-centred Cartesian coordinates (x toward lat 0 / lon 0,
+/// y toward lat 0 / lon 90 E, z toward the north pole). Dimensionless, |v| = 1 up to rounding.
+///
+/// The squared chord between two unit vectors is `4 hav(θ)` where θ is their central angle, so
+/// containment tests need only subtractions and multiplications, no trigonometry per candidate.
+/// The component differences are computed directly, so there is no cancellation for short
+/// distances (unlike `1 - a·b`).
+public struct UnitVector: Hashable, Sendable {
+  public var x: Double
+  public var y: Double
+  public var z: Double
+
+  @inlinable
+  public init(x: Double, y: Double, z: Double) {
+    self.x = x
+    self.y = y
+    self.z = z
+  }
+
+  /// The unit vector of a WGS84 coordinate (treated as spherical).
+  /// - Complexity: O(1), four trigonometric calls.
+  @inlinable
+  public init(_ c: Coordinate) {
+    let phi = radians(fromDegrees: c.latitude)
+    let lambda = radians(fromDegrees: c.longitude)
+    let cosPhi = cos(phi)
+    self.x = cosPhi * cos(lambda)
+    self.y = cosPhi * sin(lambda)
+    self.z = sin(phi)
+  }
+
+  /// Squared chord length to `other` (dimensionless, in [0, 4]).
+  @inlinable
+  public func chordSquared(to other: UnitVector) -> Double {
+    let dx = x - other.x
+    let dy = y - other.y
+    let dz = z - other.z
+    return dx * dx + dy * dy + dz * dz
+  }
+
+  /// Squared chord of a central angle `theta` (radians): `4 sin²(θ/2)`; 4 for θ >= π.
+  @inlinable
+  public static func chordSquared(forAngle theta: Double) -> Double {
+    if theta >= Double.pi { return 4 }
+    let s = sin(theta / 2)
+    return 4 * s * s
+  }
+}

@@ -1,0 +1,3 @@
+import GeofenceEngine
+
+print("geofence: not yet implemented")

@@ -1,0 +1,13 @@
+/// A deterministic random number generator (SplitMix64, Steele, Lea & Flood, OOPSLA 2014) so
+/// that every randomised test is reproducible from the seed it prints on failure.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+  public private(set) var state: UInt64
+  public init(seed: UInt64) { self.state = seed }
+  public mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
