@@ -24,8 +24,9 @@ let package = Package(
     .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
 
     // Formats.
-    .target(name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry"]),
-    .target(name: "TrackFormats", dependencies: ["GeofenceGeometry"]),
+    .target(name: "DelimitedText"),
+    .target(name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry", "DelimitedText"]),
+    .target(name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText"]),
 
     // Facade and command-line tool.
     .target(
@@ -47,6 +48,7 @@ let package = Package(
     .testTarget(
       name: "GeofenceTransitionsTests",
       dependencies: ["GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport"]),
+    .testTarget(name: "DelimitedTextTests", dependencies: ["DelimitedText"]),
     .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
     .testTarget(

@@ -1,0 +1,46 @@
+import DelimitedText
+import Foundation
+import Testing
+
+@Test func splitsQuotedFieldsWithDelimitersQuotesAndLineBreaks() {
+  let text = "id,name\r\n1,\"Sion, VS\"\r\n2,\"say \"\"hi\"\"\"\n3,\"two\nlines\"\n\n4,\n"
+  let (records, issues) = DelimitedText.records(in: text, delimiter: UInt8(ascii: ","))
+  #expect(issues.isEmpty)
+  #expect(
+    records == [
+      DelimitedRecord(fields: ["id", "name"], line: 1),
+      DelimitedRecord(fields: ["1", "Sion, VS"], line: 2),
+      DelimitedRecord(fields: ["2", "say \"hi\""], line: 3),
+      DelimitedRecord(fields: ["3", "two\nlines"], line: 4),
+      DelimitedRecord(fields: ["4", ""], line: 7),
+    ])
+}
+
+@Test func reportsAnUnterminatedQuoteWithItsLine() {
+  let (records, issues) = DelimitedText.records(
+    in: "a;b\n1;2\n3;\"open\n", delimiter: UInt8(ascii: ";"))
+  #expect(records.count == 2)
+  #expect(issues == [DelimitedTextIssue(line: 3, message: issues.first?.message ?? "")])
+  #expect(issues.first?.message.contains("never closed") == true)
+}
+
+@Test func detectsTheDelimiterOutsideQuotes() {
+  #expect(DelimitedText.detectDelimiter(in: "user_id;longitude;latitude") == UInt8(ascii: ";"))
+  #expect(DelimitedText.detectDelimiter(in: "a\tb\tc") == 9)
+  #expect(DelimitedText.detectDelimiter(in: "\"x;y;z\",b,c") == UInt8(ascii: ","))
+  #expect(DelimitedText.detectDelimiter(in: "single") == UInt8(ascii: ","))
+}
+
+@Test func decodesLatin1AndDropsBOMAndNULs() {
+  let latin1 = Data([0x56, 0xE9, 0x7A, 0x65, 0x6C, 0x61, 0x79])  // "Vézelay" in ISO-8859-1
+  #expect(DelimitedText.decode(latin1) == ("Vézelay", true))
+  let bom = Data([0xEF, 0xBB, 0xBF, 0x61, 0x00, 0x62])
+  #expect(DelimitedText.decode(bom) == ("ab", false))
+}
+
+@Test func parsesDecimalCommaOnlyWhenAsked() {
+  #expect(DelimitedText.parseDouble(" 46,5 ", decimalComma: true) == 46.5)
+  #expect(DelimitedText.parseDouble("46,5") == nil)
+  #expect(DelimitedText.parseDouble("-7.25") == -7.25)
+  #expect(DelimitedText.parseDouble("") == nil)
+}

@@ -1,0 +1,1 @@
+// Tests for the geometry core live beside this file.
