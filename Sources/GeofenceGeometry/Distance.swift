@@ -24,9 +24,11 @@ public func haversineTerm(_ a: Coordinate, _ b: Coordinate) -> Double {
 /// Great-circle distance between two coordinates in metres, by the haversine formula on the
 /// IUGG mean sphere (``EarthModel/meanRadiusMeters``).
 ///
-/// Accurate to floating-point rounding for all pairs, including antipodal points (the
-/// haversine term is clamped to [0, 1]) and points across the antimeridian (longitudes -180
-/// and 180 are the same meridian). Result in [0, π R] metres.
+/// Defined for all pairs, including antipodal points (the haversine term is clamped to [0, 1],
+/// so the result is never NaN) and points across the antimeridian (longitudes -180 and 180 are
+/// the same meridian). Result in [0, π R] metres. Well conditioned for short and medium
+/// distances (rounding error well below a millimetre); within a few hundred metres of the
+/// antipode the formula loses precision and the error can reach about 0.3 m.
 ///
 /// Source: R. W. Sinnott, "Virtues of the Haversine", Sky and Telescope 68 (2), 1984.
 /// - Complexity: O(1).

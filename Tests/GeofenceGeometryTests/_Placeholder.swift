@@ -1,1 +1,0 @@
-// Tests for the geometry core live beside this file.
