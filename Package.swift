@@ -35,7 +35,11 @@ let package = Package(
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
         "TrackFormats",
       ]),
-    .executableTarget(name: "geofence", dependencies: ["GeofenceEngine"]),
+    .target(
+      name: "GeofenceBenchmarks",
+      dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions"]),
+    .executableTarget(
+      name: "geofence", dependencies: ["GeofenceEngine", "GeofenceBenchmarks", "TrackFormats"]),
 
     // Tests.
     .target(
@@ -60,6 +64,8 @@ let package = Package(
     .testTarget(
       name: "GeofenceEngineTests",
       dependencies: ["GeofenceEngine", "GeofenceTestSupport"]),
+    .testTarget(
+      name: "GeofenceBenchmarksTests", dependencies: ["GeofenceBenchmarks", "GeofenceTestSupport"]),
     .testTarget(name: "GeofenceCLITests", dependencies: ["GeofenceTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

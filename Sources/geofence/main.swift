@@ -1,3 +1,5 @@
-import GeofenceEngine
+#if canImport(Glibc)
+  import Glibc
+#endif
 
-print("geofence: not yet implemented")
+exit(GeofenceCommand.main(Array(CommandLine.arguments.dropFirst())))

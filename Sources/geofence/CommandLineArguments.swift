@@ -1,0 +1,106 @@
+/// A small command-line parser: `--name value`, `--name=value`, boolean `--flag`, repeated
+/// options and positionals; `--` ends options.
+struct CommandLineArguments {
+  struct Spec {
+    /// Options that take a value (without the leading dashes).
+    var valued: Set<String>
+    /// Options that take no value.
+    var flags: Set<String>
+    /// Options that take one or more values up to the next option (e.g. `--regions A B`).
+    var multiValued: Set<String> = []
+  }
+
+  private(set) var values: [String: [String]] = [:]
+  private(set) var flagsSet: Set<String> = []
+  private(set) var positionals: [String] = []
+
+  init(_ args: [String], spec: Spec) throws(UsageError) {
+    var i = 0
+    var onlyPositionals = false
+    while i < args.count {
+      let arg = args[i]
+      i += 1
+      if onlyPositionals || !arg.hasPrefix("-") || arg == "-" {
+        positionals.append(arg)
+        continue
+      }
+      if arg == "--" {
+        onlyPositionals = true
+        continue
+      }
+      var name = String(arg.drop(while: { $0 == "-" }))
+      var inline: String?
+      if let eq = name.firstIndex(of: "=") {
+        inline = String(name[name.index(after: eq)...])
+        name = String(name[..<eq])
+      }
+      if name == "h" { name = "help" }
+      if spec.flags.contains(name) {
+        if inline != nil { throw UsageError("option --\(name) takes no value") }
+        flagsSet.insert(name)
+      } else if spec.valued.contains(name) || spec.multiValued.contains(name) {
+        if let inline {
+          values[name, default: []].append(inline)
+        } else {
+          guard i < args.count, !args[i].hasPrefix("--") else {
+            throw UsageError("option --\(name) needs a value")
+          }
+          values[name, default: []].append(args[i])
+          i += 1
+          if spec.multiValued.contains(name) {
+            while i < args.count, !args[i].hasPrefix("-") || args[i] == "-" {
+              values[name, default: []].append(args[i])
+              i += 1
+            }
+          }
+        }
+      } else {
+        throw UsageError("unknown option \(arg)")
+      }
+    }
+  }
+
+  func flag(_ name: String) -> Bool { flagsSet.contains(name) }
+  func all(_ name: String) -> [String] { values[name] ?? [] }
+  func last(_ name: String) -> String? { values[name]?.last }
+
+  func double(_ name: String, range: ClosedRange<Double>? = nil) throws(UsageError) -> Double? {
+    guard let text = last(name) else { return nil }
+    guard let v = Double(text), v.isFinite else {
+      throw UsageError("--\(name) needs a number, got '\(text)'")
+    }
+    if let range, !range.contains(v) {
+      throw UsageError("--\(name) must be in \(range.lowerBound)...\(range.upperBound), got \(v)")
+    }
+    return v
+  }
+
+  func int(_ name: String, range: ClosedRange<Int>? = nil) throws(UsageError) -> Int? {
+    guard let text = last(name) else { return nil }
+    guard let v = Int(text) else { throw UsageError("--\(name) needs an integer, got '\(text)'") }
+    if let range, !range.contains(v) {
+      throw UsageError("--\(name) must be in \(range.lowerBound)...\(range.upperBound), got \(v)")
+    }
+    return v
+  }
+}
+
+/// A command-line usage error: exit status 64 (EX_USAGE, sysexits.h).
+struct UsageError: Error {
+  var message: String
+  init(_ message: String) { self.message = message }
+}
+
+/// Exit statuses from BSD sysexits.h.
+enum ExitStatus {
+  static let ok: Int32 = 0
+  static let failure: Int32 = 1
+  /// EX_USAGE: the command was used incorrectly.
+  static let usage: Int32 = 64
+  /// EX_DATAERR: the input data was incorrect.
+  static let dataError: Int32 = 65
+  /// EX_NOINPUT: an input file did not exist or was not readable.
+  static let noInput: Int32 = 66
+  /// EX_SOFTWARE: an internal error.
+  static let software: Int32 = 70
+}

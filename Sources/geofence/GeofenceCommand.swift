@@ -1,0 +1,37 @@
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// Top-level dispatch of the `geofence` command.
+enum GeofenceCommand {
+  static let usage = """
+    usage: geofence <command> [options]
+
+    commands:
+      replay   replay GPS tracks (GPX, CSV) against geofences and print enter/exit/dwell events
+      bench    benchmark the index and the detector on generated or real geofence sets
+
+    Run 'geofence <command> --help' for a command's options.
+    """
+
+  static func main(_ args: [String]) -> Int32 {
+    guard let command = args.first else {
+      printError(usage)
+      return ExitStatus.usage
+    }
+    let rest = Array(args.dropFirst())
+    switch command {
+    case "--help", "-h", "help":
+      print(usage)
+      return ExitStatus.ok
+    default:
+      printError("geofence: unknown command '\(command)'\n\n\(usage)")
+      return ExitStatus.usage
+    }
+  }
+}
+
+/// Writes a line to standard error.
+func printError(_ message: String) {
+  fputs(message + "\n", stderr)
+}
