@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-  import Glibc
-#endif
+import Foundation
 
 /// Top-level dispatch of the `geofence` command.
 enum GeofenceCommand {
@@ -33,5 +31,5 @@ enum GeofenceCommand {
 
 /// Writes a line to standard error.
 func printError(_ message: String) {
-  fputs(message + "\n", stderr)
+  FileHandle.standardError.write(Data((message + "\n").utf8))
 }
