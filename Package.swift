@@ -19,6 +19,8 @@ let package = Package(
     .target(name: "GeofenceIndex", dependencies: ["GeofenceGeometry"]),
     .target(name: "GeofenceTransitions", dependencies: ["GeofenceGeometry", "GeofenceIndex"]),
 
+    .target(name: "LocationAuthorization"),
+
     // Bridges to C.
     .target(name: "GEOSBridge", dependencies: ["CGEOS"]),
     .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
@@ -53,6 +55,7 @@ let package = Package(
       name: "GeofenceTransitionsTests",
       dependencies: ["GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport"]),
     .testTarget(name: "DelimitedTextTests", dependencies: ["DelimitedText"]),
+    .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
     .testTarget(
