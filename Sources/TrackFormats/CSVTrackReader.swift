@@ -8,7 +8,8 @@ import GeofenceGeometry
 /// padding removed). Empty lines and lines starting with `#` before the header are skipped. The
 /// delimiter (`,` `;` or tab) is detected from the header; fields follow RFC 4180. A file whose
 /// first line starts with `Geolife trajectory` or `OziExplorer Track Point File` is read as
-/// PLT (see ``TrackFileFormat/plt``).
+/// PLT (see ``TrackFileFormat/plt``), one whose first line is a `$V0…` marker as a 70mai
+/// dash-cam log (see ``TrackFileFormat/dashCamLog``).
 ///
 /// **Columns** are found by header name, case-insensitively, ignoring surrounding spaces, a
 /// trailing unit in brackets (`accuracy (m)`) and a trailing ` N/S` or ` E/W`:
@@ -64,6 +65,10 @@ public enum CSVTrackReader {
       return PLTReader.read(
         lines: lines, fileName: fileName, isGeoLife: header.text.hasPrefix("Geolife"),
         warnings: warnings)
+    }
+    if header.text.trimmingCharacters(in: .whitespaces).hasPrefix("$V0") {
+      return DashCamLogReader.read(
+        lines: lines, firstLine: header.line, fileName: fileName, warnings: warnings)
     }
     let delimiter = DelimitedText.detectDelimiter(in: header.text)
     let body = lines.text(fromLine: header.line)
@@ -481,10 +486,12 @@ enum CoordinateText {
 ///
 /// Six header lines, then `lat,lon,code,altitude_ft,days,date,time`, where `days` is a
 /// Delphi date (days since 1899-12-30, fraction = time of day). GeoLife writes `date` as
-/// `YYYY-MM-DD` and `time` as `HH:MM:SS` in GMT (per the dataset's user guide), so no zone
-/// warning is given. OziExplorer writes a localised date (`13-août-07`) and local or UTC
-/// time at the user's choice: the whole days of `days` give the date, `time` the time of day
-/// (or the fraction of `days` when `time` is unreadable), with one no-zone warning.
+/// `YYYY-MM-DD` and `time` as `HH:MM:SS` in GMT (per the dataset's user guide); those two
+/// columns give the time and no zone warning is given. OziExplorer writes a localised date
+/// (`13-août-07`) and a `time` column that can be a second behind `days`, and local or UTC
+/// time at the user's choice: `days` gives the time, with one no-zone warning. A `days` value
+/// with d decimals resolves 86400 / 10^d seconds (8.64 ms for 7 decimals); a time within half
+/// that of a whole second is snapped to it, others are rounded to the millisecond.
 enum PLTReader {
   static let headerLines = 6
   /// Days from 1899-12-30 (the Delphi/OLE epoch) to 1970-01-01.
@@ -525,20 +532,10 @@ enum PLTReader {
         continue
       }
       var seconds: Double?
-      let dayNumber = f.count > 4 ? Double(f[4]) : nil
-      let timeOfDay = f.count > 6 ? RFC3339.parseTimeOfDay(f[6]) : nil
-      if f.count > 6, let days = RFC3339.parseDate(f[5]), let tod = timeOfDay {
+      if f.count > 6, let days = RFC3339.parseDate(f[5]), let tod = RFC3339.parseTimeOfDay(f[6]) {
         seconds = Double(days * 86_400) + tod
-      } else if let dayNumber, dayNumber.isFinite {
-        let fromDays = (dayNumber - delphiEpochOffsetDays) * 86_400
-        if let tod = timeOfDay {
-          var s = ((dayNumber - delphiEpochOffsetDays).rounded(.down)) * 86_400 + tod
-          if s - fromDays > 43_200 { s -= 86_400 }
-          if fromDays - s > 43_200 { s += 86_400 }
-          seconds = s
-        } else {
-          seconds = (fromDays * 1000).rounded() / 1000
-        }
+      } else if f.count > 4 {
+        seconds = secondsFromDayNumber(f[4])
       }
       var time: Double?
       if let s = seconds {
@@ -566,5 +563,88 @@ enum PLTReader {
     }
     if let w = noZone.warning(file: fileName) { warnings.append(w) }
     return TrackReadResult(fixes: fixes, warnings: warnings, skippedRows: skipped, format: .plt)
+  }
+
+  /// Unix seconds from a Delphi day number such as `39307.3279977`, snapped to the whole
+  /// second when within the number's resolution, else rounded to the millisecond.
+  static func secondsFromDayNumber(_ text: String) -> Double? {
+    guard let days = Double(text), days.isFinite else { return nil }
+    let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 }
+    let seconds = (days - delphiEpochOffsetDays) * 86_400
+    let halfResolution = 43_200 / pow(10, Double(decimals ?? 0))
+    let whole = seconds.rounded()
+    if abs(seconds - whole) <= max(halfResolution, 1e-6) { return whole }
+    return (seconds * 1000).rounded() / 1000
+  }
+}
+
+// MARK: - 70mai dash-cam log
+
+/// 70mai dash-cam `GPSData*.txt` logs.
+///
+/// Lines starting with `$` (`$V02`) mark the start of a recording and are not rows. Each row
+/// is `epoch_seconds,status,lat,lon,...`: Unix seconds (UTC as the camera's clock has it),
+/// `A` (valid) or `V` (void, written with epoch 0 and `nan` coordinates), then latitude and
+/// longitude in degrees. The remaining columns are undocumented and ignored. `V` rows are
+/// listed in `skippedRows`.
+enum DashCamLogReader {
+  static func read(lines: LineScanner, firstLine: Int, fileName: String, warnings: [TrackIssue])
+    -> TrackReadResult
+  {
+    var warnings = warnings
+    var skipped: [TrackIssue] = []
+    var fixes: [LocationFix] = []
+    let body = lines.text(fromLine: firstLine)
+    let (records, issues) = DelimitedText.records(in: body, delimiter: UInt8(ascii: ","))
+    var index = 0
+    for record in records {
+      let line = record.line + firstLine - 1
+      let f = record.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+      if f.count == 1 && f[0].hasPrefix("$") { continue }
+      defer { index += 1 }
+      func skip(_ message: String) {
+        skipped.append(TrackIssue(file: fileName, line: line, message: message + "; row skipped"))
+      }
+      guard f.count >= 4 else {
+        skip("the row has \(f.count) field(s); a log row needs time, status, latitude, longitude")
+        continue
+      }
+      if f[1].uppercased() == "V" {
+        skip("status \"V\" (no valid position)")
+        continue
+      }
+      guard let lat = Double(f[2]), let lon = Double(f[3]) else {
+        skip("latitude \"\(f[2])\" or longitude \"\(f[3])\" is not a number")
+        continue
+      }
+      let coordinate: Coordinate
+      do {
+        coordinate = try Coordinate(latitude: lat, longitude: lon)
+      } catch {
+        skip("\(error)")
+        continue
+      }
+      var time: Double?
+      if let epoch = RowReader.epochSeconds(f[0]) {
+        switch TrackTime.check(epoch, hadZone: true, text: f[0]) {
+        case .time(let t, _): time = t
+        case .rejected(let why):
+          warnings.append(TrackIssue(file: fileName, line: line, message: why))
+        case .empty: break
+        }
+      } else {
+        warnings.append(
+          TrackIssue(
+            file: fileName, line: line,
+            message: "time \"\(f[0])\" is not Unix seconds; the fix has no time"))
+      }
+      fixes.append(LocationFix(coordinate: coordinate, time: time, sourceIndex: index))
+    }
+    for issue in issues {
+      skipped.append(
+        TrackIssue(file: fileName, line: issue.line + firstLine - 1, message: issue.message))
+    }
+    return TrackReadResult(
+      fixes: fixes, warnings: warnings, skippedRows: skipped, format: .dashCamLog)
   }
 }

@@ -9,6 +9,9 @@ public enum TrackFileFormat: String, Hashable, Sendable, CustomStringConvertible
   /// GeoLife trajectory or OziExplorer track point file (`.plt`): six header lines, then
   /// `lat,lon,code,altitude,days,date,time` rows without a header row.
   case plt
+  /// 70mai dash-cam `GPSData*.txt` log: `$V02` marker lines between recordings, then rows
+  /// `epoch_seconds,A|V,lat,lon,...` without a header row.
+  case dashCamLog
 
   public var description: String { rawValue }
 }

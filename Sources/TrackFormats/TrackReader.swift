@@ -37,7 +37,7 @@ public enum TrackReader {
   public static func read(data: Data, fileName: String) throws(TrackReadError) -> TrackReadResult {
     switch sniff(data: data, fileName: fileName) {
     case .gpx: return try GPXReader.read(data: data, fileName: fileName)
-    case .csv, .plt: return try CSVTrackReader.read(data: data, fileName: fileName)
+    case .csv, .plt, .dashCamLog: return try CSVTrackReader.read(data: data, fileName: fileName)
     case nil:
       throw .unrecognizedFormat(
         file: fileName,

@@ -250,4 +250,22 @@ import Testing
     #expect(r.warnings.contains { $0.message.contains("ISO-8859-1") })
     #expect(r.warnings.contains { $0.message.contains("no time zone") })
   }
+
+  @Test func dashCamLogWithMarkersAndVoidRows() throws {
+    let text = """
+      $V02
+      1740170756,A,46.840330,29.463088,32500,777,-65,5,44,NO20250222-064554-000000F.MP4,0,0,0
+      0,V, 0.000000,      nan,-1,45,0,0,0,0,0,0,0
+      $V02
+      1740170757,A,46.840393,29.463026,32600,888,-81,3,62,NO20250222-064554-000000F.MP4,0,0,0
+      1740170758,A,46.8,north
+      """
+    let r = try TrackFixtures.read("GPSData000001.txt", text)
+    #expect(r.format == .dashCamLog)
+    #expect(r.fixes.map(\.time) == [1_740_170_756, 1_740_170_757])
+    #expect(r.fixes.map(\.sourceIndex) == [0, 2])
+    #expect(r.fixes[1].coordinate == Coordinate(uncheckedLatitude: 46.840393, longitude: 29.463026))
+    #expect(r.skippedRows.map(\.line) == [3, 6])
+    #expect(r.skippedRows[0].message.contains("\"V\""))
+  }
 }
