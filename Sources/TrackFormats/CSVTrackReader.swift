@@ -35,14 +35,15 @@ import GeofenceGeometry
 ///
 /// **Rows** that give no position (too few fields, latitude or longitude missing, not a number
 /// or out of range, a "no fix" validity) are listed in `skippedRows` with their line and reason;
-/// the other rows are read. `sourceIndex` is the 0-based data row (records after the header).
+/// the other rows are read. `sourceIndex` is the 0-based data row (records after the header;
+/// lines starting with `#` are comments, not rows).
 public enum CSVTrackReader {
   /// Reads a whole delimited-text track file.
   ///
   /// - Parameters:
   ///   - data: the file's bytes.
   ///   - fileName: the name used in issues and errors.
-  /// - Returns: the fixes with `format` `.csv` or `.plt`.
+  /// - Returns: the fixes with `format` `.csv`, `.plt` or `.dashCamLog`.
   /// - Throws: `TrackReadError.missingColumns` when the header names no latitude or longitude
   ///   column; `.malformed` when the file holds no header line.
   /// - Complexity: O(n) in the file size.
@@ -94,8 +95,8 @@ public enum CSVTrackReader {
     var index = 0
     for record in records.dropFirst() {
       let line = record.line + lineOffset
-      if record.fields.count == 1,
-        record.fields[0].trimmingCharacters(in: .whitespaces).hasPrefix("#")
+      if let first = record.fields.first,
+        first.trimmingCharacters(in: .whitespaces).hasPrefix("#")
       {
         continue
       }

@@ -7,8 +7,8 @@ import GeofenceGeometry
 
 /// Reads GPX 1.0 and 1.1 files into fixes.
 ///
-/// - Points: `trkpt` (inside `trkseg`) and `rtept` (inside `rte`), in document order; they share
-///   one `sourceIndex` counter. When a file has neither but has `wpt` elements, the waypoints
+/// - Points: `trkpt` and `rtept` elements, in document order, outside `extensions` and not
+///   nested in another point; they share one `sourceIndex` counter. When a file has neither but has `wpt` elements, the waypoints
 ///   are read as the track and a warning says so.
 /// - Names are matched by local name, so namespace prefixes (`<gpx:trkpt>`) and missing or
 ///   non-standard namespaces are accepted. Everything else (`extensions`, `metadata`, unknown
@@ -104,6 +104,8 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
   private(set) var rootSeen = false
 
   private var stack: [String] = []
+  /// Number of open `extensions` elements: points inside them are not points of the file.
+  private var extensionsOpen = 0
   private var pending: PendingPoint?
   private var capture: Capture?
   private var captureDepth = 0
@@ -144,6 +146,11 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
     }
     var warnings = trackWarnings
     if let w = trackNoZone.warning(file: fileName) { warnings.append(w) }
+    if trackPointCount == 0 {
+      warnings.append(
+        TrackIssue(
+          file: fileName, line: nil, message: "the file holds no track, route or waypoint points"))
+    }
     return TrackReadResult(
       fixes: trackFixes, warnings: warnings, skippedRows: trackSkipped, format: .gpx)
   }
@@ -171,6 +178,7 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
     }
     let parent = stack.last
     stack.append(String(local))
+    if local == "extensions" { extensionsOpen += 1 }
     if var point = pending {
       if capture == nil {
         if local == "time" && stack.count == point.depth + 1 {
@@ -187,10 +195,11 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
       }
       return
     }
+    guard extensionsOpen == 0 else { return }
     let kind: PointKind
     switch local {
-    case "trkpt" where parent == "trkseg": kind = .track
-    case "rtept" where parent == "rte": kind = .route
+    case "trkpt": kind = .track
+    case "rtept": kind = .route
     case "wpt" where parent == "gpx": kind = .waypoint
     default: return
     }
@@ -231,7 +240,7 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
       finish(point)
       pending = nil
     }
-    if !stack.isEmpty { stack.removeLast() }
+    if let last = stack.popLast(), last == "extensions" { extensionsOpen -= 1 }
   }
 
   func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {

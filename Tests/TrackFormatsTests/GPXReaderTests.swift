@@ -338,10 +338,12 @@ func check(_ r: TrackReadResult, _ e: FileExpectation) throws {
       <trkpt lat="1" lon="2"><extensions><x:time>2003-01-01T00:00:00Z</x:time><time>2004-01-01T00:00:00Z</time></extensions></trkpt>
       <trkpt lat="1" lon="2"><extensions><x:p><time>2005-01-01T00:00:00Z</time></x:p></extensions><time>2020-01-01T00:00:00Z</time></trkpt>
       <trkpt lat="1" lon="2"><unknown a="b"><trkpt lat="9" lon="9"/><deeper>text</deeper></unknown></trkpt>
+      <extensions><trkpt lat="8" lon="8"/><rte><rtept lat="8" lon="8"/></rte></extensions>
       </trkseg></trk></gpx>
       """
     let r = try TrackFixtures.read("ext.gpx", text)
     #expect(r.fixes.count == 3)
+    #expect(r.fixes.map(\.coordinate.latitude) == [1, 1, 1])
     #expect(r.fixes.map(\.time) == [nil, 1_577_836_800, nil])
     #expect(r.warnings.isEmpty)
   }
@@ -418,5 +420,11 @@ func check(_ r: TrackReadResult, _ e: FileExpectation) throws {
       """
     let r = try TrackFixtures.read("v10.gpx", text)
     #expect(r.fixes.map(\.time) == [1_577_836_800])
+  }
+
+  @Test func gpxWithoutPointsWarns() throws {
+    let r = try TrackFixtures.read("none.gpx", "<?xml version=\"1.0\"?><gpx><trk/></gpx>")
+    #expect(r.fixes.isEmpty)
+    #expect(r.warnings.map(\.message) == ["the file holds no track, route or waypoint points"])
   }
 }

@@ -52,6 +52,21 @@ import Testing
     }
   }
 
+  @Test func directoryIsUnreadable() throws {
+    let dir = try TrackFixtures.tempDir()
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let sub = dir.appendingPathComponent("folder.gpx")
+    try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+    #expect {
+      try TrackReader.read(contentsOf: sub)
+    } throws: { error in
+      guard let e = error as? TrackReadError, case .unreadable("folder.gpx", _) = e else {
+        return false
+      }
+      return true
+    }
+  }
+
   @Test func issueAndErrorDescriptions() {
     #expect(TrackIssue(file: "f.csv", line: 3, message: "m").description == "f.csv:3: m")
     #expect(TrackIssue(file: "f.csv", line: nil, message: "m").description == "f.csv: m")
