@@ -1,0 +1,651 @@
+import DelimitedText
+import Foundation
+import GeofenceGeometry
+
+/// Reads tracks from delimited text: CSV with a header row, and GeoLife / OziExplorer `.plt`.
+///
+/// **Layout.** Bytes are decoded by ``DelimitedText/decode(_:)`` (UTF-8, else ISO-8859-1; NUL
+/// padding removed). Empty lines and lines starting with `#` before the header are skipped. The
+/// delimiter (`,` `;` or tab) is detected from the header; fields follow RFC 4180. A file whose
+/// first line starts with `Geolife trajectory` or `OziExplorer Track Point File` is read as
+/// PLT (see ``TrackFileFormat/plt``), one whose first line is a `$V0…` marker as a 70mai
+/// dash-cam log (see ``TrackFileFormat/dashCamLog``).
+///
+/// **Columns** are found by header name, case-insensitively, ignoring surrounding spaces, a
+/// trailing unit in brackets (`accuracy (m)`) and a trailing ` N/S` or ` E/W`:
+/// - latitude: `lat`, `latitude`; longitude: `lon`, `lng`, `long`, `longitude` (any order);
+/// - time: one column `time`, `timestamp`, `tracked_at`, `datetime`, `date_time`, ..., or a
+///   `date` column plus a `time` column (also `Lcl Date`/`Lcl Time`, `UTC Date`/`UTC Time`),
+///   and an optional offset column (`UTCOfst`, `utc_offset`) that is subtracted;
+/// - horizontal accuracy in metres: `accuracy`, `horizontal_accuracy`, `hacc`;
+/// - device: `device`, `device_id`, `user_id` (kept per row in `deviceID`);
+/// - hemisphere: `N/S` and `E/W` columns; suffixes or prefixes (`49.07N`, `W125.76`) are
+///   always accepted;
+/// - validity: a `valid` column whose value is `No fix`, `V` or `invalid` skips the row.
+///
+/// **Numbers** use `.`; a decimal comma is accepted when the delimiter is `;`.
+///
+/// **Times**: RFC 3339 and its common variants (`2019-01-25 20:00:16.178999901`,
+/// `2005/05/01 10:12:47`), dates `YYYY-MM-DD`, `YYYY/MM/DD`, `YYYYMMDD` or `YYMMDD`
+/// (20YY) with times `HH:MM:SS[.f]` or `HHMMSS`, or Unix epoch numbers: a magnitude below
+/// 1e11 is seconds (1e11 s is the year 5138), from 1e11 up it is milliseconds (1e11 ms is
+/// 1973-03-03), so every plausible GNSS time is read correctly either way. Times without a
+/// zone are read as UTC with one warning per file. Unreadable or implausible times (outside
+/// ``TrackReader/plausibleTimes``) leave the fix's time `nil` with a warning.
+///
+/// **Rows** that give no position (too few fields, latitude or longitude missing, not a number
+/// or out of range, a "no fix" validity) are listed in `skippedRows` with their line and reason;
+/// the other rows are read. `sourceIndex` is the 0-based data row (records after the header;
+/// lines starting with `#` are comments, not rows).
+public enum CSVTrackReader {
+  /// Reads a whole delimited-text track file.
+  ///
+  /// - Parameters:
+  ///   - data: the file's bytes.
+  ///   - fileName: the name used in issues and errors.
+  /// - Returns: the fixes with `format` `.csv`, `.plt` or `.dashCamLog`.
+  /// - Throws: `TrackReadError.missingColumns` when the header names no latitude or longitude
+  ///   column; `.malformed` when the file holds no header line.
+  /// - Complexity: O(n) in the file size.
+  public static func read(data: Data, fileName: String) throws(TrackReadError) -> TrackReadResult {
+    let (text, usedLatin1) = DelimitedText.decode(data)
+    var warnings: [TrackIssue] = []
+    if usedLatin1 {
+      warnings.append(
+        TrackIssue(
+          file: fileName, line: nil, message: "the file is not valid UTF-8; read as ISO-8859-1"))
+    }
+    let lines = LineScanner(text: text)
+    guard let header = lines.firstContentLine() else {
+      throw .malformed(
+        file: fileName, line: nil, reason: "the file holds no header line", pointsRead: 0)
+    }
+    if header.text.hasPrefix("Geolife trajectory")
+      || header.text.hasPrefix("OziExplorer Track Point File")
+    {
+      return PLTReader.read(
+        lines: lines, fileName: fileName, isGeoLife: header.text.hasPrefix("Geolife"),
+        warnings: warnings)
+    }
+    if header.text.trimmingCharacters(in: .whitespaces).hasPrefix("$V0") {
+      return DashCamLogReader.read(
+        lines: lines, firstLine: header.line, fileName: fileName, warnings: warnings)
+    }
+    let delimiter = DelimitedText.detectDelimiter(in: header.text)
+    let body = lines.text(fromLine: header.line)
+    let (records, tokenIssues) = DelimitedText.records(in: body, delimiter: delimiter)
+    let lineOffset = header.line - 1
+    guard let headerRecord = records.first else {
+      throw .malformed(
+        file: fileName, line: header.line, reason: "the file holds no header line",
+        pointsRead: 0)
+    }
+    let headerFields = headerRecord.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+    let columns = try CSVColumns(header: headerFields, file: fileName, line: header.line)
+
+    var state = RowReader(
+      fileName: fileName, columns: columns, decimalComma: delimiter == UInt8(ascii: ";"))
+    state.warnings = warnings
+    if !columns.hasTime {
+      state.warnings.append(
+        TrackIssue(
+          file: fileName, line: header.line,
+          message: "the header names no time column; the fixes have no time"))
+    }
+    var index = 0
+    for record in records.dropFirst() {
+      let line = record.line + lineOffset
+      if let first = record.fields.first,
+        first.trimmingCharacters(in: .whitespaces).hasPrefix("#")
+      {
+        continue
+      }
+      state.read(record.fields, line: line, index: index)
+      index += 1
+    }
+    for issue in tokenIssues {
+      state.skipped.append(
+        TrackIssue(file: fileName, line: issue.line + lineOffset, message: issue.message))
+    }
+    if let w = state.noZone.warning(file: fileName) { state.warnings.append(w) }
+    return TrackReadResult(
+      fixes: state.fixes, warnings: state.warnings, skippedRows: state.skipped, format: .csv)
+  }
+}
+
+// MARK: - Lines
+
+/// Line access to decoded text (LF, CRLF or CR line ends, as ``DelimitedText`` counts them).
+struct LineScanner {
+  let text: String
+  /// UTF-8 offset where each line starts; index 0 is line 1.
+  let starts: [Int]
+
+  init(text: String) {
+    self.text = text
+    var starts = [0]
+    var utf8 = text.utf8.makeIterator()
+    var offset = 0
+    var previousCR = false
+    while let b = utf8.next() {
+      offset += 1
+      if b == 10 {
+        if previousCR {
+          starts[starts.count - 1] = offset
+        } else {
+          starts.append(offset)
+        }
+        previousCR = false
+      } else if b == 13 {
+        starts.append(offset)
+        previousCR = true
+      } else {
+        previousCR = false
+      }
+    }
+    self.starts = starts
+  }
+
+  var lineCount: Int { starts.count }
+
+  /// Line `n` (1-based) without its line end.
+  func line(_ n: Int) -> Substring {
+    let utf8 = text.utf8
+    let start = utf8.index(utf8.startIndex, offsetBy: starts[n - 1])
+    var end = n < starts.count ? utf8.index(utf8.startIndex, offsetBy: starts[n]) : utf8.endIndex
+    while end > start {
+      let before = utf8.index(before: end)
+      guard utf8[before] == 10 || utf8[before] == 13 else { break }
+      end = before
+    }
+    return text[start..<end]
+  }
+
+  /// The text from the start of line `n` (1-based) to the end.
+  func text(fromLine n: Int) -> String {
+    guard n - 1 < starts.count else { return "" }
+    let utf8 = text.utf8
+    return String(text[utf8.index(utf8.startIndex, offsetBy: starts[n - 1])...])
+  }
+
+  /// The first line that is neither blank nor a `#` comment.
+  func firstContentLine() -> (line: Int, text: Substring)? {
+    for n in 1...lineCount {
+      let l = line(n)
+      let trimmed = l.drop { $0 == " " || $0 == "\t" }
+      if trimmed.isEmpty || trimmed.hasPrefix("#") { continue }
+      return (n, l)
+    }
+    return nil
+  }
+}
+
+// MARK: - Columns
+
+/// Where each known quantity sits in a header.
+struct CSVColumns {
+  var latitude: Int
+  var longitude: Int
+  var latitudeHemisphere: Int?
+  var longitudeHemisphere: Int?
+  var dateTime: Int?
+  var date: Int?
+  var timeOfDay: Int?
+  var utcOffset: Int?
+  var accuracy: Int?
+  var device: Int?
+  var validity: Int?
+
+  var hasTime: Bool { dateTime != nil || date != nil }
+
+  static let latitudeNames: Set<String> = ["lat", "latitude", "lat_deg", "latitude_deg"]
+  static let longitudeNames: Set<String> = [
+    "lon", "lng", "long", "longitude", "lon_deg", "lng_deg", "longitude_deg",
+  ]
+  static let dateTimeNames: Set<String> = [
+    "timestamp", "tracked_at", "datetime", "date_time", "date/time", "recorded_at",
+    "timestamp_utc", "time",
+  ]
+  static let dateNames: Set<String> = [
+    "date", "lcl_date", "utc_date", "gmt_date", "local_date", "date_utc", "gps_date",
+  ]
+  static let timeOfDayNames: Set<String> = [
+    "time", "lcl_time", "utc_time", "gmt_time", "local_time", "time_utc", "gps_time",
+  ]
+  static let offsetNames: Set<String> = [
+    "utcofst", "utc_offset", "utcoffset", "tz_offset", "timezone_offset",
+  ]
+  static let accuracyNames: Set<String> = [
+    "accuracy", "horizontal_accuracy", "horizontalaccuracy", "hacc", "h_acc", "accuracy_m",
+    "horizontal_accuracy_m",
+  ]
+  static let deviceNames: Set<String> = [
+    "device", "device_id", "deviceid", "user_id", "userid", "uid",
+  ]
+  static let northSouthNames: Set<String> = ["n/s", "ns", "lat_ref", "latitude_ref"]
+  static let eastWestNames: Set<String> = ["e/w", "ew", "lon_ref", "longitude_ref"]
+  static let validityNames: Set<String> = ["valid", "validity", "fix_status"]
+
+  /// Normalises a header field: lower case, no trailing `(unit)`, `[unit]`, ` N/S` or ` E/W`,
+  /// and runs of spaces, tabs and `-` turned into one `_` (`Device ID` -> `device_id`).
+  static func key(_ field: String) -> String {
+    var s = field.lowercased().trimmingCharacters(in: .whitespaces)
+    for (open, close) in [("(", ")"), ("[", "]")] where s.hasSuffix(close) {
+      if let r = s.range(of: open, options: .backwards) {
+        s = String(s[..<r.lowerBound]).trimmingCharacters(in: .whitespaces)
+      }
+    }
+    for suffix in [" n/s", " e/w"] where s.hasSuffix(suffix) && s.count > suffix.count {
+      s.removeLast(suffix.count)
+    }
+    return s.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "-" }).joined(
+      separator: "_")
+  }
+
+  init(header: [String], file: String, line: Int) throws(TrackReadError) {
+    let keys = header.map(Self.key)
+    func first(_ names: Set<String>, excluding: Int? = nil) -> Int? {
+      keys.indices.first { names.contains(keys[$0]) && $0 != excluding }
+    }
+    let lat = first(Self.latitudeNames)
+    let lon = first(Self.longitudeNames)
+    guard let lat, let lon else {
+      let missing =
+        lat == nil && lon == nil ? "latitude or longitude" : lat == nil ? "latitude" : "longitude"
+      let expected: String
+      switch missing {
+      case "latitude": expected = "latitude (lat, latitude)"
+      case "longitude": expected = "longitude (lon, lng, long, longitude)"
+      default: expected = "latitude (lat, latitude) or longitude (lon, lng, long, longitude)"
+      }
+      throw .missingColumns(file: file, line: line, expected: expected, header: header)
+    }
+    latitude = lat
+    longitude = lon
+    latitudeHemisphere = first(Self.northSouthNames)
+    longitudeHemisphere = first(Self.eastWestNames)
+    let dateColumn = first(Self.dateNames)
+    let timeColumn = first(Self.timeOfDayNames, excluding: dateColumn)
+    let combined = keys.indices.first {
+      Self.dateTimeNames.contains(keys[$0]) && keys[$0] != "time"
+    }
+    if let combined {
+      dateTime = combined
+    } else if let dateColumn, let timeColumn {
+      date = dateColumn
+      timeOfDay = timeColumn
+    } else {
+      dateTime = timeColumn ?? dateColumn
+    }
+    utcOffset = first(Self.offsetNames)
+    accuracy = first(Self.accuracyNames)
+    device = first(Self.deviceNames)
+    validity = first(Self.validityNames)
+  }
+}
+
+// MARK: - Rows
+
+/// Turns records into fixes for one file.
+struct RowReader {
+  let fileName: String
+  let columns: CSVColumns
+  let decimalComma: Bool
+  var fixes: [LocationFix] = []
+  var warnings: [TrackIssue] = []
+  var skipped: [TrackIssue] = []
+  var noZone = NoZoneTally()
+
+  init(fileName: String, columns: CSVColumns, decimalComma: Bool) {
+    self.fileName = fileName
+    self.columns = columns
+    self.decimalComma = decimalComma
+  }
+
+  private func field(_ fields: [String], _ i: Int?) -> Substring? {
+    guard let i, i < fields.count else { return nil }
+    return Substring(fields[i]).trimmingCharacters(in: .whitespaces)[...]
+  }
+
+  mutating func read(_ fields: [String], line: Int, index: Int) {
+    func skip(_ message: String) {
+      skipped.append(TrackIssue(file: fileName, line: line, message: message + "; row skipped"))
+    }
+    if fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+      return skip("the row is empty")
+    }
+    let needed = max(columns.latitude, columns.longitude) + 1
+    guard fields.count >= needed else {
+      return skip("the row has \(fields.count) fields; latitude and longitude need \(needed)")
+    }
+    if let v = field(fields, columns.validity) {
+      let value = v.lowercased()
+      if value == "no fix" || value == "nofix" || value == "v" || value == "invalid" {
+        return skip("the logger marks the row \"\(v)\" (no valid position)")
+      }
+    }
+    let lat: Double
+    switch CoordinateText.parse(
+      field(fields, columns.latitude) ?? "", hemisphere: field(fields, columns.latitudeHemisphere),
+      positive: "N", negative: "S", decimalComma: decimalComma)
+    {
+    case .success(let v): lat = v
+    case .failure(let why): return skip("latitude \(why)")
+    }
+    let lon: Double
+    switch CoordinateText.parse(
+      field(fields, columns.longitude) ?? "",
+      hemisphere: field(fields, columns.longitudeHemisphere),
+      positive: "E", negative: "W", decimalComma: decimalComma)
+    {
+    case .success(let v): lon = v
+    case .failure(let why): return skip("longitude \(why)")
+    }
+    let coordinate: Coordinate
+    do {
+      coordinate = try Coordinate(latitude: lat, longitude: lon)
+    } catch {
+      return skip("\(error)")
+    }
+    let time = readTime(fields, line: line)
+    var accuracy: Double?
+    if let a = field(fields, columns.accuracy), !a.isEmpty {
+      accuracy = DelimitedText.parseDouble(a, decimalComma: decimalComma)
+      if accuracy == nil {
+        warnings.append(
+          TrackIssue(
+            file: fileName, line: line,
+            message: "accuracy \"\(a)\" is not a number; the fix has no accuracy"))
+      }
+    }
+    var device: String?
+    if let d = field(fields, columns.device), !d.isEmpty { device = String(d) }
+    fixes.append(
+      LocationFix(
+        coordinate: coordinate, time: time, horizontalAccuracy: accuracy, deviceID: device,
+        sourceIndex: index))
+  }
+
+  private mutating func readTime(_ fields: [String], line: Int) -> Double? {
+    var outcome: TrackTime.Outcome
+    var text: String
+    if let dateColumn = columns.date, let timeColumn = columns.timeOfDay {
+      let d = field(fields, dateColumn) ?? ""
+      let t = field(fields, timeColumn) ?? ""
+      text = "\(d) \(t)"
+      if d.isEmpty && t.isEmpty {
+        outcome = .empty
+      } else if let days = RFC3339.parseDate(d), let tod = RFC3339.parseTimeOfDay(t) {
+        outcome = TrackTime.check(Double(days * 86_400) + tod, hadZone: false, text: text)
+      } else {
+        outcome = .rejected("date and time \"\(text)\" are not readable; the fix has no time")
+      }
+    } else if let c = columns.dateTime {
+      text = String(field(fields, c) ?? "")
+      if let epoch = Self.epochSeconds(text) {
+        outcome = TrackTime.check(epoch, hadZone: true, text: text)
+      } else {
+        outcome = TrackTime.interpret(text, options: .lenient)
+      }
+    } else {
+      return nil
+    }
+    if case .time(let seconds, let hadZone) = outcome, !hadZone {
+      if let o = field(fields, columns.utcOffset), !o.isEmpty {
+        if let offset = RFC3339.parseOffset(o) {
+          outcome = TrackTime.check(seconds - Double(offset), hadZone: true, text: "\(text) \(o)")
+        } else {
+          warnings.append(
+            TrackIssue(
+              file: fileName, line: line,
+              message: "UTC offset \"\(o)\" is not readable; the time is read as UTC"))
+        }
+      }
+    }
+    switch outcome {
+    case .empty:
+      return nil
+    case .time(let seconds, let hadZone):
+      if !hadZone { noZone.add(line: line) }
+      return seconds
+    case .rejected(let why):
+      warnings.append(TrackIssue(file: fileName, line: line, message: why))
+      return nil
+    }
+  }
+
+  /// Unix epoch seconds from a plain number: seconds below 1e11 in magnitude, milliseconds
+  /// from 1e11 up. `nil` when `text` is not a plain decimal number.
+  static func epochSeconds(_ text: String) -> Double? {
+    guard !text.isEmpty else { return nil }
+    var sawDigit = false
+    for (k, b) in text.utf8.enumerated() {
+      if b >= 48 && b <= 57 {
+        sawDigit = true
+      } else if !(b == UInt8(ascii: ".") || (k == 0 && b == UInt8(ascii: "-"))) {
+        return nil
+      }
+    }
+    guard sawDigit, let v = Double(text) else { return nil }
+    return abs(v) >= 1e11 ? v / 1000 : v
+  }
+}
+
+/// Parses latitude/longitude text with optional hemisphere letters.
+enum CoordinateText {
+  enum Failure: Error, CustomStringConvertible {
+    case empty
+    case notANumber(String)
+    case badHemisphere(String)
+    var description: String {
+      switch self {
+      case .empty: return "is empty"
+      case .notANumber(let s): return "\"\(s)\" is not a number"
+      case .badHemisphere(let s): return "hemisphere \"\(s)\" is not N, S, E or W"
+      }
+    }
+  }
+
+  /// `text` may carry the hemisphere letter as a suffix or prefix (`49.07N`, `W125.7`);
+  /// `hemisphere` is the value of a separate N/S or E/W column. `negative` flips the sign.
+  static func parse(
+    _ text: Substring, hemisphere: Substring?, positive: Character, negative: Character,
+    decimalComma: Bool
+  ) -> Result<Double, Failure> {
+    var t = text
+    if t.isEmpty { return .failure(.empty) }
+    var sign = 1.0
+    func letter(_ c: Character) -> Double? {
+      let u = c.uppercased()
+      if u == String(positive) { return 1 }
+      if u == String(negative) { return -1 }
+      return nil
+    }
+    if let last = t.last, let s = letter(last) {
+      sign = s
+      t = t.dropLast()
+    } else if let first = t.first, let s = letter(first) {
+      sign = s
+      t = t.dropFirst()
+    }
+    if let h = hemisphere, !h.isEmpty {
+      guard h.count == 1, let s = letter(h[h.startIndex]) else {
+        return .failure(.badHemisphere(String(h)))
+      }
+      sign = s
+    }
+    guard let v = DelimitedText.parseDouble(t, decimalComma: decimalComma), v.isFinite else {
+      return .failure(.notANumber(String(text)))
+    }
+    return .success(sign < 0 ? -abs(v) : v)
+  }
+}
+
+// MARK: - PLT
+
+/// GeoLife and OziExplorer `.plt` track files.
+///
+/// Six header lines, then `lat,lon,code,altitude_ft,days,date,time`, where `days` is a
+/// Delphi date (days since 1899-12-30, fraction = time of day). GeoLife writes `date` as
+/// `YYYY-MM-DD` and `time` as `HH:MM:SS` in GMT (per the dataset's user guide); those two
+/// columns give the time and no zone warning is given. OziExplorer writes a localised date
+/// (`13-août-07`) and a `time` column that can be a second behind `days`, and local or UTC
+/// time at the user's choice: `days` gives the time, with one no-zone warning. A `days` value
+/// with d decimals resolves 86400 / 10^d seconds (8.64 ms for 7 decimals); a time within half
+/// that of a whole second is snapped to it, others are rounded to the millisecond.
+enum PLTReader {
+  static let headerLines = 6
+  /// Days from 1899-12-30 (the Delphi/OLE epoch) to 1970-01-01.
+  static let delphiEpochOffsetDays = 25_569.0
+
+  static func read(lines: LineScanner, fileName: String, isGeoLife: Bool, warnings: [TrackIssue])
+    -> TrackReadResult
+  {
+    var warnings = warnings
+    var skipped: [TrackIssue] = []
+    var fixes: [LocationFix] = []
+    var noZone = NoZoneTally()
+    let body = lines.text(fromLine: headerLines + 1)
+    let (records, issues) = DelimitedText.records(in: body, delimiter: UInt8(ascii: ","))
+    for (index, record) in records.enumerated() {
+      let line = record.line + headerLines
+      let f = record.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+      func skip(_ message: String) {
+        skipped.append(TrackIssue(file: fileName, line: line, message: message + "; row skipped"))
+      }
+      guard f.count >= 2 else {
+        skip("the row has \(f.count) field(s); a PLT point needs latitude and longitude")
+        continue
+      }
+      guard let lat = Double(f[0]) else {
+        skip("latitude \"\(f[0])\" is not a number")
+        continue
+      }
+      guard let lon = Double(f[1]) else {
+        skip("longitude \"\(f[1])\" is not a number")
+        continue
+      }
+      let coordinate: Coordinate
+      do {
+        coordinate = try Coordinate(latitude: lat, longitude: lon)
+      } catch {
+        skip("\(error)")
+        continue
+      }
+      var seconds: Double?
+      if f.count > 6, let days = RFC3339.parseDate(f[5]), let tod = RFC3339.parseTimeOfDay(f[6]) {
+        seconds = Double(days * 86_400) + tod
+      } else if f.count > 4 {
+        seconds = secondsFromDayNumber(f[4])
+      }
+      var time: Double?
+      if let s = seconds {
+        let text = f.count > 6 ? "\(f[4]) \(f[5]) \(f[6])" : f.count > 4 ? f[4] : ""
+        switch TrackTime.check(s, hadZone: isGeoLife, text: text) {
+        case .time(let t, let hadZone):
+          time = t
+          if !hadZone { noZone.add(line: line) }
+        case .rejected(let why):
+          warnings.append(TrackIssue(file: fileName, line: line, message: why))
+        case .empty:
+          break
+        }
+      } else if f.count > 4 {
+        warnings.append(
+          TrackIssue(
+            file: fileName, line: line,
+            message: "the row's time is not readable; the fix has no time"))
+      }
+      fixes.append(LocationFix(coordinate: coordinate, time: time, sourceIndex: index))
+    }
+    for issue in issues {
+      skipped.append(
+        TrackIssue(file: fileName, line: issue.line + headerLines, message: issue.message))
+    }
+    if let w = noZone.warning(file: fileName) { warnings.append(w) }
+    return TrackReadResult(fixes: fixes, warnings: warnings, skippedRows: skipped, format: .plt)
+  }
+
+  /// Unix seconds from a Delphi day number such as `39307.3279977`, snapped to the whole
+  /// second when within the number's resolution, else rounded to the millisecond.
+  static func secondsFromDayNumber(_ text: String) -> Double? {
+    guard let days = Double(text), days.isFinite else { return nil }
+    let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 }
+    let seconds = (days - delphiEpochOffsetDays) * 86_400
+    let halfResolution = 43_200 / pow(10, Double(decimals ?? 0))
+    let whole = seconds.rounded()
+    if abs(seconds - whole) <= max(halfResolution, 1e-6) { return whole }
+    return (seconds * 1000).rounded() / 1000
+  }
+}
+
+// MARK: - 70mai dash-cam log
+
+/// 70mai dash-cam `GPSData*.txt` logs.
+///
+/// Lines starting with `$` (`$V02`) mark the start of a recording and are not rows. Each row
+/// is `epoch_seconds,status,lat,lon,...`: Unix seconds (UTC as the camera's clock has it),
+/// `A` (valid) or `V` (void, written with epoch 0 and `nan` coordinates), then latitude and
+/// longitude in degrees. The remaining columns are undocumented and ignored. `V` rows are
+/// listed in `skippedRows`.
+enum DashCamLogReader {
+  static func read(lines: LineScanner, firstLine: Int, fileName: String, warnings: [TrackIssue])
+    -> TrackReadResult
+  {
+    var warnings = warnings
+    var skipped: [TrackIssue] = []
+    var fixes: [LocationFix] = []
+    let body = lines.text(fromLine: firstLine)
+    let (records, issues) = DelimitedText.records(in: body, delimiter: UInt8(ascii: ","))
+    var index = 0
+    for record in records {
+      let line = record.line + firstLine - 1
+      let f = record.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+      if f.count == 1 && f[0].hasPrefix("$") { continue }
+      defer { index += 1 }
+      func skip(_ message: String) {
+        skipped.append(TrackIssue(file: fileName, line: line, message: message + "; row skipped"))
+      }
+      guard f.count >= 4 else {
+        skip("the row has \(f.count) field(s); a log row needs time, status, latitude, longitude")
+        continue
+      }
+      if f[1].uppercased() == "V" {
+        skip("status \"V\" (no valid position)")
+        continue
+      }
+      guard let lat = Double(f[2]), let lon = Double(f[3]) else {
+        skip("latitude \"\(f[2])\" or longitude \"\(f[3])\" is not a number")
+        continue
+      }
+      let coordinate: Coordinate
+      do {
+        coordinate = try Coordinate(latitude: lat, longitude: lon)
+      } catch {
+        skip("\(error)")
+        continue
+      }
+      var time: Double?
+      if let epoch = RowReader.epochSeconds(f[0]) {
+        switch TrackTime.check(epoch, hadZone: true, text: f[0]) {
+        case .time(let t, _): time = t
+        case .rejected(let why):
+          warnings.append(TrackIssue(file: fileName, line: line, message: why))
+        case .empty: break
+        }
+      } else {
+        warnings.append(
+          TrackIssue(
+            file: fileName, line: line,
+            message: "time \"\(f[0])\" is not Unix seconds; the fix has no time"))
+      }
+      fixes.append(LocationFix(coordinate: coordinate, time: time, sourceIndex: index))
+    }
+    for issue in issues {
+      skipped.append(
+        TrackIssue(file: fileName, line: issue.line + firstLine - 1, message: issue.message))
+    }
+    return TrackReadResult(
+      fixes: fixes, warnings: warnings, skippedRows: skipped, format: .dashCamLog)
+  }
+}
