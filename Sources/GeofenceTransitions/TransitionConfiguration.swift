@@ -143,8 +143,9 @@ public struct OutlierFilter: Hashable, Sendable {
   public init() {}
 
   /// A filter with the given parameters (see each field for its range).
-  public init(maxSpeedMetersPerSecond: Double, recoveryFixCount: Int = 3, resetGapSeconds: Double = 300)
-  {
+  public init(
+    maxSpeedMetersPerSecond: Double, recoveryFixCount: Int = 3, resetGapSeconds: Double = 300
+  ) {
     self.maxSpeedMetersPerSecond = maxSpeedMetersPerSecond
     self.recoveryFixCount = recoveryFixCount
     self.resetGapSeconds = resetGapSeconds
