@@ -14,8 +14,15 @@ public enum TestPaths {
 
   /// `../shared/data` beside the package root, if present (optional, for checks on files that
   /// may not be redistributed).
+  /// Searched in each parent folder of the package root in turn, so it is found from a clone in
+  /// any folder beside `shared/`.
   public static var sharedData: URL? {
-    let url = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/data")
-    return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    var dir = packageRoot
+    while dir.pathComponents.count > 1 {
+      dir.deleteLastPathComponent()
+      let url = dir.appendingPathComponent("shared/data")
+      if FileManager.default.fileExists(atPath: url.path) { return url }
+    }
+    return nil
   }
 }
