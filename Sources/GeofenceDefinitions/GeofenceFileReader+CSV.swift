@@ -52,6 +52,19 @@ extension GeofenceFileReader {
     else {
       throw GeofenceFileError(file: file, reason: .missingCSVHeader(found: names))
     }
+    // Metadata keys in canonical order (UTF-8 bytes), the first column of a repeated name
+    // winning, each pre-rendered as `"key":`.
+    var seenKeys: Set<String> = []
+    let metadataKeys: [(index: Int, prefix: String)] =
+      metadataColumns
+      .filter { seenKeys.insert($0.key).inserted }
+      .sorted { JSONValue.utf8Precedes($0.key, $1.key) }
+      .map { column in
+        var prefix = ""
+        JSONValue.writeString(column.key, to: &prefix)
+        prefix += ":"
+        return (column.index, prefix)
+      }
     let nameColumn = columnOf[.name]
     let radiusColumn = columnOf[.radius]
     accumulator.reserveCapacity(records.count - 1)
@@ -68,18 +81,21 @@ extension GeofenceFileReader {
             "row has \(fields.count) fields, the header has \(names.count)"))
         continue
       }
-      var metadata: [String: JSONValue] = [:]
-      for (index, key) in metadataColumns {
-        if let value = cellText(fields, index) { metadata[key] = .string(value) }
+      var metadata = ""
+      for (index, prefix) in metadataKeys {
+        guard let value = cellText(fields, index) else { continue }
+        metadata += metadata.isEmpty ? "{" : ","
+        metadata += prefix
+        JSONValue.writeString(value, to: &metadata)
       }
-      let definition = RawGeofenceDefinition(
+      var definition = RawGeofenceDefinition(
         id: cellText(fields, idColumn).map(JSONValue.string),
         latitude: numberCell(fields, latitudeColumn, decimalComma: decimalComma),
         longitude: numberCell(fields, longitudeColumn, decimalComma: decimalComma),
         radius: radiusColumn.flatMap { numberCell(fields, $0, decimalComma: decimalComma) },
         name: nameColumn.flatMap { cellText(fields, $0) }.map(JSONValue.string),
-        metadata: metadata.isEmpty ? nil : .object(metadata),
         isFromText: true)
+      if !metadata.isEmpty { definition.renderedMetadataJSON = metadata + "}" }
       accumulator.add(definition, at: .line(record.line))
     }
     for issue in issues {
@@ -91,8 +107,10 @@ extension GeofenceFileReader {
   private static func cellText(_ fields: [String], _ index: Int) -> String? {
     guard index < fields.count else { return nil }
     let cell = fields[index]
-    // Fast path: most cells have no surrounding whitespace.
-    if let first = cell.utf8.first, let last = cell.utf8.last, first > 0x20, last > 0x20 {
+    // Fast path: most cells start and end with a printable ASCII character.
+    if let first = cell.utf8.first, let last = cell.utf8.last, (0x21..<0x7F).contains(first),
+      (0x21..<0x7F).contains(last)
+    {
       return cell
     }
     let trimmed = cell.trimmingWhitespace()

@@ -25,21 +25,15 @@ public enum GeofenceFileFormat: String, Hashable, Sendable, CaseIterable {
   public static func detect(pathExtension: String, data: Data) -> GeofenceFileFormat {
     let ext = pathExtension.lowercased()
     if ext == "csv" { return .csv }
-    var sawBOM = false
-    for (i, byte) in data.enumerated() {
-      if i < 3, byte == [0xEF, 0xBB, 0xBF][i], !sawBOM {
-        if i == 2 { sawBOM = true }
-        continue
-      }
-      switch byte {
-      case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
-        continue
-      case UInt8(ascii: "["): return .json
-      case UInt8(ascii: "{"): return .geojson
-      default: return ext == "geojson" ? .geojson : ext == "json" ? .json : .csv
-      }
+    let fallback: GeofenceFileFormat = ext == "geojson" ? .geojson : ext == "json" ? .json : .csv
+    let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+    let body = data.starts(with: bom) ? data.dropFirst(bom.count) : data[...]
+    let blanks: [UInt8] = [0x20, 0x09, 0x0A, 0x0D]
+    switch body.first(where: { !blanks.contains($0) }) {
+    case UInt8(ascii: "[")?: return .json
+    case UInt8(ascii: "{")?: return .geojson
+    default: return fallback
     }
-    return ext == "geojson" ? .geojson : ext == "json" ? .json : .csv
   }
 }
 
@@ -78,9 +72,13 @@ public enum GeofenceFileReader {
   }
 
   /// Reads definitions held in memory.
+  ///
+  /// For ``GeofenceFileFormat/json`` and ``GeofenceFileFormat/geojson`` the top-level JSON
+  /// value decides how it is read: an array is a definition list, an object a GeoJSON
+  /// `FeatureCollection` (or `Feature`).
   /// - Parameters:
   ///   - data: the file's bytes.
-  ///   - format: the format.
+  ///   - format: the format, for example from ``GeofenceFileFormat/detect(pathExtension:data:)``.
   ///   - fileName: the name locations and errors use.
   ///   - defaultRadiusMeters: see ``read(contentsOf:defaultRadiusMeters:)``.
   /// - Throws: ``GeofenceFileError`` when the data cannot be parsed at all.

@@ -18,6 +18,9 @@ public struct RawGeofenceDefinition: Hashable, Sendable {
   /// is then reported as ``DefinitionProblem/notANumber(_:text:)`` with the text as written,
   /// rather than as a JSON type error.
   public var isFromText: Bool
+  /// Canonical text of a metadata object, rendered by a reader that builds it directly (the CSV
+  /// reader, whose keys are the same on every row). Takes the place of ``metadata``.
+  var renderedMetadataJSON: String?
 
   public init(
     id: JSONValue?, latitude: JSONValue?, longitude: JSONValue?, radius: JSONValue?,
@@ -108,13 +111,17 @@ public enum GeofenceValidator {
     case let other?:
       return .failure(.wrongType(.name, expected: "a string", found: other.typeName))
     }
-    var metadataJSON: String?
-    switch definition.metadata {
-    case nil, .null?: metadataJSON = nil
-    case .object(let members)?:
-      metadataJSON = members.isEmpty ? nil : JSONValue.object(members).canonicalText
-    case let other?:
-      return .failure(.wrongType(.metadata, expected: "an object", found: other.typeName))
+    let metadataJSON: String?
+    if let rendered = definition.renderedMetadataJSON {
+      metadataJSON = rendered
+    } else {
+      switch definition.metadata {
+      case nil, .null?: metadataJSON = nil
+      case .object(let members)?:
+        metadataJSON = members.isEmpty ? nil : JSONValue.object(members).canonicalText
+      case let other?:
+        return .failure(.wrongType(.metadata, expected: "an object", found: other.typeName))
+      }
     }
     return .success(Geofence(id: id, name: name, region: region, metadataJSON: metadataJSON))
   }

@@ -95,7 +95,7 @@ public enum JSONValue: Hashable, Sendable {
       out += "]"
     case .object(let members):
       out += "{"
-      let keys = members.keys.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+      let keys = members.keys.sorted(by: utf8Precedes)
       for (i, key) in keys.enumerated() {
         if i > 0 { out += "," }
         writeString(key, to: &out)
@@ -106,6 +106,11 @@ public enum JSONValue: Hashable, Sendable {
     }
   }
 
+  /// Orders strings by their UTF-8 bytes, the key order of ``canonicalText``.
+  static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+    a.utf8.lexicographicallyPrecedes(b.utf8)
+  }
+
   private static func numberText(_ x: Double) -> String {
     guard x.isFinite else { return "null" }
     if x == x.rounded(), abs(x) < 9_007_199_254_740_992 {
@@ -114,7 +119,8 @@ public enum JSONValue: Hashable, Sendable {
     return x.description
   }
 
-  private static func writeString(_ s: String, to out: inout String) {
+  /// Appends `s` as a JSON string literal (quoted and escaped as in ``canonicalText``).
+  static func writeString(_ s: String, to out: inout String) {
     out += "\""
     // Fast path: nothing to escape.
     if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }

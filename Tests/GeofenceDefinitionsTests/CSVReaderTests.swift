@@ -134,3 +134,22 @@ private func at(_ line: Int) -> DefinitionLocation {
   let error = GeofenceFileError(file: "test.csv", reason: .missingCSVHeader(found: ["a1", "b"]))
   #expect(error.description.hasPrefix("test.csv: no CSV header"))
 }
+
+@Test func csvMetadataIsTheCanonicalJSONOfTheExtraColumns() throws {
+  let text = #"""
+    id,latitude,longitude,zeta,"a""q",Émile,alpha,zeta,
+    m1,1,2,"back\slash","say ""hi"" ",é,,second,
+    m2,1,2,,,,,,
+
+    """#
+  let result = try read(text, radius: 10)
+  #expect(result.rejected.isEmpty)
+  let expected = JSONValue.object([
+    "zeta": .string("back\\slash"), "a\"q": .string("say \"hi\""), "Émile": .string("é"),
+  ])
+  #expect(result.geofences.first?.metadataJSON == expected.canonicalText)
+  #expect(
+    result.geofences.first?.metadataJSON
+      == #"{"a\"q":"say \"hi\"","zeta":"back\\slash","Émile":"é"}"#)
+  #expect(result.geofences.last?.metadataJSON == nil)
+}

@@ -132,6 +132,12 @@ private func at(_ index: Int) -> DefinitionLocation {
   #expect(GeofenceFileFormat.detect(pathExtension: "txt", data: text) == .csv)
   #expect(GeofenceFileFormat.detect(pathExtension: "", data: array) == .json)
   #expect(GeofenceFileFormat.detect(pathExtension: "json", data: text) == .json)
+  #expect(GeofenceFileFormat.detect(pathExtension: "txt", data: Data()) == .csv)
+}
+
+@Test func jsonWithAByteOrderMarkIsRead() throws {
+  let result = try read("\u{FEFF}[{\"id\":\"b\",\"latitude\":1,\"longitude\":2,\"radius\":3}]")
+  #expect(result.geofences.map(\.id) == ["b"])
 }
 
 @Test func filesOnDiskAreReadInTheirDetectedFormat() throws {

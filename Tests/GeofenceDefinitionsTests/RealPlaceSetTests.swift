@@ -64,6 +64,11 @@ private let places = TestPaths.data.appendingPathComponent("places")
   #expect(moala.region.contains(acrossTheAntimeridian))
   #expect(abs(moala.region.distance(to: acrossTheAntimeridian) - 6_219.06) < 0.01)
 
+  // Coordinate duplicates are distinct geofences: only ids must be unique.
+  let (brussels, _) = try #require(byID["EBBR"])
+  let (melsbroek, _) = try #require(byID["EBMB"])
+  #expect(brussels.region.center == melsbroek.region.center)
+
   // A quoted name with commas.
   let (zhushan, _) = try #require(byID["_ZSP"])
   #expect(zhushan.name == "Zhushan Majiadu Airport (under construction, unknown coordinates)")
@@ -79,4 +84,19 @@ private let places = TestPaths.data.appendingPathComponent("places")
       == GeofenceRejection(
         location: DefinitionLocation(file: url.relativePath, position: .line(2)), id: "00AA",
         reason: .missing(.radius)))
+}
+
+@Test func readsTheHawaiiPlacesWithEmptyNamesAndKureAtoll() throws {
+  let url = places.appendingPathComponent("osm_places_hawaii.csv")
+  let result = try GeofenceFileReader.read(contentsOf: url, defaultRadiusMeters: 500)
+  #expect(result.rejected.isEmpty)
+  #expect(result.geofences.count == 490)
+  #expect(result.geofences.filter { $0.name == nil }.count == 12)
+  // osm:522217082,Kure Atoll,28.4226458,-178.3251007,0,island (line 391)
+  let index = try #require(result.geofences.firstIndex { $0.id == "osm:522217082" })
+  let kure = result.geofences[index]
+  #expect(kure.name == "Kure Atoll")
+  #expect(kure.region.center == Coordinate(uncheckedLatitude: 28.4226458, longitude: -178.3251007))
+  #expect(kure.metadataJSON == #"{"population":"0","type":"island"}"#)
+  #expect(result.locations[index].position == .line(391))
 }
