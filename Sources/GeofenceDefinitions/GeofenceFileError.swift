@@ -1,0 +1,40 @@
+/// A definition file that cannot be read at all. Individual bad definitions are not errors:
+/// they are reported as ``GeofenceRejection``s and the valid ones load.
+public struct GeofenceFileError: Error, Hashable, Sendable, CustomStringConvertible {
+  public enum Reason: Hashable, Sendable {
+    /// The file could not be read (missing, a directory, no permission); the system's message.
+    case unreadable(String)
+    /// The file is not valid JSON; the parser's message.
+    case malformedJSON(String)
+    /// Valid JSON of the wrong shape: neither an array of definitions nor a GeoJSON
+    /// `FeatureCollection` (or `Feature`) with a `features` array.
+    case unexpectedJSONStructure(String)
+    /// The file has no records at all.
+    case empty
+    /// The first CSV record is not a header naming the required columns; the names found.
+    case missingCSVHeader(found: [String])
+  }
+
+  /// The file's path as given to the reader.
+  public var file: String
+  public var reason: Reason
+
+  public init(file: String, reason: Reason) {
+    self.file = file
+    self.reason = reason
+  }
+
+  public var description: String {
+    switch reason {
+    case .unreadable(let why): return "\(file): cannot read the file: \(why)"
+    case .malformedJSON(let why): return "\(file): not valid JSON: \(why)"
+    case .unexpectedJSONStructure(let why): return "\(file): \(why)"
+    case .empty: return "\(file): the file is empty"
+    case .missingCSVHeader(let found):
+      let shown = found.prefix(12).map { "\"\($0)\"" }.joined(separator: ", ")
+      return
+        "\(file): no CSV header: the first line must name the columns id, latitude and "
+        + "longitude (any order, any case; name and radius optional), found \(shown)"
+    }
+  }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import GeofenceGeometry
+
+/// The definition file formats.
+public enum GeofenceFileFormat: String, Hashable, Sendable, CaseIterable {
+  /// A JSON array of objects `{"id", "latitude", "longitude", "radius", "name"?, "metadata"?}`.
+  case json
+  /// A GeoJSON `FeatureCollection` of `Point` features with a `radius` property in metres.
+  case geojson
+  /// CSV with a header naming `id`, `latitude`, `longitude` and optionally `name`, `radius`.
+  case csv
+
+  /// Chooses the format of a file from its extension and its first non-blank byte.
+  ///
+  /// - `.csv` is CSV.
+  /// - `.json`, `.geojson` and any other extension: the first byte that is not whitespace (after
+  ///   a UTF-8 byte-order mark) decides: `[` is ``json``, `{` is ``geojson``. A `.json` file
+  ///   holding a GeoJSON object is therefore read as GeoJSON, and a `.geojson` file holding an
+  ///   array as a definition list. Anything else is CSV, unless the extension is `.json` or
+  ///   `.geojson`, which then stays JSON so that the parser reports what is wrong.
+  /// - Parameters:
+  ///   - pathExtension: the file's extension without the dot, any case.
+  ///   - data: the file's bytes (only the first non-blank byte is examined).
+  /// - Complexity: O(k), k the number of leading blank bytes.
+  public static func detect(pathExtension: String, data: Data) -> GeofenceFileFormat {
+    let ext = pathExtension.lowercased()
+    if ext == "csv" { return .csv }
+    let fallback: GeofenceFileFormat = ext == "geojson" ? .geojson : ext == "json" ? .json : .csv
+    let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+    let body = data.starts(with: bom) ? data.dropFirst(bom.count) : data[...]
+    let blanks: [UInt8] = [0x20, 0x09, 0x0A, 0x0D]
+    switch body.first(where: { !blanks.contains($0) }) {
+    case UInt8(ascii: "[")?: return .json
+    case UInt8(ascii: "{")?: return .geojson
+    default: return fallback
+    }
+  }
+}
+
+/// Reads geofence definition files (JSON, GeoJSON, CSV) into validated geofences.
+///
+/// Every definition is validated with ``GeofenceValidator``. A bad definition is rejected on its
+/// own, with its location (file and CSV line or JSON array index), its id when known and the
+/// reason; the valid ones load. Within a file ids are unique: the first *loaded* definition of
+/// an id wins and later ones are rejected with a reason naming its location (a definition that
+/// was itself rejected claims no id). Only a file that cannot be parsed at all throws.
+public enum GeofenceFileReader {
+  /// Reads one definition file.
+  ///
+  /// The format is chosen by ``GeofenceFileFormat/detect(pathExtension:data:)``.
+  /// - Parameters:
+  ///   - url: a file URL. Locations in the result name it by `url.relativePath` (the path as
+  ///     given).
+  ///   - defaultRadiusMeters: radius in metres for definitions without one (for example the
+  ///     command line's `--radius`); `nil` rejects such definitions.
+  /// - Returns: the geofences and the rejected definitions.
+  /// - Throws: ``GeofenceFileError`` when the file cannot be read or parsed at all.
+  /// - Complexity: O(n) in the file's size.
+  public static func read(contentsOf url: URL, defaultRadiusMeters: Double?)
+    throws(GeofenceFileError) -> GeofenceLoadResult
+  {
+    let file = url.relativePath
+    let data: Data
+    do {
+      data = try Data(contentsOf: url)
+    } catch {
+      throw GeofenceFileError(file: file, reason: .unreadable(error.localizedDescription))
+    }
+    let format = GeofenceFileFormat.detect(pathExtension: url.pathExtension, data: data)
+    return try read(
+      data: data, format: format, fileName: file, defaultRadiusMeters: defaultRadiusMeters)
+  }
+
+  /// Reads definitions held in memory.
+  ///
+  /// For ``GeofenceFileFormat/json`` and ``GeofenceFileFormat/geojson`` the top-level JSON
+  /// value decides how it is read: an array is a definition list, an object a GeoJSON
+  /// `FeatureCollection` (or `Feature`).
+  /// - Parameters:
+  ///   - data: the file's bytes.
+  ///   - format: the format, for example from ``GeofenceFileFormat/detect(pathExtension:data:)``.
+  ///   - fileName: the name locations and errors use.
+  ///   - defaultRadiusMeters: see ``read(contentsOf:defaultRadiusMeters:)``.
+  /// - Throws: ``GeofenceFileError`` when the data cannot be parsed at all.
+  /// - Complexity: O(n) in the data's size.
+  public static func read(
+    data: Data, format: GeofenceFileFormat, fileName: String, defaultRadiusMeters: Double?
+  ) throws(GeofenceFileError) -> GeofenceLoadResult {
+    var accumulator = GeofenceLoadAccumulator(
+      file: fileName, defaultRadiusMeters: defaultRadiusMeters)
+    switch format {
+    case .csv:
+      try readCSV(data, into: &accumulator)
+    case .json, .geojson:
+      let root = try parseJSON(data, file: fileName)
+      switch root {
+      case .array(let elements):
+        readDefinitionList(elements, into: &accumulator)
+      case .object(let members):
+        try readFeatureCollection(members, file: fileName, into: &accumulator)
+      default:
+        throw GeofenceFileError(
+          file: fileName,
+          reason: .unexpectedJSONStructure(
+            "expected an array of definitions or a GeoJSON FeatureCollection, found a "
+              + root.typeName))
+      }
+    }
+    return accumulator.result
+  }
+
+  static func parseJSON(_ data: Data, file: String) throws(GeofenceFileError) -> JSONValue {
+    if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
+      throw GeofenceFileError(file: file, reason: .empty)
+    }
+    let object: Any
+    do {
+      object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+    } catch {
+      let nsError = error as NSError
+      let detail =
+        (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
+      throw GeofenceFileError(file: file, reason: .malformedJSON(detail))
+    }
+    guard let value = JSONValue(foundationObject: object) else {
+      throw GeofenceFileError(
+        file: file, reason: .malformedJSON("a value of an unexpected type was decoded"))
+    }
+    return value
+  }
+}

@@ -1,0 +1,124 @@
+import GeofenceGeometry
+
+/// The outcome of reading one definition file (or several, merged): the geofences that loaded
+/// and the definitions that were rejected.
+public struct GeofenceLoadResult: Equatable, Sendable {
+  /// Valid geofences in file order, ids unique.
+  public var geofences: [Geofence]
+  /// Where each geofence was defined: `locations[i]` belongs to `geofences[i]`.
+  public var locations: [DefinitionLocation]
+  /// Rejected definitions, in file order (files in the order they were merged).
+  public var rejected: [GeofenceRejection]
+
+  public init(
+    geofences: [Geofence] = [], locations: [DefinitionLocation] = [],
+    rejected: [GeofenceRejection] = []
+  ) {
+    precondition(geofences.count == locations.count, "one location per geofence")
+    self.geofences = geofences
+    self.locations = locations
+    self.rejected = rejected
+  }
+
+  /// Merges the results of several files into one set with unique ids.
+  ///
+  /// Files are taken in the order given. A geofence whose id was already loaded from an earlier
+  /// file (or earlier in the same result) is rejected with
+  /// ``DefinitionProblem/duplicateID(firstDefinedAt:)`` naming the first definition, which wins.
+  /// Each file's rejections, including these, stay in file order.
+  /// - Parameter results: per-file results, in priority order.
+  /// - Returns: the union, ids unique.
+  /// - Complexity: O(n) in the total number of definitions (expected, hashing ids).
+  public static func merging(_ results: [GeofenceLoadResult]) -> GeofenceLoadResult {
+    var merged = GeofenceLoadResult()
+    var firstLocation: [String: DefinitionLocation] = [:]
+    firstLocation.reserveCapacity(results.reduce(0) { $0 + $1.geofences.count })
+    for result in results {
+      var fileRejections = result.rejected
+      var addedDuplicates = false
+      for (geofence, location) in zip(result.geofences, result.locations) {
+        if let first = firstLocation[geofence.id] {
+          fileRejections.append(
+            GeofenceRejection(
+              location: location, id: geofence.id, reason: .duplicateID(firstDefinedAt: first)))
+          addedDuplicates = true
+          continue
+        }
+        firstLocation[geofence.id] = location
+        merged.geofences.append(geofence)
+        merged.locations.append(location)
+      }
+      if addedDuplicates {
+        fileRejections = fileRejections.sortedByPosition()
+      }
+      merged.rejected += fileRejections
+    }
+    return merged
+  }
+}
+
+extension DefinitionLocation.Position {
+  /// The line or index, for ordering within one file.
+  var ordinal: Int {
+    switch self {
+    case .line(let n), .index(let n): return n
+    }
+  }
+}
+
+extension [GeofenceRejection] {
+  /// Stable sort by position within the file.
+  func sortedByPosition() -> [GeofenceRejection] {
+    enumerated().sorted {
+      let a = $0.element.location.position.ordinal
+      let b = $1.element.location.position.ordinal
+      return a != b ? a < b : $0.offset < $1.offset
+    }.map(\.element)
+  }
+}
+
+/// Collects the definitions of one file: validates each, rejects duplicate ids (the first
+/// loaded definition wins).
+struct GeofenceLoadAccumulator {
+  var result = GeofenceLoadResult()
+  var firstLocation: [String: DefinitionLocation] = [:]
+  let file: String
+  let defaultRadiusMeters: Double?
+
+  init(file: String, defaultRadiusMeters: Double?) {
+    self.file = file
+    self.defaultRadiusMeters = defaultRadiusMeters
+  }
+
+  mutating func reserveCapacity(_ n: Int) {
+    result.geofences.reserveCapacity(n)
+    result.locations.reserveCapacity(n)
+    firstLocation.reserveCapacity(n)
+  }
+
+  /// Validates `definition` found at `position` and records the geofence or the rejection.
+  mutating func add(_ definition: RawGeofenceDefinition, at position: DefinitionLocation.Position) {
+    let location = DefinitionLocation(file: file, position: position)
+    switch GeofenceValidator.validate(definition, defaultRadiusMeters: defaultRadiusMeters) {
+    case .failure(let problem):
+      reject(
+        at: position, id: GeofenceValidator.identifier(of: definition), reason: problem)
+    case .success(let geofence):
+      if let first = firstLocation[geofence.id] {
+        reject(at: position, id: geofence.id, reason: .duplicateID(firstDefinedAt: first))
+        return
+      }
+      firstLocation[geofence.id] = location
+      result.geofences.append(geofence)
+      result.locations.append(location)
+    }
+  }
+
+  mutating func reject(
+    at position: DefinitionLocation.Position, id: String?, reason: DefinitionProblem
+  ) {
+    result.rejected.append(
+      GeofenceRejection(
+        location: DefinitionLocation(file: file, position: position), id: id, reason: reason))
+  }
+}

@@ -1,0 +1,101 @@
+/// A field of a geofence definition.
+public enum DefinitionField: String, Hashable, Sendable, CustomStringConvertible {
+  case id, name, latitude, longitude, radius, metadata, geometry, coordinates, properties
+
+  public var description: String { rawValue }
+}
+
+/// Why one geofence definition was rejected. The first problem found is reported, checking in
+/// the order: record shape, id, latitude, longitude, radius, name, metadata.
+public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertible {
+  /// A required field is absent (a missing key, a JSON `null`, or an empty CSV cell).
+  case missing(DefinitionField)
+  /// The id is empty or only whitespace.
+  case emptyID
+  /// A field holds a value of the wrong JSON type, for example a radius given as a string.
+  /// `found` is the JSON type name (see ``JSONValue/typeName``).
+  case wrongType(DefinitionField, expected: String, found: String)
+  /// A CSV cell that must be a number is not one; `text` is the cell as written.
+  case notANumber(DefinitionField, text: String)
+  /// Latitude not finite or outside [-90, 90] degrees.
+  case latitudeOutOfRange(Double)
+  /// Longitude not finite or outside [-180, 180] degrees.
+  case longitudeOutOfRange(Double)
+  /// Radius NaN, infinite, zero or negative (metres).
+  case invalidRadius(Double)
+  /// The id was already defined at `firstDefinedAt`; the first definition wins.
+  case duplicateID(firstDefinedAt: DefinitionLocation)
+  /// A GeoJSON feature whose geometry is not a `Point` (its `type` is given).
+  case unsupportedGeometry(String)
+  /// A record that cannot hold a definition: a JSON array element that is not an object, a
+  /// CSV row with more fields than the header, or an unterminated quoted CSV field.
+  case malformedRecord(String)
+
+  public var description: String {
+    switch self {
+    case .missing(let field): return "\(field) is missing"
+    case .emptyID: return "id is empty"
+    case .wrongType(let field, let expected, let found):
+      return "\(field) must be \(expected), found \(found)"
+    case .notANumber(let field, let text): return "\(field) \"\(text)\" is not a number"
+    case .latitudeOutOfRange(let v): return "latitude \(v) is not a finite value in [-90, 90]"
+    case .longitudeOutOfRange(let v):
+      return "longitude \(v) is not a finite value in [-180, 180]"
+    case .invalidRadius(let r): return "radius \(r) m is not a finite value > 0"
+    case .duplicateID(let first): return "duplicate id, first defined at \(first)"
+    case .unsupportedGeometry(let type):
+      return "geometry type \(type) is not supported (only Point)"
+    case .malformedRecord(let why): return why
+    }
+  }
+}
+
+/// Where a definition sits in its file: a 1-based CSV line or a 0-based JSON array index.
+public struct DefinitionLocation: Hashable, Sendable, CustomStringConvertible {
+  /// Position inside the file.
+  public enum Position: Hashable, Sendable {
+    /// 1-based line where the CSV record starts.
+    case line(Int)
+    /// 0-based index in the JSON array (or the GeoJSON `features` array).
+    case index(Int)
+  }
+
+  /// The file's path as it was given to the reader (or a caller-chosen name for in-memory data).
+  public var file: String
+  public var position: Position
+
+  public init(file: String, position: Position) {
+    self.file = file
+    self.position = position
+  }
+
+  /// `path:line` for CSV, `path[index]` for JSON.
+  public var description: String {
+    switch position {
+    case .line(let line): return "\(file):\(line)"
+    case .index(let index): return "\(file)[\(index)]"
+    }
+  }
+}
+
+/// One definition that was not loaded, with where it is, its id when known, and why.
+public struct GeofenceRejection: Hashable, Sendable, CustomStringConvertible {
+  public var location: DefinitionLocation
+  /// The definition's id when it could be read (a non-empty string or an integral number).
+  public var id: String?
+  public var reason: DefinitionProblem
+
+  public init(location: DefinitionLocation, id: String?, reason: DefinitionProblem) {
+    self.location = location
+    self.id = id
+    self.reason = reason
+  }
+
+  /// For example `places.csv:12 (id "rg000011"): radius -5.0 m is not a finite value > 0`.
+  public var description: String {
+    if let id {
+      return "\(location) (id \"\(id)\"): \(reason)"
+    }
+    return "\(location): \(reason)"
+  }
+}

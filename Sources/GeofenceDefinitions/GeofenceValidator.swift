@@ -1,0 +1,182 @@
+import GeofenceGeometry
+
+/// One geofence definition as found in a file or a server response, before validation.
+///
+/// Each field is `nil` when absent. Values keep their JSON type so that the validator can
+/// reject, for example, a radius written as a string. Readers of text formats (CSV) convert a
+/// cell that parses as a number to `.number` and keep any other non-empty cell as `.string`.
+public struct RawGeofenceDefinition: Hashable, Sendable {
+  public var id: JSONValue?
+  public var latitude: JSONValue?
+  public var longitude: JSONValue?
+  /// Radius in metres.
+  public var radius: JSONValue?
+  public var name: JSONValue?
+  /// Must be a JSON object when present.
+  public var metadata: JSONValue?
+  /// True when the definition comes from a text format (CSV): a numeric field holding a string
+  /// is then reported as ``DefinitionProblem/notANumber(_:text:)`` with the text as written,
+  /// rather than as a JSON type error.
+  public var isFromText: Bool
+  /// Canonical text of a metadata object, rendered by a reader that builds it directly (the CSV
+  /// reader, whose keys are the same on every row). Takes the place of ``metadata``.
+  var renderedMetadataJSON: String?
+
+  public init(
+    id: JSONValue?, latitude: JSONValue?, longitude: JSONValue?, radius: JSONValue?,
+    name: JSONValue? = nil, metadata: JSONValue? = nil, isFromText: Bool = false
+  ) {
+    self.id = id
+    self.latitude = latitude
+    self.longitude = longitude
+    self.radius = radius
+    self.name = name
+    self.metadata = metadata
+    self.isFromText = isFromText
+  }
+}
+
+/// Validates single geofence definitions. Stateless; the file readers and the sync client share
+/// it so that a definition is accepted or rejected for the same reason wherever it comes from.
+public enum GeofenceValidator {
+  /// Validates one definition and builds its geofence.
+  ///
+  /// Rules, checked in this order (the first failure is returned):
+  /// - **id**: a string, or an integral JSON number (written in decimal, `42`). Surrounding
+  ///   whitespace is removed; an empty result is ``DefinitionProblem/emptyID``. Absent or
+  ///   `null` is `.missing(.id)`.
+  /// - **latitude**, **longitude**: numbers in degrees; finite, latitude in [-90, 90],
+  ///   longitude in [-180, 180] (both -180 and 180 accepted). Absent or `null` is `.missing`.
+  /// - **radius**: a number in metres, finite and > 0. When absent or `null`,
+  ///   `defaultRadiusMeters` is used if given (and validated the same way), else `.missing`.
+  /// - **name**: a string or absent/`null`. An empty or whitespace-only name becomes `nil`.
+  /// - **metadata**: a JSON object or absent/`null`; stored as ``JSONValue/canonicalText``. An
+  ///   empty object is stored as `nil`.
+  ///
+  /// Uniqueness of ids is not checked here: it depends on the set the definition belongs to.
+  /// - Parameters:
+  ///   - definition: the raw definition.
+  ///   - defaultRadiusMeters: radius in metres for definitions without one; `nil` for none.
+  /// - Returns: the geofence, or the first problem found.
+  /// - Complexity: O(1) plus the size of the metadata.
+  public static func validate(
+    _ definition: RawGeofenceDefinition, defaultRadiusMeters: Double? = nil
+  ) -> Result<Geofence, DefinitionProblem> {
+    let id: String
+    switch identifier(definition.id) {
+    case .success(let value): id = value
+    case .failure(let problem): return .failure(problem)
+    }
+    let latitude: Double
+    switch number(definition.latitude, field: .latitude, fromText: definition.isFromText) {
+    case .success(let value): latitude = value
+    case .failure(let problem): return .failure(problem)
+    }
+    let longitude: Double
+    switch number(definition.longitude, field: .longitude, fromText: definition.isFromText) {
+    case .success(let value): longitude = value
+    case .failure(let problem): return .failure(problem)
+    }
+    let radius: Double
+    if isAbsent(definition.radius), let defaultRadiusMeters {
+      radius = defaultRadiusMeters
+    } else {
+      switch number(definition.radius, field: .radius, fromText: definition.isFromText) {
+      case .success(let value): radius = value
+      case .failure(let problem): return .failure(problem)
+      }
+    }
+    let center: Coordinate
+    do {
+      center = try Coordinate(latitude: latitude, longitude: longitude)
+    } catch {
+      switch error {
+      case .invalidLatitude(let v): return .failure(.latitudeOutOfRange(v))
+      case .invalidLongitude(let v): return .failure(.longitudeOutOfRange(v))
+      }
+    }
+    let region: CircularRegion
+    do {
+      region = try CircularRegion(center: center, radiusMeters: radius)
+    } catch {
+      switch error {
+      case .invalidRadius(let r): return .failure(.invalidRadius(r))
+      }
+    }
+    var name: String?
+    switch definition.name {
+    case nil, .null?: name = nil
+    case .string(let s)?:
+      name = s.allSatisfy(\.isWhitespace) ? nil : s
+    case let other?:
+      return .failure(.wrongType(.name, expected: "a string", found: other.typeName))
+    }
+    let metadataJSON: String?
+    if let rendered = definition.renderedMetadataJSON {
+      metadataJSON = rendered
+    } else {
+      switch definition.metadata {
+      case nil, .null?: metadataJSON = nil
+      case .object(let members)?:
+        metadataJSON = members.isEmpty ? nil : JSONValue.object(members).canonicalText
+      case let other?:
+        return .failure(.wrongType(.metadata, expected: "an object", found: other.typeName))
+      }
+    }
+    return .success(Geofence(id: id, name: name, region: region, metadataJSON: metadataJSON))
+  }
+
+  /// The id of a definition as ``validate(_:defaultRadiusMeters:)`` would read it, or `nil`
+  /// when it is absent, empty or of the wrong type. Used to name the id in rejections.
+  public static func identifier(of definition: RawGeofenceDefinition) -> String? {
+    try? identifier(definition.id).get()
+  }
+
+  private static func isAbsent(_ value: JSONValue?) -> Bool {
+    switch value {
+    case nil, .null?: return true
+    default: return false
+    }
+  }
+
+  private static func identifier(_ value: JSONValue?) -> Result<String, DefinitionProblem> {
+    switch value {
+    case nil, .null?:
+      return .failure(.missing(.id))
+    case .string(let s)?:
+      let trimmed = s.trimmingWhitespace()
+      return trimmed.isEmpty ? .failure(.emptyID) : .success(trimmed)
+    case .number(let x)?:
+      guard x.isFinite, x == x.rounded(), abs(x) < 9_007_199_254_740_992 else {
+        return .failure(.wrongType(.id, expected: "a string or an integer", found: "number"))
+      }
+      return .success(String(Int64(x)))
+    case let other?:
+      return .failure(
+        .wrongType(.id, expected: "a string or an integer", found: other.typeName))
+    }
+  }
+
+  private static func number(_ value: JSONValue?, field: DefinitionField, fromText: Bool)
+    -> Result<Double, DefinitionProblem>
+  {
+    switch value {
+    case nil, .null?: return .failure(.missing(field))
+    case .number(let x)?: return .success(x)
+    case .string(let text)? where fromText: return .failure(.notANumber(field, text: text))
+    case let other?:
+      return .failure(.wrongType(field, expected: "a number", found: other.typeName))
+    }
+  }
+}
+
+extension String {
+  /// The string without leading and trailing whitespace (Unicode `isWhitespace`, which
+  /// includes line breaks).
+  func trimmingWhitespace() -> String {
+    guard let first = firstIndex(where: { !$0.isWhitespace }),
+      let last = lastIndex(where: { !$0.isWhitespace })
+    else { return "" }
+    return String(self[first...last])
+  }
+}

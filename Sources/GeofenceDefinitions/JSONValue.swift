@@ -1,0 +1,152 @@
+import Foundation
+
+/// A JSON value, as read from a definition file or a server response.
+///
+/// Numbers are `Double`: integers beyond ±2^53 lose precision. Objects are unordered; their
+/// canonical text (``canonicalText``) sorts keys, so two equal objects always print the same.
+public enum JSONValue: Hashable, Sendable {
+  case null
+  case bool(Bool)
+  case number(Double)
+  case string(String)
+  case array([JSONValue])
+  case object([String: JSONValue])
+
+  /// Converts a value produced by Foundation's `JSONSerialization` (`NSNull`, `NSNumber`,
+  /// `String`, `[Any]`, `[String: Any]`).
+  ///
+  /// Booleans are told from numbers by the `NSNumber`'s type code (`c`), which is how
+  /// `JSONSerialization` marks them. Values of any other type become `nil`.
+  /// - Complexity: O(n) in the size of the value.
+  public init?(foundationObject object: Any) {
+    switch object {
+    case is NSNull:
+      self = .null
+    case let s as String:
+      self = .string(s)
+    case let n as NSNumber:
+      if String(cString: n.objCType) == "c" {
+        self = .bool(n.boolValue)
+      } else {
+        self = .number(n.doubleValue)
+      }
+    case let a as [Any]:
+      var values: [JSONValue] = []
+      values.reserveCapacity(a.count)
+      for element in a {
+        guard let v = JSONValue(foundationObject: element) else { return nil }
+        values.append(v)
+      }
+      self = .array(values)
+    case let d as [String: Any]:
+      var values: [String: JSONValue] = [:]
+      values.reserveCapacity(d.count)
+      for (key, element) in d {
+        guard let v = JSONValue(foundationObject: element) else { return nil }
+        values[key] = v
+      }
+      self = .object(values)
+    default:
+      return nil
+    }
+  }
+
+  /// A short name of the value's JSON type, for messages: `null`, `boolean`, `number`,
+  /// `string`, `array`, `object`.
+  public var typeName: String {
+    switch self {
+    case .null: return "null"
+    case .bool: return "boolean"
+    case .number: return "number"
+    case .string: return "string"
+    case .array: return "array"
+    case .object: return "object"
+    }
+  }
+
+  /// Canonical JSON text: no insignificant whitespace, object keys sorted by their UTF-8 bytes,
+  /// `/` not escaped, control characters as `\uXXXX` (except `\b \f \n \r \t`), integral
+  /// numbers of magnitude below 2^53 without a fraction (`5`, not `5.0`), other numbers in
+  /// Swift's shortest round-trip form (`1.5`, `1e+30`). Non-finite numbers, which JSON cannot
+  /// express, are written as `null`.
+  /// - Complexity: O(n log n) in the size of the value (key sorting).
+  public var canonicalText: String {
+    var out = ""
+    JSONValue.write(self, to: &out)
+    return out
+  }
+
+  private static func write(_ value: JSONValue, to out: inout String) {
+    switch value {
+    case .null:
+      out += "null"
+    case .bool(let b):
+      out += b ? "true" : "false"
+    case .number(let x):
+      out += numberText(x)
+    case .string(let s):
+      writeString(s, to: &out)
+    case .array(let values):
+      out += "["
+      for (i, v) in values.enumerated() {
+        if i > 0 { out += "," }
+        write(v, to: &out)
+      }
+      out += "]"
+    case .object(let members):
+      out += "{"
+      let keys = members.keys.sorted(by: utf8Precedes)
+      for (i, key) in keys.enumerated() {
+        if i > 0 { out += "," }
+        writeString(key, to: &out)
+        out += ":"
+        if let v = members[key] { write(v, to: &out) }
+      }
+      out += "}"
+    }
+  }
+
+  /// Orders strings by their UTF-8 bytes, the key order of ``canonicalText``.
+  static func utf8Precedes(_ a: String, _ b: String) -> Bool {
+    a.utf8.lexicographicallyPrecedes(b.utf8)
+  }
+
+  private static func numberText(_ x: Double) -> String {
+    guard x.isFinite else { return "null" }
+    if x == x.rounded(), abs(x) < 9_007_199_254_740_992 {
+      return String(Int64(x))
+    }
+    return x.description
+  }
+
+  /// Appends `s` as a JSON string literal (quoted and escaped as in ``canonicalText``).
+  static func writeString(_ s: String, to out: inout String) {
+    out += "\""
+    // Fast path: nothing to escape.
+    if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+    ) {
+      out += s
+      out += "\""
+      return
+    }
+    for scalar in s.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      case "\u{08}": out += "\\b"
+      case "\u{0C}": out += "\\f"
+      default:
+        if scalar.value < 0x20 {
+          let hex = String(scalar.value, radix: 16)
+          out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        } else {
+          out.unicodeScalars.append(scalar)
+        }
+      }
+    }
+    out += "\""
+  }
+}

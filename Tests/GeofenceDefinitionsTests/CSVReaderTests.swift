@@ -1,0 +1,155 @@
+import Foundation
+import GeofenceDefinitions
+import GeofenceGeometry
+import Testing
+
+private let csv = """
+  ID,Name,Lat,Longitude,Radius,kind
+  a1,"Sion, VS",46.23,7.36,150,town
+  a2,Zero,46.0,7.0,0,
+  a3,Negative,46.0,7.0,-5,
+  a4,NotANumber,46.0,7.0,NaN,
+  a5,Infinite,46.0,7.0,inf,
+  a6,Text,46.0,7.0,wide,
+  a7,Default,46.0,7.0,,
+  a8,North,91,7.0,10,
+  a9,East,46,180.5,10,
+  a10,Word,north,7,10,
+  a11,NoLongitude,46,,10,
+  ,NoID,46,7,10,
+  a1,Duplicate,46,7,10,
+  a12,"Two
+  lines",46,7,10,
+  a13,Next,46,7,10,
+  a14,Extra,46,7,10,x,surplus
+  a15,Short,46,7
+
+  """
+
+private func read(_ text: String, radius: Double?) throws(GeofenceFileError) -> GeofenceLoadResult {
+  try GeofenceFileReader.read(
+    data: Data(text.utf8), format: .csv, fileName: "test.csv", defaultRadiusMeters: radius)
+}
+
+private func at(_ line: Int) -> DefinitionLocation {
+  DefinitionLocation(file: "test.csv", position: .line(line))
+}
+
+@Test func csvRejectsEachInvalidRowWithItsLineAndLoadsTheRest() throws {
+  let result = try read(csv, radius: 100)
+  #expect(result.geofences.map(\.id) == ["a1", "a7", "a12", "a13", "a15"])
+  #expect(
+    result.locations.map(\.position) == [.line(2), .line(8), .line(15), .line(17), .line(19)])
+  #expect(result.geofences[0].name == "Sion, VS")
+  #expect(result.geofences[0].region.radiusMeters == 150)
+  #expect(result.geofences[0].metadataJSON == #"{"kind":"town"}"#)
+  #expect(result.geofences[1].region.radiusMeters == 100)
+  #expect(result.geofences[1].metadataJSON == nil)
+  #expect(result.geofences[2].name == "Two\nlines")
+
+  let rejected = result.rejected
+  #expect(rejected.count == 12)
+  #expect(rejected[0] == GeofenceRejection(location: at(3), id: "a2", reason: .invalidRadius(0)))
+  #expect(rejected[1] == GeofenceRejection(location: at(4), id: "a3", reason: .invalidRadius(-5)))
+  #expect(rejected[2].location == at(5) && rejected[2].id == "a4")
+  if case .invalidRadius(let r) = rejected[2].reason {
+    #expect(r.isNaN)
+  } else {
+    Issue.record("expected invalidRadius(nan), got \(rejected[2].reason)")
+  }
+  #expect(
+    rejected[3] == GeofenceRejection(location: at(6), id: "a5", reason: .invalidRadius(.infinity)))
+  #expect(
+    rejected[4]
+      == GeofenceRejection(location: at(7), id: "a6", reason: .notANumber(.radius, text: "wide")))
+  #expect(
+    rejected[5] == GeofenceRejection(location: at(9), id: "a8", reason: .latitudeOutOfRange(91)))
+  #expect(
+    rejected[6]
+      == GeofenceRejection(location: at(10), id: "a9", reason: .longitudeOutOfRange(180.5)))
+  #expect(
+    rejected[7]
+      == GeofenceRejection(
+        location: at(11), id: "a10", reason: .notANumber(.latitude, text: "north")))
+  #expect(
+    rejected[8] == GeofenceRejection(location: at(12), id: "a11", reason: .missing(.longitude)))
+  #expect(rejected[9] == GeofenceRejection(location: at(13), id: nil, reason: .missing(.id)))
+  #expect(
+    rejected[10]
+      == GeofenceRejection(location: at(14), id: "a1", reason: .duplicateID(firstDefinedAt: at(2))))
+  #expect(
+    rejected[11]
+      == GeofenceRejection(
+        location: at(18), id: "a14",
+        reason: .malformedRecord("row has 7 fields, the header has 6")))
+  #expect(
+    rejected[10].description == #"test.csv:14 (id "a1"): duplicate id, first defined at test.csv:2"#
+  )
+  #expect(
+    rejected[0].description == #"test.csv:3 (id "a2"): radius 0.0 m is not a finite value > 0"#)
+}
+
+@Test func csvWithoutADefaultRadiusRejectsRowsWithoutOne() throws {
+  let result = try read(csv, radius: nil)
+  #expect(result.geofences.map(\.id) == ["a1", "a12", "a13"])
+  let missing = result.rejected.filter { $0.reason == .missing(.radius) }
+  #expect(missing.map(\.location) == [at(8), at(19)])
+  #expect(missing.map(\.id) == ["a7", "a15"])
+}
+
+@Test func csvColumnsMayComeInAnyOrderAndCase() throws {
+  let text = "RADIUS;LONGITUDE;Country;ID;LATITUDE\n75;7,5;CH;x1;46,25\n"
+  let result = try read(text, radius: nil)
+  #expect(result.rejected.isEmpty)
+  let geofence = try #require(result.geofences.first)
+  #expect(geofence.id == "x1")
+  #expect(geofence.name == nil)
+  #expect(geofence.region.center == Coordinate(uncheckedLatitude: 46.25, longitude: 7.5))
+  #expect(geofence.region.radiusMeters == 75)
+  #expect(geofence.metadataJSON == #"{"Country":"CH"}"#)
+}
+
+@Test func csvReportsAnUnterminatedQuoteAsARejection() throws {
+  let result = try read("id,latitude,longitude\nq1,1,2\nq2,\"3,4\n", radius: 10)
+  #expect(result.geofences.map(\.id) == ["q1"])
+  #expect(result.rejected.count == 1)
+  #expect(result.rejected.first?.location == at(3))
+  if case .malformedRecord(let message)? = result.rejected.first?.reason {
+    #expect(message.contains("never closed"))
+  } else {
+    Issue.record("expected malformedRecord")
+  }
+}
+
+@Test func csvWithoutAHeaderIsAThrownError() {
+  #expect(
+    throws: GeofenceFileError(
+      file: "test.csv", reason: .missingCSVHeader(found: ["a1", "Sion", "46.2", "7.3"]))
+  ) {
+    try read("a1,Sion,46.2,7.3\n", radius: 10)
+  }
+  #expect(throws: GeofenceFileError(file: "test.csv", reason: .empty)) {
+    try read("\n\n", radius: 10)
+  }
+  let error = GeofenceFileError(file: "test.csv", reason: .missingCSVHeader(found: ["a1", "b"]))
+  #expect(error.description.hasPrefix("test.csv: no CSV header"))
+}
+
+@Test func csvMetadataIsTheCanonicalJSONOfTheExtraColumns() throws {
+  let text = #"""
+    id,latitude,longitude,zeta,"a""q",Émile,alpha,zeta,
+    m1,1,2,"back\slash","say ""hi"" ",é,,second,
+    m2,1,2,,,,,,
+
+    """#
+  let result = try read(text, radius: 10)
+  #expect(result.rejected.isEmpty)
+  let expected = JSONValue.object([
+    "zeta": .string("back\\slash"), "a\"q": .string("say \"hi\""), "Émile": .string("é"),
+  ])
+  #expect(result.geofences.first?.metadataJSON == expected.canonicalText)
+  #expect(
+    result.geofences.first?.metadataJSON
+      == #"{"a\"q":"say \"hi\"","zeta":"back\\slash","Émile":"é"}"#)
+  #expect(result.geofences.last?.metadataJSON == nil)
+}
