@@ -28,29 +28,29 @@ public struct EventWriter {
     case .jsonl: return ""
     case .csv:
       return
-        "type,region_id,region_name,device_id,time,fix_index,latitude,longitude,accuracy,distance_m,dwell_s\n"
+        "type,region_id,region_name,device_id,time,fix_index,latitude,longitude,accuracy,distance_m,dwell_s,track\n"
     case .geojson: return "{\"type\":\"FeatureCollection\",\"features\":[\n"
     }
   }
 
   /// Text for one event.
-  public mutating func line(for e: EventRecord) -> String {
+  public mutating func line(for e: EventRecord, track: String? = nil) -> String {
     switch format {
     case .jsonl:
-      return jsonObject(e) + "\n"
+      return jsonObject(e, track: track) + "\n"
     case .csv:
       let fields: [String] = [
         e.type, e.regionID, e.regionName ?? "", e.deviceID ?? "",
         e.time.map { RFC3339.format($0) } ?? "", String(e.fixIndex), number(e.latitude),
         number(e.longitude), e.accuracy.map(number) ?? "", rounded(e.distanceMeters, 1000),
-        e.dwellSeconds.map { rounded($0, 1000) } ?? "",
+        e.dwellSeconds.map { rounded($0, 1000) } ?? "", track ?? "",
       ]
       return fields.map(csvField).joined(separator: ",") + "\n"
     case .geojson:
       let prefix = featureCount == 0 ? "" : ",\n"
       featureCount += 1
       return prefix
-        + "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[\(number(e.longitude)),\(number(e.latitude))]},\"properties\":\(jsonObject(e))}"
+        + "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[\(number(e.longitude)),\(number(e.latitude))]},\"properties\":\(jsonObject(e, track: track))}"
     }
   }
 
@@ -59,7 +59,7 @@ public struct EventWriter {
     format == .geojson ? "\n]}\n" : ""
   }
 
-  private func jsonObject(_ e: EventRecord) -> String {
+  private func jsonObject(_ e: EventRecord, track: String?) -> String {
     var s = "{\"type\":\(jsonString(e.type)),\"region_id\":\(jsonString(e.regionID))"
     s += ",\"region_name\":\(e.regionName.map(jsonString) ?? "null")"
     s += ",\"device_id\":\(e.deviceID.map(jsonString) ?? "null")"
@@ -69,6 +69,7 @@ public struct EventWriter {
     s += ",\"accuracy\":\(e.accuracy.map(number) ?? "null")"
     s += ",\"distance_m\":\(rounded(e.distanceMeters, 1000))"
     if let d = e.dwellSeconds { s += ",\"dwell_s\":\(rounded(d, 1000))" }
+    if let track { s += ",\"track\":\(jsonString(track))" }
     return s + "}"
   }
 }

@@ -13,6 +13,8 @@ struct CommandLineArguments {
   private(set) var values: [String: [String]] = [:]
   private(set) var flagsSet: Set<String> = []
   private(set) var positionals: [String] = []
+  /// Every valued option in command-line order, for options whose meaning depends on position.
+  private(set) var ordered: [(name: String, value: String)] = []
 
   init(_ args: [String], spec: Spec) throws(UsageError) {
     var i = 0
@@ -41,11 +43,13 @@ struct CommandLineArguments {
       } else if spec.valued.contains(name) || spec.multiValued.contains(name) {
         if let inline {
           values[name, default: []].append(inline)
+          ordered.append((name, inline))
         } else {
           guard i < args.count, !args[i].hasPrefix("--") else {
             throw UsageError("option --\(name) needs a value")
           }
           values[name, default: []].append(args[i])
+          ordered.append((name, args[i]))
           i += 1
           if spec.multiValued.contains(name) {
             while i < args.count, !args[i].hasPrefix("-") || args[i] == "-" {

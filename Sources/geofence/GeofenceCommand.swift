@@ -19,6 +19,8 @@ enum GeofenceCommand {
     }
     let rest = Array(args.dropFirst())
     switch command {
+    case "replay":
+      return ReplayCommand.run(rest)
     case "--help", "-h", "help":
       print(usage)
       return ExitStatus.ok

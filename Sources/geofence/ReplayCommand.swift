@@ -1,0 +1,303 @@
+import Foundation
+import GeofenceDefinitions
+import GeofenceEngine
+import GeofenceGeometry
+import GeofenceTransitions
+import TrackFormats
+
+/// `geofence replay`: tracks against geofences, events out.
+enum ReplayCommand {
+  static let help = """
+    usage: geofence replay [--radius METRES] --regions FILE [--regions FILE ...] [options] TRACK...
+
+    Replays GPS tracks (GPX 1.0/1.1; CSV, TSV, GeoLife/OziExplorer .plt) against geofences
+    (JSON, GeoJSON, CSV) and writes enter / exit / dwell events to standard output.
+    A summary (fixes read, used, dropped by reason; events by type; geofences loaded and
+    rejected) goes to standard error.
+
+    geofences:
+      --regions FILE          a geofence file; repeat for several. JSON
+                              [{"id","latitude","longitude","radius","name"?,"metadata"?}],
+                              GeoJSON Point features with a "radius" property (metres), or CSV
+                              id,name,latitude,longitude[,radius].
+      --radius METRES         default radius for the --regions files AFTER it that lack one
+                              (e.g. --radius 1500 --regions towns.csv --radius 3000
+                              --regions airports.csv).
+
+    output:
+      --format jsonl|csv|geojson   event format (default jsonl). Fields: type, region_id,
+                              region_name, device_id, time (RFC 3339 UTC), fix_index (0-based
+                              row or point in the file as written), latitude, longitude,
+                              accuracy, distance_m, dwell_s (dwell only), track.
+      --svg FILE              also draw a map: track, nearby geofences, labelled events.
+      --quiet                 no summary on standard error.
+
+    detector (defaults in brackets):
+      --preset default|hysteresis-only|naive
+                              naive: enter d <= r, exit d > r, no accuracy rules, no outlier
+                              filter; hysteresis-only: default rules without the outlier filter.
+      --hysteresis-min METRES      smallest exit hysteresis [20]
+      --hysteresis-fraction F      exit hysteresis as a fraction of the radius [0.1]
+      --max-accuracy METRES        fixes less accurate than this change no state [200]
+      --loitering-delay SECONDS    dwell after this long inside; 0 = at once [300]
+      --no-dwell                   no dwell events
+      --no-initial-trigger         regions the first fix is inside are entered silently
+      --max-speed M_PER_S          outlier filter: largest plausible speed [70]
+      --no-outlier-filter          accept every fix whatever its implied speed
+      --confirm-fixes K            a transition must hold for K fixes [1]
+      --confirm-seconds T          ... or for T seconds [off]
+
+    exit status: 0 success; 64 usage error; 65 a track or geofence file could not be parsed
+    (the other files are still replayed); 66 an input file is missing or unreadable.
+    Rows a reader cannot use are reported on standard error with file and line, and skipped.
+    """
+
+  static let spec = CommandLineArguments.Spec(
+    valued: [
+      "regions", "radius", "format", "svg", "preset", "hysteresis-min", "hysteresis-fraction",
+      "max-accuracy", "loitering-delay", "max-speed", "confirm-fixes", "confirm-seconds",
+    ],
+    flags: ["help", "quiet", "no-dwell", "no-initial-trigger", "no-outlier-filter"])
+
+  static func run(_ argv: [String]) -> Int32 {
+    let args: CommandLineArguments
+    let options: Options
+    do {
+      args = try CommandLineArguments(argv, spec: spec)
+      if args.flag("help") {
+        print(help)
+        return ExitStatus.ok
+      }
+      options = try Options(args)
+    } catch {
+      printError("geofence replay: \(error.message)\nRun 'geofence replay --help' for usage.")
+      return ExitStatus.usage
+    }
+    return replay(options)
+  }
+
+  struct Options {
+    var regionFiles: [(path: String, radius: Double?)] = []
+    var tracks: [String]
+    var format: EventFormat
+    var svg: String?
+    var quiet: Bool
+    var configuration = TransitionConfiguration()
+
+    init(_ args: CommandLineArguments) throws(UsageError) {
+      var radius: Double?
+      var radiusUsed = true
+      for (name, value) in args.ordered {
+        if name == "radius" {
+          guard let r = Double(value), r.isFinite, r > 0 else {
+            throw UsageError("--radius needs a number of metres > 0, got '\(value)'")
+          }
+          radius = r
+          radiusUsed = false
+        } else if name == "regions" {
+          regionFiles.append((value, radius))
+          radiusUsed = true
+        }
+      }
+      if !radiusUsed {
+        throw UsageError(
+          "--radius applies to the --regions files after it; give it before --regions FILE")
+      }
+      if regionFiles.isEmpty { throw UsageError("give at least one --regions FILE") }
+      tracks = args.positionals
+      if tracks.isEmpty { throw UsageError("give at least one TRACK file") }
+      let formatName = args.last("format") ?? "jsonl"
+      guard let f = EventFormat(rawValue: formatName) else {
+        throw UsageError("--format must be jsonl, csv or geojson, got '\(formatName)'")
+      }
+      format = f
+      svg = args.last("svg")
+      quiet = args.flag("quiet")
+
+      var c = TransitionConfiguration()
+      switch args.last("preset") ?? "default" {
+      case "default": break
+      case "hysteresis-only": c.outlierFilter = nil
+      case "naive":
+        c.outlierFilter = nil
+        c.hysteresisMinimumMeters = 0
+        c.hysteresisRadiusFraction = 0
+        c.maxAccuracyMeters = .infinity
+        c.requiresAccuracyWithinRadiusToEnter = false
+      case let other:
+        throw UsageError("--preset must be default, hysteresis-only or naive, got '\(other)'")
+      }
+      if let v = try args.double("hysteresis-min", range: 0...1e7) { c.hysteresisMinimumMeters = v }
+      if let v = try args.double("hysteresis-fraction", range: 0...10) {
+        c.hysteresisRadiusFraction = v
+      }
+      if let v = try args.double("max-accuracy", range: 0...1e8) {
+        guard v > 0 else { throw UsageError("--max-accuracy must be > 0") }
+        c.maxAccuracyMeters = v
+      }
+      if let v = try args.double("loitering-delay", range: 0...1e9) { c.loiteringDelaySeconds = v }
+      if args.flag("no-dwell") { c.loiteringDelaySeconds = nil }
+      if args.flag("no-initial-trigger") { c.initialTrigger = false }
+      if let v = try args.double("max-speed", range: 0...1e6) {
+        guard v > 0 else { throw UsageError("--max-speed must be > 0") }
+        if args.flag("no-outlier-filter") {
+          throw UsageError("--max-speed and --no-outlier-filter contradict each other")
+        }
+        var filter = c.outlierFilter ?? OutlierFilter()
+        filter.maxSpeedMetersPerSecond = v
+        c.outlierFilter = filter
+      }
+      if args.flag("no-outlier-filter") { c.outlierFilter = nil }
+      if let k = try args.int("confirm-fixes", range: 1...1_000_000) { c.confirmationFixCount = k }
+      if let t = try args.double("confirm-seconds", range: 0...1e9) { c.confirmationSeconds = t }
+      configuration = c
+    }
+  }
+
+  static func replay(_ options: Options) -> Int32 {
+    var status = ExitStatus.ok
+    func worsen(_ s: Int32) { if status == ExitStatus.ok || s == ExitStatus.noInput { status = s } }
+    let progress = ProgressLine(enabled: !options.quiet)
+
+    // Geofences.
+    var loads: [GeofenceLoadResult] = []
+    for (path, radius) in options.regionFiles {
+      progress.update("reading geofences \(path)")
+      guard FileManager.default.isReadableFile(atPath: path) else {
+        printError("geofence replay: \(path): no such file or not readable")
+        progress.clear()
+        return ExitStatus.noInput
+      }
+      do {
+        loads.append(
+          try GeofenceFileReader.read(
+            contentsOf: URL(fileURLWithPath: path), defaultRadiusMeters: radius))
+      } catch {
+        progress.clear()
+        printError("geofence replay: \(error)")
+        worsen(ExitStatus.dataError)
+      }
+    }
+    let merged = GeofenceLoadResult.merging(loads)
+    progress.update("indexing \(merged.geofences.count) geofences")
+    let geofences = merged.geofences
+    let regions = RegionSet(geofences: geofences)
+    progress.clear()
+    if !options.quiet {
+      report(rejections: merged.rejected.map(\.description), what: "geofence definitions")
+    }
+
+    // Tracks.
+    var writer = EventWriter(format: options.format)
+    var out = StandardOutput()
+    out.write(writer.header())
+    var summaries: [String] = []
+    var totals: [String: Int] = [:]
+    var mapTracks: [[Coordinate]] = []
+    var mapEvents: [EventRecord] = []
+    for path in options.tracks {
+      progress.update("reading \(path)")
+      guard FileManager.default.isReadableFile(atPath: path) else {
+        progress.clear()
+        printError("geofence replay: \(path): no such file or not readable")
+        worsen(ExitStatus.noInput)
+        continue
+      }
+      let track: TrackReadResult
+      do {
+        track = try TrackReader.read(contentsOf: URL(fileURLWithPath: path))
+      } catch {
+        progress.clear()
+        printError("geofence replay: \(error)")
+        worsen(ExitStatus.dataError)
+        continue
+      }
+      progress.update("replaying \(track.fixes.count) fixes of \(path)")
+      let rep = TrackReplay.replay(
+        track, file: path, regions: regions, geofences: geofences,
+        configuration: options.configuration)
+      progress.clear()
+      for e in rep.events { out.write(writer.line(for: e, track: path)) }
+      for (k, v) in rep.eventCounts { totals[k, default: 0] += v }
+      mapTracks += rep.tracks
+      mapEvents += rep.events
+      if !options.quiet {
+        for w in rep.warnings { printError("warning: \(w)") }
+        report(rejections: rep.skippedRows.map(\.description), what: "track rows")
+        let drops = rep.dropCounts.nonZero.map { "\($0.reason.rawValue) \($0.count)" }
+        summaries.append(
+          "\(path): \(rep.fixesRead) fixes read, \(rep.fixesUsed) used"
+            + (drops.isEmpty ? "" : "; dropped: " + drops.joined(separator: ", "))
+            + (rep.skippedRows.isEmpty ? "" : "; \(rep.skippedRows.count) rows skipped"))
+      }
+    }
+    out.write(writer.footer())
+    out.flush()
+
+    if let svgPath = options.svg {
+      let near = TrackReplay.geofencesNear(
+        mapTracks, events: mapEvents, regions: regions, geofences: geofences)
+      let title = options.tracks.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
+      let svg = SVGMap().render(
+        tracks: mapTracks, geofences: near, events: mapEvents, title: title)
+      do {
+        try svg.write(toFile: svgPath, atomically: true, encoding: .utf8)
+      } catch {
+        printError("geofence replay: cannot write \(svgPath): \(error.localizedDescription)")
+        worsen(ExitStatus.failure)
+      }
+    }
+
+    if !options.quiet {
+      for s in summaries { printError(s) }
+      let kinds = ["enter", "exit", "dwell"].map { "\($0) \(totals[$0] ?? 0)" }
+      printError("events: " + kinds.joined(separator: ", "))
+      var perFile: [String] = []
+      for (i, file) in options.regionFiles.enumerated() where i < loads.count {
+        perFile.append("\(file.path) \(loads[i].geofences.count)")
+      }
+      printError(
+        "geofences: \(geofences.count) loaded, \(merged.rejected.count) rejected"
+          + (perFile.isEmpty ? "" : " (" + perFile.joined(separator: ", ") + ")"))
+    }
+    return status
+  }
+
+  /// Prints up to 20 problems, then a count of the rest.
+  static func report(rejections: [String], what: String) {
+    guard !rejections.isEmpty else { return }
+    for r in rejections.prefix(20) { printError("rejected: \(r)") }
+    if rejections.count > 20 {
+      printError("rejected: ... and \(rejections.count - 20) more \(what)")
+    }
+  }
+}
+
+/// Buffered standard output.
+struct StandardOutput {
+  private var buffer: [UInt8] = []
+  mutating func write(_ s: String) {
+    buffer.append(contentsOf: s.utf8)
+    if buffer.count > 1 << 16 { flush() }
+  }
+  mutating func flush() {
+    guard !buffer.isEmpty else { return }
+    FileHandle.standardOutput.write(Data(buffer))
+    buffer.removeAll(keepingCapacity: true)
+  }
+}
+
+/// A one-line progress indicator on standard error, shown only when standard error is a
+/// terminal.
+struct ProgressLine {
+  let enabled: Bool
+  init(enabled: Bool) { self.enabled = enabled && isatty(2) != 0 }
+  func update(_ text: String) {
+    guard enabled else { return }
+    FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+  }
+  func clear() {
+    guard enabled else { return }
+    FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+  }
+}
