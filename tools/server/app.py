@@ -9,7 +9,6 @@ import base64
 import binascii
 import json
 import math
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -18,24 +17,13 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from .limits import Limits
 from .faults import FaultMiddleware, FaultRegistry, FaultSpecError, bearer_key
 from .store import Gone, Near, Store, parse_version_token, version_token
 from .validation import MAX_RADIUS_M, validate_geofence
 
 DEFAULT_PAGE_LIMIT = 1000
 MAX_PAGE_LIMIT = 10_000
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Request size limits for ``POST /v1/events``.
-
-    - max_batch_events: most events in one batch, >= 1 (default 500).
-    - max_batch_bytes: largest request body in bytes, >= 1 (default 1 MiB).
-    """
-
-    max_batch_events: int = 500
-    max_batch_bytes: int = 1024 * 1024
 
 
 class ApiError(Exception):

@@ -51,6 +51,13 @@ class ImportReport:
     result: WriteResult | None = None
 
 
+@dataclass(frozen=True)
+class Rejection:
+    """A row a reader could not turn into a geofence record, and why."""
+
+    reason: str
+
+
 def _number(text: str) -> float | str:
     try:
         return float(text)
@@ -69,7 +76,7 @@ def _csv_records(path: Path, default_radius: float | None) -> Iterator[tuple[str
         for row in reader:
             where = f"{path}:{reader.line_num}"
             if None in row:
-                yield where, "row has more cells than the header"
+                yield where, Rejection("row has more cells than the header")
                 continue
             radius_text = (row.get("radius") or "").strip()
             record: dict[str, Any] = {
@@ -86,18 +93,18 @@ def _csv_records(path: Path, default_radius: float | None) -> Iterator[tuple[str
             yield where, record
 
 
-def _feature_record(feature: Any, default_radius: float | None) -> dict[str, Any] | str:
+def _feature_record(feature: Any, default_radius: float | None) -> dict[str, Any] | Rejection:
     if not isinstance(feature, dict) or feature.get("type") != "Feature":
-        return "not a GeoJSON Feature"
+        return Rejection("not a GeoJSON Feature")
     geometry = feature.get("geometry")
     if not isinstance(geometry, dict) or geometry.get("type") != "Point":
-        return "geometry is not a Point"
+        return Rejection("geometry is not a Point")
     coords = geometry.get("coordinates")
     if not isinstance(coords, list) or len(coords) < 2:
-        return "Point coordinates must be [longitude, latitude]"
+        return Rejection("Point coordinates must be [longitude, latitude]")
     props = feature.get("properties") or {}
     if not isinstance(props, dict):
-        return "properties must be an object"
+        return Rejection("properties must be an object")
     gid = feature.get("id", props.get("id"))
     if isinstance(gid, (int, float)) and not isinstance(gid, bool):
         gid = str(gid) if not isinstance(gid, float) or not gid.is_integer() else str(int(gid))
@@ -145,7 +152,7 @@ def _json_records(path: Path, default_radius: float | None) -> Iterator[tuple[st
 
 
 def read_records(path: Path, default_radius: float | None) -> Iterator[tuple[str, Any]]:
-    """``(location, record-or-reason)`` for every row of one file, in file order."""
+    """``(location, record or Rejection)`` for every row of one file, in file order."""
     if not path.is_file():
         raise ImportFileError(f"{path}: no such file")
     if path.suffix.lower() == ".csv":
@@ -160,8 +167,8 @@ def definitions_from(
     seen: set[str] = set()
     for path in paths:
         for where, record in read_records(path, default_radius):
-            if isinstance(record, str):
-                report.rejected.append((where, record))
+            if isinstance(record, Rejection):
+                report.rejected.append((where, record.reason))
                 continue
             if isinstance(record, dict) and record.get("radius") is None:
                 report.rejected.append((where, "missing radius (give --radius for a default)"))

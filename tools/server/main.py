@@ -9,10 +9,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from .app import Limits, create_app
 from .import_geofences import (
     EX_USAGE, ImportFileError, UsageExitParser, import_files, positive_metres, print_report,
 )
+from .limits import Limits
 from .store import DEFAULT_HISTORY_DEPTH, DEFAULT_MAX_CHANGES, Store
 
 LOOPBACK = "127.0.0.1"
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         print_report(report, args.key[0])
 
     import uvicorn
+
+    from .app import create_app
 
     app = create_app(
         store,

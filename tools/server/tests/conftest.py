@@ -16,3 +16,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     srv = Server(["--enable-admin", "--history-depth", str(HISTORY_DEPTH)], db)
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="session")
+def plain_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A server without --enable-admin, started with a CSV import of data/places."""
+    db = tmp_path_factory.mktemp("plain") / "geofences.sqlite"
+    srv = Server(["--key", "hawaii", "--import", "data/places/osm_places_hawaii.csv",
+                  "--radius", "1500"], db)
+    yield srv
+    srv.stop()
