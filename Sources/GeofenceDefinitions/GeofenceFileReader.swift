@@ -71,6 +71,24 @@ public enum GeofenceFileReader {
       data: data, format: format, fileName: file, defaultRadiusMeters: defaultRadiusMeters)
   }
 
+  /// Reads several definition files and merges them with
+  /// ``GeofenceLoadResult/merging(_:)``: an id defined in an earlier file wins over the same id
+  /// in a later one, which is rejected.
+  /// - Parameters:
+  ///   - urls: file URLs, in priority order.
+  ///   - defaultRadiusMeters: see ``read(contentsOf:defaultRadiusMeters:)``.
+  /// - Throws: ``GeofenceFileError`` for the first file that cannot be read or parsed.
+  /// - Complexity: O(n) in the files' total size.
+  public static func read(contentsOf urls: [URL], defaultRadiusMeters: Double?)
+    throws(GeofenceFileError) -> GeofenceLoadResult
+  {
+    var results: [GeofenceLoadResult] = []
+    for url in urls {
+      results.append(try read(contentsOf: url, defaultRadiusMeters: defaultRadiusMeters))
+    }
+    return GeofenceLoadResult.merging(results)
+  }
+
   /// Reads definitions held in memory.
   ///
   /// For ``GeofenceFileFormat/json`` and ``GeofenceFileFormat/geojson`` the top-level JSON

@@ -152,11 +152,17 @@ private func at(_ index: Int) -> DefinitionLocation {
   ).write(to: collection)
   let list = dir.appendingPathComponent("zones.txt")
   try Data(#"[{"id":"l","latitude":46,"longitude":7,"radius":9}]"#.utf8).write(to: list)
+  let zones = try GeofenceFileReader.read(contentsOf: collection, defaultRadiusMeters: nil)
+  #expect(zones.geofences.map(\.id) == ["f"])
+  let listed = try GeofenceFileReader.read(contentsOf: list, defaultRadiusMeters: nil)
+  #expect(listed.geofences.map(\.id) == ["l"])
+
+  let both = try GeofenceFileReader.read(
+    contentsOf: [collection, list, collection], defaultRadiusMeters: nil)
+  #expect(both.geofences.map(\.id) == ["f", "l"])
+  let first = collection.relativePath
   #expect(
-    try GeofenceFileReader.read(contentsOf: collection, defaultRadiusMeters: nil).geofences.map(
-      \.id) == ["f"])
-  #expect(
-    try GeofenceFileReader.read(contentsOf: list, defaultRadiusMeters: nil).geofences.map(\.id) == [
-      "l"
+    both.rejected.map(\.description) == [
+      "\(first)[0] (id \"f\"): duplicate id, first defined at \(first)[0]"
     ])
 }

@@ -1,0 +1,112 @@
+"""Event upload: per-account dedup by event id, per-event rejection, 413, receipt records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from server_support import Server, event
+
+
+def test_same_id_twice_is_stored_once(server: Server) -> None:
+    key = server.new_key()
+    first = server.post_events(key, [event("e1"), event("e2")], attempt=1)
+    assert first.status_code == 200
+    assert first.json() == {"accepted": ["e1", "e2"], "duplicates": [], "rejected": []}
+    again = server.post_events(key, [event("e2"), event("e3"), event("e3")], attempt=2)
+    assert again.json() == {"accepted": ["e3"], "duplicates": ["e2", "e3"], "rejected": []}
+    report = server.events_report(key)
+    assert report["event_count"] == 3 and report["delivery_count"] == 5
+    counts = {e["id"]: e["count"] for e in report["events"]}
+    assert counts == {"e1": 1, "e2": 2, "e3": 2}
+    e2 = next(e for e in report["events"] if e["id"] == "e2")
+    assert e2["attempts"] == [1, 2]
+    assert e2["event"] == event("e2")
+
+
+def test_dedup_is_per_account(server: Server) -> None:
+    alice, bob = server.new_key(), server.new_key()
+    assert server.post_events(alice, [event("same")]).json()["accepted"] == ["same"]
+    assert server.post_events(bob, [event("same")]).json()["accepted"] == ["same"]
+    assert server.events_report(bob)["event_count"] == 1
+
+
+def test_attempt_and_idempotency_key_are_recorded(server: Server) -> None:
+    key = server.new_key()
+    server.post_events(key, [event("a")], attempt=1, headers={"Idempotency-Key": "batch-1"})
+    server.post_events(key, [event("a")], attempt=3, headers={"Idempotency-Key": "batch-1"})
+    report = server.events_report(key)
+    assert [(b["attempt"], b["idempotency_key"]) for b in report["batches"]] == [
+        (1, "batch-1"), (3, "batch-1")]
+    assert report["events"][0]["idempotency_keys"] == ["batch-1", "batch-1"]
+    assert report["batches"][1]["duplicates"] == ["a"]
+
+
+@pytest.mark.parametrize("bad, reason_part", [
+    (event("r1", type="leave"), "unknown type"),
+    (event("r2", geofence_id=None), "missing field geofence_id"),
+    (event("r3", device_id=""), "device_id"),
+    (event("r4", time="yesterday"), "RFC 3339"),
+    (event("r5", time="2026-11-30T05:00:00"), "RFC 3339"),
+    (event("r6", time="2026-02-30T05:00:00Z"), "RFC 3339"),
+    (event("r7", latitude=123.0), "latitude"),
+    (event("r8", longitude=None), "missing field longitude"),
+    (event("r9", accuracy=-1), "accuracy"),
+    (event("r10", after_gap="yes"), "after_gap"),
+    (event("r11", gap_start="not a time"), "gap_start"),
+    (event("r12", dwell_s="long"), "dwell_s"),
+])
+def test_invalid_event_is_rejected_and_the_rest_accepted(
+    server: Server, bad: dict, reason_part: str
+) -> None:
+    key = server.new_key()
+    r = server.post_events(key, [event("ok1"), bad, event("ok2")])
+    assert r.status_code == 200
+    body = r.json()
+    assert body["accepted"] == ["ok1", "ok2"] and body["duplicates"] == []
+    assert len(body["rejected"]) == 1
+    assert body["rejected"][0]["id"] == bad["id"]
+    assert reason_part in body["rejected"][0]["reason"]
+    assert server.events_report(key)["event_count"] == 2
+
+
+def test_event_without_usable_id_is_rejected_with_null_id(server: Server) -> None:
+    key = server.new_key()
+    body = server.post_events(key, [event(None), "not an object", event("fine")]).json()
+    assert body["accepted"] == ["fine"]
+    assert [r["id"] for r in body["rejected"]] == [None, None]
+
+
+def test_optional_fields_and_extras_are_kept(server: Server) -> None:
+    key = server.new_key()
+    full = event("full", type="dwell", user_id="u1", accuracy=4.5, distance_m=12.25,
+                 dwell_s=300, after_gap=True, gap_start="2026-11-30T04:00:00+02:00",
+                 time="2026-11-30T05:00:00.123456789Z", app_version="1.2.3")
+    assert server.post_events(key, [full]).json()["accepted"] == ["full"]
+    assert server.events_report(key)["events"][0]["event"] == full
+
+
+def test_oversized_batches_are_413_and_store_nothing(server: Server) -> None:
+    key = server.new_key()
+    r = server.post_events(key, [event(f"e{i}") for i in range(501)])
+    assert r.status_code == 413 and r.json()["error"]["code"] == "payload_too_large"
+    padding = "x" * (1024 * 1024)
+    r = server.post_events(key, [event("big", note=padding)])
+    assert r.status_code == 413
+    assert server.events_report(key)["event_count"] == 0
+    assert server.post_events(key, [event(f"e{i}") for i in range(500)]).status_code == 200
+
+
+def test_malformed_bodies_are_400(server: Server) -> None:
+    key = server.new_key()
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    for body in (b"{not json", json.dumps({"evts": []}).encode(), b"[]"):
+        r = server.http.post("/v1/events", content=body, headers=headers)
+        assert r.status_code == 400
+        assert r.json()["error"]["code"] in ("invalid_json", "invalid_request")
+
+
+def test_events_need_a_valid_key(server: Server) -> None:
+    r = server.post_events("not-a-key", [event("e")])
+    assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
