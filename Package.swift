@@ -30,12 +30,21 @@ let package = Package(
     .target(name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry", "DelimitedText"]),
     .target(name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText"]),
 
+    // Sync and outbox.
+    .target(
+      name: "GeofenceSync",
+      dependencies: [
+        "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
+        "SQLiteStore",
+      ]),
+    .target(name: "EventOutbox", dependencies: ["SQLiteStore"]),
+
     // Facade and command-line tool.
     .target(
       name: "GeofenceEngine",
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
-        "TrackFormats",
+        "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox",
       ]),
     .target(
       name: "GeofenceBenchmarks",
@@ -69,6 +78,10 @@ let package = Package(
       dependencies: ["GeofenceEngine", "GeofenceTestSupport"]),
     .testTarget(
       name: "GeofenceBenchmarksTests", dependencies: ["GeofenceBenchmarks", "GeofenceTestSupport"]),
+    .testTarget(
+      name: "GeofenceSyncTests", dependencies: ["GeofenceSync", "GeofenceTestSupport"]),
+    .testTarget(
+      name: "EventOutboxTests", dependencies: ["EventOutbox", "GeofenceTestSupport"]),
     .testTarget(name: "GeofenceCLITests", dependencies: ["GeofenceTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

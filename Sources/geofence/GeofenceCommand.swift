@@ -7,6 +7,10 @@ enum GeofenceCommand {
 
     commands:
       replay   replay GPS tracks (GPX, CSV) against geofences and print enter/exit/dwell events
+      sync     fetch geofences from a server into a local store (ETag, paging, incremental)
+      run      sync, replay tracks through the authorization gate into the outbox, upload
+      outbox   show the event outbox: pending, in flight, dead letters
+      upload   send pending events from the outbox now
       bench    benchmark the index and the detector on generated or real geofence sets
 
     Run 'geofence <command> --help' for a command's options.
@@ -21,6 +25,14 @@ enum GeofenceCommand {
     switch command {
     case "replay":
       return ReplayCommand.run(rest)
+    case "sync":
+      return SyncCommand.run(rest)
+    case "run":
+      return RunCommand.run(rest)
+    case "outbox":
+      return RunCommand.outbox(rest)
+    case "upload":
+      return RunCommand.upload(rest)
     case "--help", "-h", "help":
       print(usage)
       return ExitStatus.ok
