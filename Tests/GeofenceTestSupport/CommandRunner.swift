@@ -1,0 +1,58 @@
+import Foundation
+
+/// Runs the built `geofence` executable and captures its output, for end-to-end CLI tests.
+public enum CommandRunner {
+  public struct Output: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+  }
+
+  /// The `geofence` executable beside the test bundle (SwiftPM puts every product of a build in
+  /// one folder), or in `.build/debug` of the package.
+  public static var executable: URL? {
+    var candidates: [URL] = []
+    if let first = CommandLine.arguments.first {
+      var dir = URL(fileURLWithPath: first).deletingLastPathComponent()
+      for _ in 0..<3 {
+        candidates.append(dir.appendingPathComponent("geofence"))
+        dir.deleteLastPathComponent()
+      }
+    }
+    candidates.append(TestPaths.packageRoot.appendingPathComponent(".build/debug/geofence"))
+    return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+  }
+
+  /// Runs `geofence` with `arguments` in the package root and waits for it.
+  /// - Throws: when the executable is missing or cannot be started.
+  public static func run(_ arguments: [String], in directory: URL = TestPaths.packageRoot) throws
+    -> Output
+  {
+    guard let executable else {
+      throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "geofence not built"])
+    }
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.currentDirectoryURL = directory
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    // Read both pipes to the end before waiting, so a large output cannot block the child.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var errData = Data()
+    group.enter()
+    DispatchQueue.global().async {
+      errData = err.fileHandleForReading.readDataToEndOfFile()
+      group.leave()
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return Output(
+      status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+      stderr: String(decoding: errData, as: UTF8.self))
+  }
+}
