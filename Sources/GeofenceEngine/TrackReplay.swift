@@ -39,14 +39,24 @@ public enum TrackReplay {
   ///   - regions: the monitored regions; `geofences[i]` must describe slot `i`.
   ///   - geofences: the geofence definitions (names for the output).
   ///   - configuration: the detector's rules.
+  ///   - ignoringAccuracy: when true the detector sees every fix without its horizontal
+  ///     accuracy (so EXIT is `d > r + h` and no accuracy rule applies: the naive baseline);
+  ///     events still report the accuracy the file gave.
   /// - Returns: events, counts and warnings. Never throws: bad fixes are counted, not fatal.
   /// - Complexity: O(n log n) for n fixes (the stable time sort) plus one detector step per fix.
   public static func replay(
     _ track: TrackReadResult, file: String, regions: RegionSet, geofences: [Geofence],
-    configuration: TransitionConfiguration
+    configuration: TransitionConfiguration, ignoringAccuracy: Bool = false
   ) -> TrackReplayReport {
-    let result = TransitionDetector.replay(
-      track.fixes, regions: regions, configuration: configuration)
+    var fixes = track.fixes
+    var accuracyOfSource: [Int: Double] = [:]
+    if ignoringAccuracy {
+      for i in fixes.indices {
+        if let a = fixes[i].horizontalAccuracy { accuracyOfSource[fixes[i].sourceIndex] = a }
+        fixes[i].horizontalAccuracy = nil
+      }
+    }
+    let result = TransitionDetector.replay(fixes, regions: regions, configuration: configuration)
     var events: [EventRecord] = []
     events.reserveCapacity(result.events.count)
     for e in result.events {
@@ -55,7 +65,8 @@ public enum TrackReplay {
         EventRecord(
           type: e.type.rawValue, regionID: g.id, regionName: g.name, deviceID: e.fix.deviceID,
           time: e.fix.time, fixIndex: e.fix.sourceIndex, latitude: e.fix.coordinate.latitude,
-          longitude: e.fix.coordinate.longitude, accuracy: e.fix.horizontalAccuracy,
+          longitude: e.fix.coordinate.longitude,
+          accuracy: e.fix.horizontalAccuracy ?? accuracyOfSource[e.fix.sourceIndex],
           distanceMeters: e.distanceMeters, dwellSeconds: e.dwellSeconds))
     }
     // Per-device polylines in time order (stable), for the map.

@@ -34,7 +34,7 @@ enum ReplayCommand {
 
     detector (defaults in brackets):
       --preset default|hysteresis-only|naive
-                              naive: enter d <= r, exit d > r, no accuracy rules, no outlier
+                              naive: enter d <= r, exit d > r, accuracy ignored, no outlier
                               filter; hysteresis-only: default rules without the outlier filter.
       --hysteresis-min METRES      smallest exit hysteresis [20]
       --hysteresis-fraction F      exit hysteresis as a fraction of the radius [0.1]
@@ -83,6 +83,8 @@ enum ReplayCommand {
     var svg: String?
     var quiet: Bool
     var configuration = TransitionConfiguration()
+    /// The naive preset: the detector ignores horizontal accuracy.
+    var ignoringAccuracy = false
 
     init(_ args: CommandLineArguments) throws(UsageError) {
       var radius: Double?
@@ -119,6 +121,7 @@ enum ReplayCommand {
       case "default": break
       case "hysteresis-only": c.outlierFilter = nil
       case "naive":
+        ignoringAccuracy = true
         c.outlierFilter = nil
         c.hysteresisMinimumMeters = 0
         c.hysteresisRadiusFraction = 0
@@ -215,7 +218,7 @@ enum ReplayCommand {
       progress.update("replaying \(track.fixes.count) fixes of \(path)")
       let rep = TrackReplay.replay(
         track, file: path, regions: regions, geofences: geofences,
-        configuration: options.configuration)
+        configuration: options.configuration, ignoringAccuracy: options.ignoringAccuracy)
       progress.clear()
       for e in rep.events { out.write(writer.line(for: e, track: path)) }
       for (k, v) in rep.eventCounts { totals[k, default: 0] += v }
