@@ -32,8 +32,12 @@ internal struct CellGrid: Sendable {
   /// Number of levels; the coarsest edge `edgeDegrees · 2^(levelCount − 1)` is >= 180 degrees.
   @usableFromInline let levelCount: Int
 
-  init(edgeDegrees: Double) {
+  /// A region goes to the finest level whose edge is at least this many times its box span.
+  let edgePerSpan: Double
+
+  init(edgeDegrees: Double, edgePerSpan: Double = GridIndex.defaultEdgePerSpan) {
     self.edgeDegrees = edgeDegrees
+    self.edgePerSpan = edgePerSpan
     self.inverseEdge = 1 / edgeDegrees
     self.rows = max(1, Int((180 * inverseEdge).rounded(.up)))
     self.columns = max(1, Int((360 * inverseEdge).rounded(.up)))
@@ -110,15 +114,22 @@ internal struct CellSlot: Sendable {
     self.count = count
   }
 
-  /// Hash of a cell id (the 64-bit finaliser of MurmurHash3, Austin Appleby, public domain).
+  /// The home slot of a cell id in a table of `capacity` slots: the 64-bit finaliser of
+  /// MurmurHash3 (Austin Appleby, public domain), reduced to `[0, capacity)` by the high half of
+  /// a 64 × 64-bit product (Lemire's multiply-shift), so the capacity need not be a power of two.
   @inlinable @inline(__always)
-  static func hash(_ key: UInt64) -> Int {
+  static func home(_ key: UInt64, capacity: Int) -> Int {
     var h = key
     h ^= h &>> 33
     h &*= 0xff51_afd7_ed55_8ccd
     h ^= h &>> 33
     h &*= 0xc4ce_b9fe_1a85_ec53
     h ^= h &>> 33
-    return Int(truncatingIfNeeded: h)
+    return Int(truncatingIfNeeded: h.multipliedFullWidth(by: UInt64(truncatingIfNeeded: capacity)).high)
+  }
+
+  /// Table capacity for `cellCount` cells: load factor at most 2/3, at least one empty slot.
+  static func capacity(forCellCount cellCount: Int) -> Int {
+    cellCount == 0 ? 0 : max(4, cellCount + cellCount / 2 + 1)
   }
 }

@@ -29,10 +29,18 @@ import GeofenceGeometry
 /// - **Everywhere list.** A region goes to a short list checked on every query instead when it
 ///   covers the sphere, when its box covers all longitudes or comes within
 ///   ``polarMarginDegrees`` of a pole, or when `2 s` exceeds the coarsest edge.
-/// - **Storage** (flat): one `[UInt32]` of slots, grouped by cell (CSR runs), and an
-///   open-addressing table of `(cell id, start, count)` with linear probing at load <= 1/2,
-///   holding only non-empty cells. The regions themselves stay in one contiguous
-///   `[CircularRegion]`, whose `centerVector` and `chordSquaredThreshold` are the refine data.
+/// - **Storage** (flat, struct-of-arrays):
+///   - `entries: [UInt32]`, storage indices grouped by cell (CSR runs), and an open-addressing
+///     table of `(cell id, start, count)` (16 bytes a slot, linear probing, load <= 2/3) holding
+///     only non-empty cells;
+///   - one 32-byte refine record per region (centre unit vector and squared-chord threshold,
+///     copied from the region) in **storage order**: regions sorted by the first cell they are
+///     filed in, so the candidates of one cell are a few contiguous runs of records;
+///   - the storage-index → slot map (4 bytes a region), and each region's centre and radius
+///     (24 bytes a region, slot order) from which ``region(at:)`` rebuilds the region.
+///
+///   At 1,000,000 city regions this is about 60 bytes a region of geometry plus 7 to 10 bytes
+///   of cells and entries; see ``memoryFootprintBytes``.
 ///
 /// ## Cost
 ///
@@ -45,21 +53,29 @@ import GeofenceGeometry
 ///
 /// The value is immutable after `init` and `Sendable`; queries from many threads are safe.
 public struct GridIndex: Sendable {
-  /// Slot → region; also the refine data (centre vector and squared-chord threshold).
-  @usableFromInline internal var regions: [CircularRegion]
+  /// Refine data in storage order (see ``build(regions:cellSizeDegrees:edgePerSpan:)``):
+  /// grouped by home cell, everywhere-list regions last.
+  @usableFromInline internal var discs: [Disc]
+  /// Storage index → slot.
+  @usableFromInline internal var slotOfStored: [UInt32]
+  /// Slot → centre, as given.
+  @usableFromInline internal var centers: [Coordinate]
+  /// Slot → radius in metres, as given.
+  @usableFromInline internal var radiiMeters: [Double]
+  /// Storage indices `everywhereStart ..< count` are the everywhere list, checked on every query
+  /// (sphere-covering, pole-covering, very large regions).
+  @usableFromInline internal var everywhereStart: Int
   /// Cell geometry shared by all levels.
   @usableFromInline internal var grid: CellGrid
   /// Bit `k` is set when level `k` has at least one filed region.
   @usableFromInline internal var nonEmptyLevels: UInt64
-  /// Open-addressing table of non-empty cells; its count is a power of two (or 0).
+  /// Open-addressing table of non-empty cells (linear probing, load <= 2/3; empty when no cell).
   @usableFromInline internal var cells: [CellSlot]
   /// Number of used slots in `cells`.
   @usableFromInline internal var usedCellCount: Int
-  /// Slots grouped by cell: cell `c` owns `entries[c.start ..< c.start + c.count]`, in increasing
-  /// slot order.
+  /// Storage indices grouped by cell: cell `c` owns `entries[c.start ..< c.start + c.count]`,
+  /// in increasing order.
   @usableFromInline internal var entries: [UInt32]
-  /// Slots of regions checked on every query (sphere-covering, pole-covering, very large).
-  @usableFromInline internal var everywhere: [UInt32]
 
   /// A cell id: `level << 58 | row << 29 | col` (see ``GridIndex`` for the row/column rule).
   public typealias CellID = UInt64
@@ -78,7 +94,7 @@ public struct GridIndex: Sendable {
 
   /// A region is filed at the finest level whose cell edge is at least this many times its box
   /// span (degrees), so that its box touches at most 2 cells per axis.
-  internal static let edgePerSpan: Double = 2
+  internal static let defaultEdgePerSpan: Double = 2
 
   /// Builds the index.
   ///
@@ -98,26 +114,38 @@ public struct GridIndex: Sendable {
 
   @usableFromInline
   internal init(
-    regions: [CircularRegion], grid: CellGrid, nonEmptyLevels: UInt64, cells: [CellSlot],
-    usedCellCount: Int, entries: [UInt32], everywhere: [UInt32]
+    discs: [Disc], slotOfStored: [UInt32], centers: [Coordinate], radiiMeters: [Double],
+    everywhereStart: Int, grid: CellGrid, nonEmptyLevels: UInt64, cells: [CellSlot],
+    usedCellCount: Int, entries: [UInt32]
   ) {
-    self.regions = regions
+    self.discs = discs
+    self.slotOfStored = slotOfStored
+    self.centers = centers
+    self.radiiMeters = radiiMeters
+    self.everywhereStart = everywhereStart
     self.grid = grid
     self.nonEmptyLevels = nonEmptyLevels
     self.cells = cells
     self.usedCellCount = usedCellCount
     self.entries = entries
-    self.everywhere = everywhere
   }
 
   /// Number of regions (slots `0 ..< count`).
   /// - Complexity: O(1).
-  public var count: Int { regions.count }
+  public var count: Int { discs.count }
 
-  /// The region in `slot`.
+  /// The region in `slot`, equal (`==`) to the one given to `init`.
+  ///
+  /// The index keeps each region's centre and radius and rebuilds the derived fields (centre
+  /// vector, threshold) on each call.
   /// - Precondition: `0 <= slot < count`.
-  /// - Complexity: O(1).
-  public func region(at slot: Int32) -> CircularRegion { regions[Int(slot)] }
+  /// - Complexity: O(1), four trigonometric calls.
+  public func region(at slot: Int32) -> CircularRegion {
+    let i = Int(slot)
+    guard let region = try? CircularRegion(center: centers[i], radiusMeters: radiiMeters[i])
+    else { preconditionFailure("radius validated when the region was first built") }
+    return region
+  }
 
   /// Replaces `result`'s contents with the slots of every region whose closed disc contains
   /// `point`, in no particular order. Reuses `result`'s capacity: no allocation once it holds
@@ -130,7 +158,7 @@ public struct GridIndex: Sendable {
   ///   - result: receives the slots; each containing slot appears exactly once.
   /// - Complexity: O(L + c + w): `L` non-empty levels (one hash probe each), `c` slots filed in
   ///   the point's cell at each of those levels, `w` regions in the everywhere list. Each
-  ///   candidate costs one squared-chord comparison.
+  ///   candidate costs one squared-chord comparison (three multiplies) on a 32-byte record.
   public func query(_ point: Coordinate, into result: inout [Int32]) {
     result.removeAll(keepingCapacity: true)
     forEachRegion(containing: point) { result.append($0) }
@@ -143,41 +171,62 @@ public struct GridIndex: Sendable {
   @inlinable
   public func forEachRegion(containing point: Coordinate, _ body: (Int32) -> Void) {
     let v = UnitVector(point)
-    regions.withUnsafeBufferPointer { regionBuffer in
-      everywhere.withUnsafeBufferPointer { list in
-        for slot in list where regionBuffer[Int(slot)].contains(v) {
-          body(Int32(truncatingIfNeeded: slot))
+    discs.withUnsafeBufferPointer { discBuffer in
+      slotOfStored.withUnsafeBufferPointer { slotOf in
+        for i in everywhereStart..<discBuffer.count where discBuffer[i].contains(v) {
+          body(Int32(truncatingIfNeeded: slotOf[i]))
         }
-      }
-      var levels = nonEmptyLevels
-      if levels == 0 { return }
-      let row0 = grid.row(latitude: point.latitude)
-      let column0 = grid.queryColumn(longitude: point.longitude)
-      cells.withUnsafeBufferPointer { table in
-        entries.withUnsafeBufferPointer { slots in
-          let mask = table.count &- 1
-          while levels != 0 {
-            let level = levels.trailingZeroBitCount
-            levels &= levels &- 1
-            let key = CellGrid.key(level: level, row: row0 &>> level, column: column0 &>> level)
-            var h = CellSlot.hash(key) & mask
-            while true {
-              let cell = table[h]
-              if cell.key == key {
-                let start = Int(cell.start)
-                for i in start..<(start &+ Int(cell.count)) {
-                  let slot = slots[i]
-                  if regionBuffer[Int(slot)].contains(v) { body(Int32(truncatingIfNeeded: slot)) }
+        var levels = nonEmptyLevels
+        if levels == 0 { return }
+        let row0 = grid.row(latitude: point.latitude)
+        let column0 = grid.queryColumn(longitude: point.longitude)
+        cells.withUnsafeBufferPointer { table in
+          entries.withUnsafeBufferPointer { stored in
+            let capacity = table.count
+            while levels != 0 {
+              let level = levels.trailingZeroBitCount
+              levels &= levels &- 1
+              let key = CellGrid.key(
+                level: level, row: row0 &>> level, column: column0 &>> level)
+              var h = CellSlot.home(key, capacity: capacity)
+              while true {
+                let cell = table[h]
+                if cell.key == key {
+                  let start = Int(cell.start)
+                  for e in start..<(start &+ Int(cell.count)) {
+                    let i = Int(stored[e])
+                    if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+                  }
+                  break
                 }
-                break
+                if cell.key == CellSlot.emptyKey { break }
+                h &+= 1
+                if h == capacity { h = 0 }
               }
-              if cell.key == CellSlot.emptyKey { break }
-              h = (h &+ 1) & mask
             }
           }
         }
       }
     }
+  }
+}
+
+/// A region's refine record: its centre unit vector and squared-chord threshold, exactly as in
+/// the ``CircularRegion`` (32 bytes).
+@usableFromInline
+internal struct Disc: Sendable {
+  @usableFromInline let center: UnitVector
+  @usableFromInline let chordSquaredThreshold: Double
+
+  @inlinable init(_ region: CircularRegion) {
+    self.center = region.centerVector
+    self.chordSquaredThreshold = region.chordSquaredThreshold
+  }
+
+  /// The same comparison as ``CircularRegion/contains(_:)-(UnitVector)``, on the same values.
+  @inlinable @inline(__always)
+  func contains(_ point: UnitVector) -> Bool {
+    center.chordSquared(to: point) <= chordSquaredThreshold
   }
 }
 
@@ -208,21 +257,56 @@ extension GridIndex {
   public var entryCount: Int { entries.count }
 
   /// Number of regions checked on every query (sphere- or pole-covering, or very large).
-  public var everywhereCount: Int { everywhere.count }
+  public var everywhereCount: Int { discs.count - everywhereStart }
 
   /// Bytes held by the grid structure: the entry array (4 bytes per entry), the cell table
-  /// (16 bytes per table slot, at most 2 slots per non-empty cell... 4 for tiny tables) and the
-  /// everywhere list (4 bytes per region). Counts capacity, excludes the regions.
+  /// (16 bytes per table slot, 1.5 slots per non-empty cell) and the storage → slot map
+  /// (4 bytes per region). Counts capacity.
   public var indexFootprintBytes: Int {
     entries.capacity * MemoryLayout<UInt32>.stride
       + cells.capacity * MemoryLayout<CellSlot>.stride
-      + everywhere.capacity * MemoryLayout<UInt32>.stride
+      + slotOfStored.capacity * MemoryLayout<UInt32>.stride
   }
 
-  /// ``indexFootprintBytes`` plus the region array (`MemoryLayout<CircularRegion>.stride`,
-  /// 56 bytes, per region: centre, radius, centre vector and threshold), i.e. everything the
-  /// index owns apart from the fixed-size struct itself.
-  public var memoryFootprintBytes: Int {
-    indexFootprintBytes + regions.capacity * MemoryLayout<CircularRegion>.stride
+  /// Bytes of region geometry: the refine records (32 bytes per region) and the centres and
+  /// radii kept for ``region(at:)`` (24 bytes per region). Counts capacity.
+  public var geometryFootprintBytes: Int {
+    discs.capacity * MemoryLayout<Disc>.stride
+      + centers.capacity * MemoryLayout<Coordinate>.stride
+      + radiiMeters.capacity * MemoryLayout<Double>.stride
+  }
+
+  /// ``indexFootprintBytes`` + ``geometryFootprintBytes``: every heap byte the index owns (the
+  /// struct itself is under 200 bytes).
+  public var memoryFootprintBytes: Int { indexFootprintBytes + geometryFootprintBytes }
+}
+
+// MARK: - Diagnostics
+
+extension GridIndex {
+  /// Number of candidates a query at `point` tests: the everywhere list plus the slots filed in
+  /// the point's cell at every non-empty level. For measurements.
+  internal func _candidateCount(at point: Coordinate) -> Int {
+    var total = everywhereCount
+    var levels = nonEmptyLevels
+    if levels == 0 { return total }
+    let row0 = grid.row(latitude: point.latitude)
+    let column0 = grid.queryColumn(longitude: point.longitude)
+    let capacity = cells.count
+    while levels != 0 {
+      let level = levels.trailingZeroBitCount
+      levels &= levels - 1
+      let key = CellGrid.key(level: level, row: row0 >> level, column: column0 >> level)
+      var h = CellSlot.home(key, capacity: capacity)
+      while cells[h].key != CellSlot.emptyKey {
+        if cells[h].key == key {
+          total += Int(cells[h].count)
+          break
+        }
+        h += 1
+        if h == capacity { h = 0 }
+      }
+    }
+    return total
   }
 }

@@ -358,6 +358,17 @@ struct GridIndexEdgeCaseTests {
     #expect(one.region(at: 0) == region(1, 2, 300))
   }
 
+  @Test func regionAtReturnsTheGivenRegion() {
+    var rng = SeededGenerator(seed: 21)
+    for mix in RadiusMix.allCases {
+      let regions = randomRegions(count: 300, mix: mix, using: &rng)
+      let index = GridIndex(regions: regions)
+      for (i, r) in regions.enumerated() {
+        #expect(index.region(at: Int32(i)) == r, "seed 21, mix \(mix), slot \(i)")
+      }
+    }
+  }
+
   @Test func nanPointFindsNothing() {
     let index = GridIndex(regions: [region(0, 0, 100), region(0, 0, 3e7)])
     var result: [Int32] = []
