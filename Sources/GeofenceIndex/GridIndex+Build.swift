@@ -24,27 +24,41 @@ internal struct Placement: Equatable {
 }
 
 extension GridIndex {
-  /// The finest-level edge to use for `cellSizeDegrees` (see ``init(regions:cellSizeDegrees:)``).
-  internal static func finestEdge(
+  /// The grid for `cellSizeDegrees` (see ``init(regions:cellSizeDegrees:)``).
+  ///
+  /// An explicit size gives square cells (in degrees). `nil` (or NaN) looks at a sample of up to
+  /// 65,536 regions: the column aspect is the median ratio of longitude span to latitude span of
+  /// their boxes (clamped to [1, 16]; 1/cos(latitude) for a single-latitude set), and the
+  /// finest edge is `edgePerSpan` times the smallest box span measured in cell units.
+  internal static func grid(
     regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double
-  ) -> Double {
+  ) -> CellGrid {
+    func clamped(_ edge: Double) -> Double {
+      min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, edge))
+    }
     if let requested = cellSizeDegrees, !requested.isNaN {
-      return min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, requested))
+      return CellGrid(edgeDegrees: clamped(requested), edgePerSpan: edgePerSpan)
     }
     let step = max(1, regions.count / 65_536)
-    var smallest = Double.infinity
+    var spans: [(latitude: Double, longitude: Double)] = []
     var i = 0
     while i < regions.count {
       let region = regions[i]
       i += step
       if region.coversSphere { continue }
       let box = region.boundingBox
-      if box.coversAllLongitudes { continue }
-      let span = max(box.maxLatitude - box.minLatitude, box.longitudeSpan)
-      if span > 0 { smallest = min(smallest, span) }
+      let latitudeSpan = box.maxLatitude - box.minLatitude
+      if box.coversAllLongitudes || !(latitudeSpan > 0) { continue }
+      spans.append((latitudeSpan, box.longitudeSpan))
     }
-    guard smallest.isFinite else { return 1 }
-    return min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, edgePerSpan * smallest))
+    guard !spans.isEmpty else { return CellGrid(edgeDegrees: 1, edgePerSpan: edgePerSpan) }
+    var ratios = spans.map { $0.longitude / $0.latitude }
+    ratios.sort()
+    let aspect = min(16, max(1, ratios[ratios.count / 2]))
+    var smallest = Double.infinity
+    for s in spans { smallest = min(smallest, max(s.latitude, s.longitude / aspect)) }
+    return CellGrid(
+      edgeDegrees: clamped(edgePerSpan * smallest), columnAspect: aspect, edgePerSpan: edgePerSpan)
   }
 
   /// Where `region` is filed in `grid`. Pure function of the region and the grid.
@@ -56,7 +70,9 @@ extension GridIndex {
     {
       return .everywhere
     }
-    let needed = max(box.maxLatitude - box.minLatitude, box.longitudeSpan) * grid.edgePerSpan
+    let needed =
+      max(box.maxLatitude - box.minLatitude, box.longitudeSpan / grid.columnAspect)
+      * grid.edgePerSpan
     guard needed <= grid.edge(level: grid.levelCount - 1) else { return .everywhere }
     var level = 0
     var edge = grid.edgeDegrees
@@ -106,10 +122,7 @@ extension GridIndex {
   internal static func build(
     regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan
   ) -> GridIndex {
-    let grid = CellGrid(
-      edgeDegrees: finestEdge(
-        regions: regions, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan),
-      edgePerSpan: edgePerSpan)
+    let grid = grid(regions: regions, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
     let n = regions.count
 
     // 1. Storage order.

@@ -17,18 +17,21 @@ import GeofenceGeometry
 ///
 /// ## Structure
 ///
-/// - **Levels.** Level `k` has square cells of edge `e₀ · 2^k` degrees, where `e₀` is
-///   ``finestCellSizeDegrees``; the coarsest level's edge is >= 180°. Cell ids pack
-///   `level << 58 | row << 29 | col` with `row = ⌊(lat + 90) / e₀⌋ >> k` and
-///   `col = ⌊(lon + 180) / e₀⌋ >> k` (clamped to the grid; a query at longitude 180 uses column
-///   0, the same as −180). See ``CellID``.
+/// - **Levels.** Level `k` has cells `e₀ · 2^k` degrees of latitude tall and `a · e₀ · 2^k`
+///   degrees of longitude wide, where `e₀` is ``finestCellSizeDegrees`` and `a` >= 1 is
+///   ``columnAspect`` (1 when `cellSizeDegrees` is given; with `nil`, the median longitude /
+///   latitude extent of the regions' boxes, about 1/cos(latitude) for a regional set). The
+///   coarsest level is >= 180° tall. Cell ids pack `level << 58 | row << 29 | col` with
+///   `row = ⌊(lat + 90) / e₀⌋ >> k` and `col = ⌊(lon + 180) / (a e₀)⌋ >> k`, clamped to the
+///   grid; a query at longitude 180 uses column 0, the same as −180. See ``CellID``.
 /// - **Filing.** Each region's ``CircularRegion/boundingBox`` (antimeridian-aware) has a span
-///   `s = max(latitude span, longitude span)` in degrees. The region goes to the finest level
-///   whose edge is >= `2 s`, and is filed in every cell of that level its box touches: at most
-///   2 × 2 cells (2 × 3 for a box split by the antimeridian), typically 1.5-2 cells.
+///   `s = max(latitude span, longitude span / a)` in degrees. The region goes to the finest
+///   level whose cell height is >= `1.5 s`, and is filed in every cell of that level its box
+///   touches: at most 2 × 2 cells (2 × 3 for a box split by the antimeridian), about 2 on
+///   average.
 /// - **Everywhere list.** A region goes to a short list checked on every query instead when it
 ///   covers the sphere, when its box covers all longitudes or comes within
-///   ``polarMarginDegrees`` of a pole, or when `2 s` exceeds the coarsest edge.
+///   ``polarMarginDegrees`` of a pole, or when `1.5 s` exceeds the coarsest cell height.
 /// - **Storage** (flat, struct-of-arrays):
 ///   - `entries: [UInt32]`, storage indices grouped by cell (CSR runs), and an open-addressing
 ///     table of `(cell id, start, count)` (16 bytes a slot, linear probing, load <= 2/3) holding
@@ -47,9 +50,10 @@ import GeofenceGeometry
 /// A query computes the point's unit vector once (four trigonometric calls), then for each
 /// non-empty level one hash probe and one squared-chord test (three multiplies) per slot filed
 /// in the point's cell, plus one test per region in the everywhere list. A cell of level `k`
-/// holds the regions of that level whose boxes touch it; since a region's box is at least a
-/// quarter of the cell edge wide, roughly 1/16 to 1/4 of a cell's candidates contain a point in
-/// it. Queries never allocate (beyond growing `result` the first time).
+/// holds the regions of that level whose boxes touch it; since a region's box spans a third to
+/// two thirds of the cell, typically 5 % to 20 % of a cell's candidates contain a point in it
+/// (7 % for 1,000,000 regions of 50-500 m in a 55 km city). Queries never allocate (beyond
+/// growing `result` the first time).
 ///
 /// The value is immutable after `init` and `Sendable`; queries from many threads are safe.
 public struct GridIndex: Sendable {
@@ -92,21 +96,25 @@ public struct GridIndex: Sendable {
   /// treated as covering all longitudes.
   public static let polarMarginDegrees: Double = 0.01
 
-  /// A region is filed at the finest level whose cell edge is at least this many times its box
-  /// span (degrees), so that its box touches at most 2 cells per axis.
-  internal static let defaultEdgePerSpan: Double = 2
+  /// A region is filed at the finest level whose cell height is at least this many times its
+  /// box span (in cell units), so that its box touches at most 2 cells per axis. Larger values
+  /// file fewer entries but test more candidates per query (1,000,000 city regions: 1.0 gives
+  /// 2.9 entries and ~830 candidates, 1.5 gives 2.2 and ~1,380, 2.0 gives 1.8 and ~2,130).
+  internal static let defaultEdgePerSpan: Double = 1.5
 
   /// Builds the index.
   ///
   /// - Parameters:
   ///   - regions: the regions; slot `i` is `regions[i]`. At most `Int32.max` regions.
-  ///   - cellSizeDegrees: the finest level's cell edge in degrees, clamped to
-  ///     [``minimumCellSizeDegrees``, ``maximumCellSizeDegrees``]; NaN or `nil` (the default)
-  ///     chooses twice the smallest bounding-box span among the regions (a sample of up to
-  ///     65,536 of them), which puts the smallest regions in 1-4 cells of the finest level.
-  /// - Complexity: O(n + m) time for `n` regions filed in `m` cells in all (m <= 6 n), plus one
-  ///   bounding box (four trigonometric calls) per region. Memory while building: about 24 bytes
-  ///   per filed entry of scratch, released before returning.
+  ///   - cellSizeDegrees: the finest level's cell edge in degrees (square cells), clamped to
+  ///     [``minimumCellSizeDegrees``, ``maximumCellSizeDegrees``]. NaN or `nil` (the default)
+  ///     chooses from a sample of up to 65,536 regions: the ``columnAspect`` is the median
+  ///     longitude / latitude extent of their boxes, and the finest height is 1.5 times the
+  ///     smallest box span, so the smallest regions land in 1-4 cells of the finest level.
+  /// - Complexity: O(n + m) time for `n` regions filed in `m` cells in all (m <= 6 n), with two
+  ///   bounding boxes (eight trigonometric calls) per region and a radix sort. Scratch memory
+  ///   while building: about 24 bytes per region and 24 bytes per entry, released before
+  ///   returning. 1,000,000 city regions build in about 0.7 s (release, one core).
   public init(regions: [CircularRegion], cellSizeDegrees: Double? = nil) {
     precondition(regions.count <= Int(Int32.max), "GridIndex holds at most Int32.max regions")
     self = GridIndex.build(regions: regions, cellSizeDegrees: cellSizeDegrees)
@@ -233,8 +241,13 @@ internal struct Disc: Sendable {
 // MARK: - Statistics
 
 extension GridIndex {
-  /// The finest level's cell edge in degrees (level `k` has edge `finestCellSizeDegrees · 2^k`).
+  /// The finest level's cell height in degrees of latitude (level `k`:
+  /// `finestCellSizeDegrees · 2^k`).
   public var finestCellSizeDegrees: Double { grid.edgeDegrees }
+
+  /// Cell width / height in degrees (>= 1): cells are `columnAspect · finestCellSizeDegrees · 2^k`
+  /// degrees of longitude wide.
+  public var columnAspect: Double { grid.columnAspect }
 
   /// Number of grid levels (non-empty or not); the coarsest edge is >= 180°.
   public var levelCount: Int { grid.levelCount }

@@ -100,7 +100,7 @@ struct GridIndexPerformanceTests {
     report("city 50-500 m, 55 km box", regions)
     report("city 50-500 m, 55 km box, cell 0.01°", regions, cellSize: 0.01)
     if getenv("GEOFENCE_INDEX_PERF_SWEEP") != nil {
-      for k in [1.0, 1.5, 3] {
+      for k in [1.0, 2.0, 3.0] {
         report("city 50-500 m, edge/span \(k)", regions, edgePerSpan: k, fixCount: 200_000)
       }
     }
