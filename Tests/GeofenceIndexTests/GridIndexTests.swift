@@ -190,6 +190,9 @@ struct GridIndexOracleTests {
     var result: [Int32] = []
     for cellSize in Self.cellSizes {
       let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+      #if GEOFENCE_INDEX_INVARIANTS
+        index.checkInvariants()
+      #endif
       #expect(index.count == size)
       #expect(index.entryCount <= 6 * size, "seed \(seed)")
       for (p, want) in zip(points, expected) {
@@ -237,6 +240,9 @@ struct GridIndexEdgeCaseTests {
   func check(_ regions: [CircularRegion], _ points: [Coordinate], _ label: String) {
     for cellSize in Self.cellSizes {
       let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+      #if GEOFENCE_INDEX_INVARIANTS
+        index.checkInvariants()
+      #endif
       let mismatch = firstMismatch(index, regions, points)
       #expect(
         mismatch == nil, "\(label), cell \(String(describing: cellSize)): \(String(describing: mismatch))")
