@@ -104,6 +104,9 @@ extension GridIndex {
     return p
   }
 
+  /// Sorts removed slots after every cell and before the everywhere list.
+  internal static let removedHomeKey: UInt64 = .max - 1
+
   /// The id of the first cell (lowest row, lowest column) a placement files into, or
   /// `UInt64.max` for the everywhere list: the order in which regions are stored.
   internal static func homeKey(_ p: Placement) -> UInt64 {
@@ -119,10 +122,20 @@ extension GridIndex {
   /// 2. Every (cell, storage index) pair is generated in storage order and radix-sorted by cell
   ///    (stably), giving each cell's run of `entries` in increasing storage order.
   /// 3. Runs become slots of the open-addressing cell table.
+  ///
+  /// Slots with `removed[slot]` true (``remove(at:)``) are stored between the filed regions and
+  /// the everywhere list with a threshold that matches nothing, and are filed nowhere.
   internal static func build(
-    regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan
+    regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan,
+    removed: [Bool] = []
   ) -> GridIndex {
-    let grid = grid(regions: regions, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
+    let live: [CircularRegion]
+    if removed.isEmpty {
+      live = regions
+    } else {
+      live = zip(regions, removed).filter { !$0.1 }.map(\.0)
+    }
+    let grid = grid(regions: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
     let n = regions.count
 
     // 1. Storage order.
@@ -131,9 +144,13 @@ extension GridIndex {
     var entryTotal = 0
     var nonEmptyLevels: UInt64 = 0
     for i in 0..<n {
+      slotOfStored[i] = UInt32(truncatingIfNeeded: i)
+      if !removed.isEmpty && removed[i] {
+        homeKeys[i] = removedHomeKey
+        continue
+      }
       let p = placement(of: regions[i], in: grid)
       homeKeys[i] = homeKey(p)
-      slotOfStored[i] = UInt32(truncatingIfNeeded: i)
       entryTotal += p.cellCount
       if p.level >= 0 { nonEmptyLevels |= 1 &<< UInt64(p.level) }
     }
@@ -142,17 +159,22 @@ extension GridIndex {
     while everywhereStart > 0 && homeKeys[everywhereStart - 1] == UInt64.max {
       everywhereStart -= 1
     }
+    var filedEnd = everywhereStart
+    while filedEnd > 0 && homeKeys[filedEnd - 1] == removedHomeKey { filedEnd -= 1 }
     homeKeys = []
     var discs = [Disc]()
     discs.reserveCapacity(n)
-    for slot in slotOfStored { discs.append(Disc(regions[Int(slot)])) }
+    for (i, slot) in slotOfStored.enumerated() {
+      let disc = Disc(regions[Int(slot)])
+      discs.append(i >= filedEnd && i < everywhereStart ? disc.removed : disc)
+    }
 
     // 2. (cell, storage index) pairs, grouped by cell.
     var keys: [UInt64] = []
     var entries: [UInt32] = []
     keys.reserveCapacity(entryTotal)
     entries.reserveCapacity(entryTotal)
-    for i in 0..<everywhereStart {
+    for i in 0..<filedEnd {
       let p = placement(of: regions[Int(slotOfStored[i])], in: grid)
       let index = UInt32(truncatingIfNeeded: i)
       for row in p.rowLow...p.rowHigh {
@@ -195,10 +217,14 @@ extension GridIndex {
         count: UInt32(truncatingIfNeeded: end - start))
       start = end
     }
-    return GridIndex(
+    var index = GridIndex(
       discs: discs, slotOfStored: slotOfStored, centers: regions.map(\.center),
       radiiMeters: regions.map(\.radiusMeters), everywhereStart: everywhereStart, grid: grid,
       nonEmptyLevels: nonEmptyLevels, cells: table, usedCellCount: runCount, entries: entries)
+    index.requestedCellSizeDegrees = cellSizeDegrees
+    index.filedEnd = filedEnd
+    index.removedCount = everywhereStart - filedEnd
+    return index
   }
 
   /// Stable least-significant-digit radix sort of `keys`, permuting `values` alongside, with

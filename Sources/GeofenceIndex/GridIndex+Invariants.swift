@@ -20,8 +20,18 @@ import GeofenceGeometry
         let r = region(at: Int32(s))
         precondition(
           discs[i].center == r.centerVector
-            && discs[i].chordSquaredThreshold == r.chordSquaredThreshold,
+            && (discs[i].chordSquaredThreshold == r.chordSquaredThreshold || discs[i].isRemoved),
           "refine record \(i) differs from region \(s)")
+        precondition(
+          !(filedEnd..<everywhereStart).contains(i) || discs[i].isRemoved,
+          "storage \(i) between the filed regions and the everywhere list is not removed")
+      }
+      precondition(discs.filter(\.isRemoved).count == removedCount)
+      if !storedOfSlot.isEmpty {
+        precondition(storedOfSlot.count == n)
+        for (i, slot) in slotOfStored.enumerated() {
+          precondition(storedOfSlot[Int(slot)] == i, "slot map is not inverse at \(slot)")
+        }
       }
 
       // Cell table: every used slot is reachable from its home, runs partition `entries`.
@@ -49,7 +59,7 @@ import GeofenceGeometry
         var previous = -1
         for e in run.start..<(run.start + run.count) {
           let i = Int(entries[e])
-          precondition(i > previous && i < everywhereStart, "bad entry \(i) in cell \(run.key)")
+          precondition(i > previous && i < filedEnd, "bad entry \(i) in cell \(run.key)")
           previous = i
           filedIn[i] += 1
         }
@@ -57,8 +67,9 @@ import GeofenceGeometry
       precondition(next == entries.count)
 
       // Each region is filed exactly in its placement's cells; storage order is by home cell.
+      // Regions inserted since the build (the last `pendingCount`) are on no cell.
       var previousHome: UInt64 = 0
-      for i in 0..<n {
+      for i in 0..<(n - pendingCount) where !(filedEnd..<everywhereStart).contains(i) {
         let p = GridIndex.placement(of: region(at: Int32(slotOfStored[i])), in: grid)
         precondition((p.level < 0) == (i >= everywhereStart), "storage \(i) on the wrong list")
         let home = GridIndex.homeKey(p)
@@ -66,6 +77,7 @@ import GeofenceGeometry
         previousHome = home
         precondition(filedIn[i] == p.cellCount, "storage \(i) filed in \(filedIn[i]) cells")
       }
+      precondition(everywhereStart <= n - pendingCount)
     }
   }
 #endif

@@ -66,9 +66,21 @@ public struct GridIndex: Sendable {
   @usableFromInline internal var centers: [Coordinate]
   /// Slot → radius in metres, as given.
   @usableFromInline internal var radiiMeters: [Double]
-  /// Storage indices `everywhereStart ..< count` are the everywhere list, checked on every query
-  /// (sphere-covering, pole-covering, very large regions).
+  /// Storage indices `everywhereStart ..< count` are checked on every query: the everywhere
+  /// list (sphere-covering, pole-covering, very large regions), then regions inserted since the
+  /// last build.
   @usableFromInline internal var everywhereStart: Int
+  /// Storage indices `0 ..< filedEnd` are filed in cells; `filedEnd ..< everywhereStart` are
+  /// slots removed before the last build.
+  internal var filedEnd = 0
+  /// The `cellSizeDegrees` given to `init`, reused when ``insert(_:)`` rebuilds.
+  internal var requestedCellSizeDegrees: Double? = nil
+  /// Slot → storage index; empty until the first ``insert(_:)`` or ``remove(at:)``.
+  internal var storedOfSlot: [UInt32] = []
+  /// Number of removed slots.
+  internal var removedCount = 0
+  /// Number of regions inserted since the last build (at the end of storage).
+  internal var pendingCount = 0
   /// Cell geometry shared by all levels.
   @usableFromInline internal var grid: CellGrid
   /// Bit `k` is set when level `k` has at least one filed region.
@@ -138,7 +150,7 @@ public struct GridIndex: Sendable {
     self.entries = entries
   }
 
-  /// Number of regions (slots `0 ..< count`).
+  /// Number of slots (`0 ..< count`), including removed ones (see ``remove(at:)``).
   /// - Complexity: O(1).
   public var count: Int { discs.count }
 
@@ -224,12 +236,24 @@ public struct GridIndex: Sendable {
 @usableFromInline
 internal struct Disc: Sendable {
   @usableFromInline let center: UnitVector
+  /// The region's threshold, or −∞ for a removed slot (no squared chord is below it).
   @usableFromInline let chordSquaredThreshold: Double
 
   @inlinable init(_ region: CircularRegion) {
     self.center = region.centerVector
     self.chordSquaredThreshold = region.chordSquaredThreshold
   }
+
+  @inlinable init(center: UnitVector, chordSquaredThreshold: Double) {
+    self.center = center
+    self.chordSquaredThreshold = chordSquaredThreshold
+  }
+
+  /// The record of a removed slot: contains no point.
+  var removed: Disc { Disc(center: center, chordSquaredThreshold: -.infinity) }
+
+  /// True for the record of a removed slot.
+  var isRemoved: Bool { chordSquaredThreshold == -.infinity }
 
   /// The same comparison as ``CircularRegion/contains(_:)-(UnitVector)``, on the same values.
   @inlinable @inline(__always)
@@ -270,15 +294,16 @@ extension GridIndex {
   public var entryCount: Int { entries.count }
 
   /// Number of regions checked on every query (sphere- or pole-covering, or very large).
-  public var everywhereCount: Int { discs.count - everywhereStart }
+  public var everywhereCount: Int { discs.count - everywhereStart - pendingCount }
 
   /// Bytes held by the grid structure: the entry array (4 bytes per entry), the cell table
   /// (16 bytes per table slot, 1.5 slots per non-empty cell) and the storage → slot map
-  /// (4 bytes per region). Counts capacity.
+  /// (4 bytes per region; 8 once ``insert(_:)`` or ``remove(at:)`` has been used). Counts
+  /// capacity.
   public var indexFootprintBytes: Int {
     entries.capacity * MemoryLayout<UInt32>.stride
       + cells.capacity * MemoryLayout<CellSlot>.stride
-      + slotOfStored.capacity * MemoryLayout<UInt32>.stride
+      + (slotOfStored.capacity + storedOfSlot.capacity) * MemoryLayout<UInt32>.stride
   }
 
   /// Bytes of region geometry: the refine records (32 bytes per region) and the centres and

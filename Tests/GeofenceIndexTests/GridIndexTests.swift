@@ -396,6 +396,80 @@ struct GridIndexEdgeCaseTests {
   }
 }
 
+// MARK: - Incremental updates
+
+struct GridIndexUpdateTests {
+  /// Random insertions and removals (several automatic rebuilds) against a brute-force scan of
+  /// the live regions.
+  @Test(arguments: [(31, 0.01 as Double?), (32, nil), (33, 1)])
+  func insertAndRemoveMatchBruteForce(seed: Int, cellSize: Double?) {
+    var rng = SeededGenerator(seed: UInt64(seed))
+    var regions = randomRegions(count: 400, mix: .mixed, using: &rng)
+    var removed = [Bool](repeating: false, count: regions.count)
+    var index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+    var result: [Int32] = []
+    for step in 0..<600 {
+      if Int.random(in: 0..<3, using: &rng) == 0 {
+        let slot = Int32.random(in: 0..<Int32(regions.count), using: &rng)
+        index.remove(at: slot)
+        removed[Int(slot)] = true
+      } else {
+        let mix = RadiusMix.allCases[Int.random(in: 0..<4, using: &rng)]
+        let r = randomRegions(count: 1, mix: mix, using: &rng)[0]
+        let slot = index.insert(r)
+        #expect(Int(slot) == regions.count, "seed \(seed)")
+        regions.append(r)
+        removed.append(false)
+      }
+      guard step % 25 == 0 else { continue }
+      #if GEOFENCE_INDEX_INVARIANTS
+        index.checkInvariants()
+      #endif
+      for p in queryPoints(for: regions, count: 40, using: &rng) {
+        index.query(p, into: &result)
+        result.sort()
+        let expected = bruteForce(regions, p).filter { !removed[Int($0)] }
+        if result != expected {
+          Issue.record("seed \(seed), step \(step) at \(p): \(result) expected \(expected)")
+          return
+        }
+      }
+    }
+    #expect(index.count == regions.count)
+    #expect(index.removedSlotCount == removed.filter { $0 }.count)
+    for slot in 0..<regions.count {
+      #expect(index.region(at: Int32(slot)) == regions[slot], "seed \(seed), slot \(slot)")
+      #expect(index.isRemoved(Int32(slot)) == removed[slot], "seed \(seed), slot \(slot)")
+    }
+    index.rebuild()
+    #expect(index.pendingInsertCount == 0)
+    #if GEOFENCE_INDEX_INVARIANTS
+      index.checkInvariants()
+    #endif
+    for p in queryPoints(for: regions, count: 100, using: &rng) {
+      index.query(p, into: &result)
+      result.sort()
+      #expect(result == bruteForce(regions, p).filter { !removed[Int($0)] }, "seed \(seed)")
+    }
+  }
+
+  @Test func insertIntoEmptyIndex() throws {
+    var index = GridIndex(regions: [])
+    let r = try CircularRegion(
+      center: Coordinate(uncheckedLatitude: 0, longitude: 180), radiusMeters: 10)
+    #expect(index.insert(r) == 0)
+    var result: [Int32] = []
+    index.query(Coordinate(uncheckedLatitude: 0, longitude: -180), into: &result)
+    #expect(result == [0])
+    index.remove(at: 0)
+    index.remove(at: 0)
+    index.query(Coordinate(uncheckedLatitude: 0, longitude: -180), into: &result)
+    #expect(result.isEmpty)
+    #expect(index.isRemoved(0))
+    #expect(index.removedSlotCount == 1)
+  }
+}
+
 // MARK: - Structure
 
 struct GridIndexStructureTests {
