@@ -140,7 +140,8 @@ internal struct CellSlot: Sendable {
     h ^= h &>> 33
     h &*= 0xc4ce_b9fe_1a85_ec53
     h ^= h &>> 33
-    return Int(truncatingIfNeeded: h.multipliedFullWidth(by: UInt64(truncatingIfNeeded: capacity)).high)
+    return Int(
+      truncatingIfNeeded: h.multipliedFullWidth(by: UInt64(truncatingIfNeeded: capacity)).high)
   }
 
   /// Table capacity for `cellCount` cells: load factor at most 2/3, at least one empty slot.

@@ -65,8 +65,10 @@ extension GridIndex {
   }
 
   /// Rebuilds the grid from the current regions, keeping slot numbers and removals, and empties
-  /// the pending list.
-  /// - Complexity: O(n), the same as ``init(regions:cellSizeDegrees:)``.
+  /// the pending list. The cell size is chosen again from the live regions when `init` was
+  /// given `nil`.
+  /// - Complexity: O(n), the same as ``init(regions:cellSizeDegrees:)`` plus one
+  ///   ``region(at:)`` per slot.
   public mutating func rebuild() {
     let n = count
     var regions: [CircularRegion] = []
@@ -80,6 +82,7 @@ extension GridIndex {
     self = GridIndex.build(
       regions: regions, cellSizeDegrees: requestedCellSizeDegrees,
       edgePerSpan: grid.edgePerSpan, removed: removed)
+    prepareForUpdates()
   }
 
   /// Builds the slot → storage map on the first update.

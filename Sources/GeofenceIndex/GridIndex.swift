@@ -154,7 +154,8 @@ public struct GridIndex: Sendable {
   /// - Complexity: O(1).
   public var count: Int { discs.count }
 
-  /// The region in `slot`, equal (`==`) to the one given to `init`.
+  /// The region in `slot`, equal (`==`) to the one given to `init` or ``insert(_:)`` (also for a
+  /// removed slot).
   ///
   /// The index keeps each region's centre and radius and rebuilds the derived fields (centre
   /// vector, threshold) on each call.
@@ -175,7 +176,8 @@ public struct GridIndex: Sendable {
   ///   - point: the position; latitude in [−90, 90] and longitude in [−180, 180] degrees
   ///     (180 and −180 are the same meridian). Out-of-range values are clamped to the grid for
   ///     candidate selection and then tested exactly; NaN finds nothing.
-  ///   - result: receives the slots; each containing slot appears exactly once.
+  ///   - result: receives the slots; each containing slot appears exactly once. Slots removed
+  ///     with ``remove(at:)`` never appear.
   /// - Complexity: O(L + c + w): `L` non-empty levels (one hash probe each), `c` slots filed in
   ///   the point's cell at each of those levels, `w` regions in the everywhere list. Each
   ///   candidate costs one squared-chord comparison (three multiplies) on a 32-byte record.
@@ -185,7 +187,7 @@ public struct GridIndex: Sendable {
   }
 
   /// Calls `body` with the slot of every region whose closed disc contains `point`, in no
-  /// particular order, each exactly once. Does not allocate.
+  /// particular order, each exactly once (removed slots never). Does not allocate.
   ///
   /// Same answers, preconditions and cost as ``query(_:into:)``.
   @inlinable

@@ -245,7 +245,8 @@ struct GridIndexEdgeCaseTests {
       #endif
       let mismatch = firstMismatch(index, regions, points)
       #expect(
-        mismatch == nil, "\(label), cell \(String(describing: cellSize)): \(String(describing: mismatch))")
+        mismatch == nil,
+        "\(label), cell \(String(describing: cellSize)): \(String(describing: mismatch))")
     }
   }
 
@@ -329,9 +330,11 @@ struct GridIndexEdgeCaseTests {
     regions.append(region(-90, 0, 0.01))
     regions.append(region(0, 180, 0.01))
     regions.append(region(0, -180, 0.01))
-    let points = regions.map(\.center) + regions.map {
-      destination(from: $0.center, meters: 0.0099, bearing: 1)
-    }
+    let points =
+      regions.map(\.center)
+      + regions.map {
+        destination(from: $0.center, meters: 0.0099, bearing: 1)
+      }
     check(regions, points, "tiny, seed 9")
     let index = GridIndex(regions: regions)
     var result: [Int32] = []
