@@ -64,6 +64,9 @@ extension GridIndex {
   /// Where `region` is filed in `grid`. Pure function of the region and the grid.
   internal static func placement(of region: CircularRegion, in grid: CellGrid) -> Placement {
     if region.coversSphere { return .everywhere }
+    // A centre outside the documented ranges (an unchecked coordinate) has no meaningful box.
+    let center = region.center
+    guard abs(center.latitude) <= 90 && abs(center.longitude) <= 180 else { return .everywhere }
     let box = region.boundingBox
     if box.coversAllLongitudes || !(box.maxLatitude < 90 - polarMarginDegrees)
       || !(box.minLatitude > -90 + polarMarginDegrees)

@@ -18,9 +18,14 @@ import GeofenceGeometry
         precondition(s < n && !seen[s], "slot map is not a permutation at \(i)")
         seen[s] = true
         let r = region(at: Int32(s))
+        // Bit patterns, so that a NaN centre (unchecked coordinate) compares equal to itself.
+        let c = discs[i].center
+        let t = discs[i].chordSquaredThreshold
         precondition(
-          discs[i].center == r.centerVector
-            && (discs[i].chordSquaredThreshold == r.chordSquaredThreshold || discs[i].isRemoved),
+          c.x.bitPattern == r.centerVector.x.bitPattern
+            && c.y.bitPattern == r.centerVector.y.bitPattern
+            && c.z.bitPattern == r.centerVector.z.bitPattern
+            && (t.bitPattern == r.chordSquaredThreshold.bitPattern || discs[i].isRemoved),
           "refine record \(i) differs from region \(s)")
         precondition(
           !(filedEnd..<everywhereStart).contains(i) || discs[i].isRemoved,

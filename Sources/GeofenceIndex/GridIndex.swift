@@ -174,8 +174,9 @@ public struct GridIndex: Sendable {
   ///
   /// - Parameters:
   ///   - point: the position; latitude in [−90, 90] and longitude in [−180, 180] degrees
-  ///     (180 and −180 are the same meridian). Out-of-range values are clamped to the grid for
-  ///     candidate selection and then tested exactly; NaN finds nothing.
+  ///     (180 and −180 are the same meridian). A point outside those ranges (possible with
+  ///     `Coordinate(uncheckedLatitude:longitude:)`) is answered by testing every region, O(n),
+  ///     so the answer is still exact; NaN finds nothing.
   ///   - result: receives the slots; each containing slot appears exactly once. Slots removed
   ///     with ``remove(at:)`` never appear.
   /// - Complexity: O(L + c + w): `L` non-empty levels (one hash probe each), `c` slots filed in
@@ -193,12 +194,16 @@ public struct GridIndex: Sendable {
   @inlinable
   public func forEachRegion(containing point: Coordinate, _ body: (Int32) -> Void) {
     let v = UnitVector(point)
+    // Outside the documented ranges the grid's row and column would not name the point's
+    // position on the sphere: test every region.
+    let inRange = abs(point.latitude) <= 90 && abs(point.longitude) <= 180
     discs.withUnsafeBufferPointer { discBuffer in
       slotOfStored.withUnsafeBufferPointer { slotOf in
-        for i in everywhereStart..<discBuffer.count where discBuffer[i].contains(v) {
+        for i in (inRange ? everywhereStart : 0)..<discBuffer.count
+        where discBuffer[i].contains(v) {
           body(Int32(truncatingIfNeeded: slotOf[i]))
         }
-        var levels = nonEmptyLevels
+        var levels = inRange ? nonEmptyLevels : 0
         if levels == 0 { return }
         let row0 = grid.row(latitude: point.latitude)
         let column0 = grid.queryColumn(longitude: point.longitude)

@@ -378,6 +378,21 @@ struct GridIndexEdgeCaseTests {
     }
   }
 
+  /// Unchecked coordinates outside the documented ranges still get the brute-force answer.
+  @Test func outOfRangeCoordinates() {
+    let regions = [
+      region(0, -170, 50_000), region(85, 10, 2_000_000), region(0, 190, 50_000),
+      region(95, 0, 100_000), region(.nan, 0, 10), region(10, 20, 300),
+    ]
+    var points: [Coordinate] = []
+    for lat in [0.0, 85, 95, -95, 10, 100] {
+      for lon in [190.0, -170, -200, 160, 20, 540, -180.0000001, 180.0000001] {
+        points.append(Coordinate(uncheckedLatitude: lat, longitude: lon))
+      }
+    }
+    check(regions, points, "out of range")
+  }
+
   @Test func nanPointFindsNothing() {
     let index = GridIndex(regions: [region(0, 0, 100), region(0, 0, 3e7)])
     var result: [Int32] = []
