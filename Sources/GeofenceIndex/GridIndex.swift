@@ -42,8 +42,11 @@ import GeofenceGeometry
 ///   - the storage-index → slot map (4 bytes a region), and each region's centre and radius
 ///     (24 bytes a region, slot order) from which ``region(at:)`` rebuilds the region.
 ///
-///   At 1,000,000 city regions this is about 60 bytes a region of geometry plus 7 to 10 bytes
-///   of cells and entries; see ``memoryFootprintBytes``.
+///   Geometry is 56 bytes a region. The grid adds the slot map (4 bytes), about 2.2 entries
+///   (9 bytes) and 24 bytes per non-empty cell: 14 bytes a region for 1,000,000 regions of
+///   50-500 m in a 55 km city (few, shared cells), up to about 56 bytes a region when the same
+///   regions are spread over 2,000 km and most cells hold one region. See
+///   ``memoryFootprintBytes``.
 ///
 /// ## Cost
 ///

@@ -114,4 +114,12 @@ struct GridIndexPerformanceTests {
       count: 1_000_000, radii: 20...50_000, logUniform: true, sideMeters: 2_000_000, seed: 2)
     report("mixed 20 m-50 km (log-uniform), 2,000 km box", regions, fixCount: 200_000)
   }
+
+  /// City radii spread over a 2,000 km box: few answers per fix, the grid's own cost shows.
+  @Test(.enabled(if: GridIndexPerformanceTests.enabled))
+  func sparseFigures() {
+    let regions = cityRegions(
+      count: 1_000_000, radii: 50...500, logUniform: false, sideMeters: 2_000_000, seed: 3)
+    report("city 50-500 m, 2,000 km box", regions)
+  }
 }
