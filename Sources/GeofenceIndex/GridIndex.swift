@@ -4,12 +4,14 @@ import GeofenceGeometry
 /// with a multi-level latitude/longitude grid.
 ///
 /// Regions are addressed by **slot**: the position of the region in the array given to
-/// ``init(regions:cellSizeDegrees:)``, as `Int32`.
+/// ``init(regions:cellSizeDegrees:)``, as `Int32`; ``insert(_:)`` appends slots, and
+/// ``remove(at:)`` takes a slot out of every answer without renumbering.
 ///
 /// ## Answers
 ///
 /// A query returns exactly the slots `i` for which `region(at: i).contains(UnitVector(point))`
-/// is true (``CircularRegion/contains(_:)-(UnitVector)``, closed disc: the boundary is inside).
+/// is true and `i` is not removed (``CircularRegion/contains(_:)-(UnitVector)``, closed disc:
+/// the boundary is inside).
 /// The grid only chooses candidates; the canonical predicate decides, so the answer equals a
 /// brute-force scan with that predicate, including at the antimeridian (longitudes −180 and 180
 /// are one meridian), at the poles (latitude ±90 at any longitude) and for discs that cover the
@@ -58,7 +60,8 @@ import GeofenceGeometry
 /// (7 % for 1,000,000 regions of 50-500 m in a 55 km city). Queries never allocate (beyond
 /// growing `result` the first time).
 ///
-/// The value is immutable after `init` and `Sendable`; queries from many threads are safe.
+/// `GridIndex` is a `Sendable` value: queries only read it, so many threads may query one value
+/// at once; ``insert(_:)`` and ``remove(at:)`` mutate a copy (copy-on-write arrays).
 public struct GridIndex: Sendable {
   /// Refine data in storage order (see ``build(regions:cellSizeDegrees:edgePerSpan:)``):
   /// grouped by home cell, everywhere-list regions last.
