@@ -102,7 +102,12 @@ public struct TransitionConfiguration: Hashable, Sendable {
 ///
 /// Recovery when the jump was real (or the last accepted fix was itself the outlier):
 /// - **Elapsed time**: the speed is measured from the last *accepted* fix, so a real move
-///   becomes plausible once enough time has passed (`d / maxSpeed` seconds).
+///   becomes plausible once enough time has passed (`d / maxSpeed` seconds). An accepted fix
+///   that repeats the previous accepted fix's exact coordinates is a re-report (a provider
+///   replaying its cached position; a receiver that really sits still still jitters in the
+///   last digits), so it does not move the reference time forward: on the posmo train track a
+///   stale position re-reported for 90 s otherwise makes the real movement away from it look
+///   impossible, and three towns on the line are never entered.
 /// - **Long gap**: a fix that arrives `resetGapSeconds` or more after the previous fix seen by
 ///   the filter (accepted or rejected) is accepted: after a long silence anything may have
 ///   happened.

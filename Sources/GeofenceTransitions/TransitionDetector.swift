@@ -101,6 +101,10 @@ public struct TransitionDetector: Sendable {
   private var dwells: [Emission] = []
   /// The last accepted fix (time checks and speed reference).
   private var lastAccepted: Anchor? = nil
+  /// Time the speed test measures from: the time of the last accepted fix, except that an
+  /// accepted fix repeating the previous accepted fix's exact coordinates keeps the earlier
+  /// time (see ``OutlierFilter``).
+  private var speedReferenceTime: Double = .nan
   /// Time of the previous fix that reached the outlier filter.
   private var lastFilteredTime: Double = -.infinity
   /// The last rejected fix and the number of consistent distinct rejected fixes up to it.
@@ -151,6 +155,7 @@ public struct TransitionDetector: Sendable {
     let time = usesTime ? (fix.time ?? .nan) : .nan
     let accuracy = fix.horizontalAccuracy ?? 0
     let isFirst = acceptedFixCount == 0
+    if lastAccepted?.coordinate != fix.coordinate { speedReferenceTime = time }
     lastAccepted = Anchor(coordinate: fix.coordinate, time: time, accuracy: accuracy)
     acceptedFixCount += 1
     applyTransitions(fix, time: time, isFirst: isFirst, into: &events)
@@ -188,7 +193,9 @@ public struct TransitionDetector: Sendable {
       coordinate: fix.coordinate, time: time, accuracy: fix.horizontalAccuracy ?? 0)
     let gap = time - lastFilteredTime
     lastFilteredTime = time
-    guard let last = lastAccepted, gap < filter.resetGapSeconds,
+    guard let accepted = lastAccepted, gap < filter.resetGapSeconds,
+      case let last = Anchor(
+        coordinate: accepted.coordinate, time: speedReferenceTime, accuracy: accepted.accuracy),
       !Self.isPlausible(from: last, to: here, maxSpeed: filter.maxSpeedMetersPerSecond)
     else {
       candidate = nil

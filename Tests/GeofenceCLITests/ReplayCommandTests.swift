@@ -24,8 +24,8 @@ private func temporaryDirectory() throws -> URL {
     contentsOf: TestPaths.data.appendingPathComponent(
       "expected/posmo_trajectory.towns1500.airports3000.jsonl"), encoding: .utf8)
   #expect(result.stdout == golden)
-  #expect(result.stderr.contains("1327 fixes read, 1231 used; dropped: outlier 96"))
-  #expect(result.stderr.contains("events: enter 23, exit 21, dwell 3"))
+  #expect(result.stderr.contains("1327 fixes read, 1241 used; dropped: outlier 86"))
+  #expect(result.stderr.contains("events: enter 26, exit 24, dwell 3"))
   #expect(result.stderr.contains("geofences: 172861 loaded, 0 rejected"))
 }
 
@@ -58,7 +58,7 @@ private func temporaryDirectory() throws -> URL {
   // 83 is also what the naive d <= r scan of the data's README reports for 25 towns.
   #expect(try townEvents("naive") == 83)
   #expect(try townEvents("hysteresis-only") == 77)
-  #expect(try townEvents("default") == 37)
+  #expect(try townEvents("default") == 43)
 }
 
 @Test func usageErrorsExit64() throws {

@@ -79,10 +79,10 @@ private func loadHeadline() throws -> (TrackReadResult, [Geofence]) {
     configuration: TransitionConfiguration())
   let enters = report.events.filter { $0.type == "enter" }.map(\.regionID)
   #expect(Set(enters).count == enters.count)
-  #expect(report.dropCounts[.outlier] == 96)
-  #expect(report.fixesUsed == 1231)
-  #expect(report.eventCounts["enter"] == 19)
-  #expect(report.eventCounts["exit"] == 18)
+  #expect(report.dropCounts[.outlier] == 86)
+  #expect(report.fixesUsed == 1241)
+  #expect(report.eventCounts["enter"] == 22)
+  #expect(report.eventCounts["exit"] == 21)
   // Enter and exit alternate per region, starting with enter.
   var open = Set<String>()
   for e in report.events where e.type != "dwell" {

@@ -167,7 +167,7 @@ struct PosmoTrackTests {
     #expect(transitions(naiveResult).count == 83)
     #expect(townsEntered(naiveResult) == 25)
     #expect(transitions(hysteresisResult).count == 77)
-    #expect(transitions(result).count == 37)
+    #expect(transitions(result).count == 43)
     #expect(result.warnings.contains { $0.contains("out of time order") })
     #expect(result.dropCounts[.outlier] > 0)
 

@@ -122,10 +122,12 @@ def prepare(fixes):
     return out, drops
 
 
-def plausible(a, b):
+def plausible(a, b, a_time=None):
+    """Speed test from fix a (at reference time a_time, default a's own time) to fix b."""
     d = dist(a["lat"], a["lon"], b["lat"], b["lon"])
     excess = d - (a["acc"] or 0) - (b["acc"] or 0)
-    return excess <= 0 or excess <= MAX_SPEED * (b["time"] - a["time"])
+    t0 = a["time"] if a_time is None else a_time
+    return excess <= 0 or excess <= MAX_SPEED * (b["time"] - t0)
 
 
 def replay(fixes, regions):
@@ -133,6 +135,7 @@ def replay(fixes, regions):
     events = []
     inside = {}  # region id -> [enter time, dwell emitted]
     last = None
+    last_ref_time = None  # an exact re-report of the last accepted position keeps its time
     last_filtered = -math.inf
     cand, cand_count = None, 0
     for f in fixes:
@@ -141,7 +144,7 @@ def replay(fixes, regions):
             continue
         gap = f["time"] - last_filtered
         last_filtered = f["time"]
-        if last is not None and gap < RESET_GAP and not plausible(last, f):
+        if last is not None and gap < RESET_GAP and not plausible(last, f, last_ref_time):
             if cand is not None and f["time"] > cand["time"] and plausible(cand, f):
                 if (f["lat"], f["lon"]) != (cand["lat"], cand["lon"]):
                     cand_count += 1
@@ -152,6 +155,8 @@ def replay(fixes, regions):
                 drops["outlier"] = drops.get("outlier", 0) + 1
                 continue
         cand, cand_count = None, 0
+        if last is None or (last["lat"], last["lon"]) != (f["lat"], f["lon"]):
+            last_ref_time = f["time"]
         last = f
         acc = f["acc"] or 0.0
         exits, enters, dwells = [], [], []
