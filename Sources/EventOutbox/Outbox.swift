@@ -11,9 +11,14 @@ public struct OutboxConfiguration: Hashable, Sendable {
   /// Most events kept (pending and in flight). When an enqueue would exceed it, the oldest
   /// events are evicted and counted in ``OutboxCounts/evicted``. Default 10,000; must be >= 1.
   public var capacity: Int
+  /// How many ids of delivered events the outbox remembers, so that an event created again
+  /// after its delivery (a track replayed after a crash) is not queued again. Default 10,000;
+  /// 0 remembers none (the server still deduplicates).
+  public var deliveredIDMemory: Int
 
   public init(
-    maxBatchEvents: Int = 20, maxBatchIntervalSeconds: Double = 30, capacity: Int = 10_000
+    maxBatchEvents: Int = 20, maxBatchIntervalSeconds: Double = 30, capacity: Int = 10_000,
+    deliveredIDMemory: Int = 10_000
   ) {
     precondition((1...500).contains(maxBatchEvents), "maxBatchEvents must be in 1...500")
     precondition(maxBatchIntervalSeconds >= 0, "maxBatchIntervalSeconds must be >= 0")
@@ -21,6 +26,8 @@ public struct OutboxConfiguration: Hashable, Sendable {
     self.maxBatchEvents = maxBatchEvents
     self.maxBatchIntervalSeconds = maxBatchIntervalSeconds
     self.capacity = capacity
+    precondition(deliveredIDMemory >= 0, "deliveredIDMemory must be >= 0")
+    self.deliveredIDMemory = deliveredIDMemory
   }
 }
 
@@ -74,7 +81,10 @@ public final class Outbox {
     );
     CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
     INSERT INTO counters VALUES ('evicted', 0), ('delivered', 0), ('deleted', 0);
+    """,
     """
+    CREATE TABLE delivered_ids (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE);
+    """,
   ]
 
   /// Opens (creating when missing) the outbox in the SQLite file at `path`, and puts events
@@ -94,7 +104,8 @@ public final class Outbox {
     try database.migrate(Self.migrations)
     try database.execute("UPDATE events SET in_flight = 0 WHERE in_flight <> 0")
     insertStatement = try database.prepare(
-      "INSERT OR IGNORE INTO events (id, payload, created_at) VALUES (?, ?, ?)")
+      "INSERT OR IGNORE INTO events (id, payload, created_at) SELECT ?1, ?2, ?3 "
+        + "WHERE NOT EXISTS (SELECT 1 FROM delivered_ids WHERE id = ?1)")
     countStatement = try database.prepare("SELECT count(*) FROM events")
   }
 
@@ -102,8 +113,10 @@ public final class Outbox {
 
   /// Stores one event durably (committed with `synchronous = FULL` before returning).
   ///
-  /// An event whose id is already queued is not stored again (the call returns `false`): a
-  /// re-created event keeps its place. When the outbox holds ``OutboxConfiguration/capacity``
+  /// An event whose id is already queued, or was delivered recently (among the last
+  /// ``OutboxConfiguration/deliveredIDMemory`` delivered ids), is not stored again (the call
+  /// returns `false`): an event created again after a crash neither takes a second place nor
+  /// travels twice. (Were it sent again, the server would list it as a duplicate.) When the outbox holds ``OutboxConfiguration/capacity``
   /// events, the oldest are evicted first and counted.
   /// - Returns: `true` when the event was added, `false` when its id was already queued.
   /// - Throws: ``OutboxError`` for an invalid id or payload (nothing stored), ``SQLiteError``.
@@ -115,7 +128,7 @@ public final class Outbox {
 
   /// Stores several events in one transaction, in order (cheaper than one call per event: one
   /// `fsync` in all). Validation happens first, so an invalid event stores nothing.
-  /// - Returns: how many were added (ids already queued are skipped).
+  /// - Returns: how many were added (ids already queued or recently delivered are skipped).
   /// - Throws: ``OutboxError``, ``SQLiteError``.
   @discardableResult
   public func enqueue(contentsOf events: [OutboxEvent]) throws -> Int {
@@ -236,7 +249,8 @@ public final class Outbox {
   // MARK: Deletion
 
   /// Deletes every queued event (pending and in flight) and every dead letter, and counts them
-  /// in ``OutboxCounts/deleted``: what to do when the user withdraws tracking consent.
+  /// in ``OutboxCounts/deleted``, and forgets the delivered ids: what to do when the user
+  /// withdraws tracking consent.
   /// - Returns: how many were deleted.
   @discardableResult
   public func deleteAll() throws -> Int {
@@ -245,6 +259,7 @@ public final class Outbox {
       var n = database.changes
       try database.execute("DELETE FROM dead_letters")
       n += database.changes
+      try database.execute("DELETE FROM delivered_ids")
       try bump("deleted", by: n)
       return n
     }
@@ -295,7 +310,7 @@ public final class Outbox {
     try database.transaction {
       var gone: [Int64] = []
       var back: [Int64] = []
-      var deliveredCount = 0
+      var deliveredSeqs: [Int64] = []
       let now = clock.now
       for (seq, event) in zip(batch.seqs, batch.events) {
         if let reason = rejected[event.id] {
@@ -306,14 +321,22 @@ public final class Outbox {
           gone.append(seq)
         } else if delivered.contains(event.id) {
           gone.append(seq)
-          deliveredCount += 1
+          deliveredSeqs.append(seq)
         } else {
           back.append(seq)
         }
       }
       if !gone.isEmpty {
+        if configuration.deliveredIDMemory > 0 && !deliveredSeqs.isEmpty {
+          try database.execute(
+            "INSERT OR IGNORE INTO delivered_ids (id) SELECT id FROM events "
+              + "WHERE seq IN (\(list(deliveredSeqs))) ORDER BY seq")
+          try database.execute(
+            "DELETE FROM delivered_ids WHERE seq <= (SELECT max(seq) FROM delivered_ids) - ?",
+            [.integer(Int64(configuration.deliveredIDMemory))])
+        }
         try database.execute("DELETE FROM events WHERE seq IN (\(list(gone)))")
-        try bump("delivered", by: deliveredCount)
+        try bump("delivered", by: deliveredSeqs.count)
       }
       if !back.isEmpty {
         try database.execute("UPDATE events SET in_flight = 0 WHERE seq IN (\(list(back)))")

@@ -30,6 +30,21 @@ import Testing
     #expect(try outbox.counts().pending == 1)
   }
 
+  @Test func recentlyDeliveredEventsAreNotQueuedAgain() throws {
+    let outbox = try open(OutboxConfiguration(deliveredIDMemory: 3))
+    let transport = FakeTransport(clock: clock)
+    try outbox.enqueue(contentsOf: makeEvents(0..<5))
+    try OutboxUploader(outbox: outbox, transport: transport).flush()
+    // e2, e3, e4 are remembered; e0 and e1 were forgotten (memory of 3).
+    #expect(try outbox.enqueue(contentsOf: makeEvents(0..<5)) == 2)
+    #expect(try outbox.queuedEvents().map(\.id) == ["e0", "e1"])
+    let forgetful = try Outbox(
+      path: ":memory:", configuration: OutboxConfiguration(deliveredIDMemory: 0), clock: clock)
+    try forgetful.enqueue(contentsOf: makeEvents(0..<2))
+    try OutboxUploader(outbox: forgetful, transport: transport).flush()
+    #expect(try forgetful.enqueue(contentsOf: makeEvents(0..<2)) == 2)
+  }
+
   @Test func invalidEventsAreRefusedAndStoreNothing() throws {
     let outbox = try open()
     #expect(throws: OutboxError.self) {
