@@ -212,7 +212,8 @@ public final class Outbox {
     var result: [OutboxEvent] = []
     while try s.step() {
       result.append(
-        OutboxEvent(id: s.string(at: 0) ?? "", payload: s.string(at: 1) ?? "{}",
+        OutboxEvent(
+          id: s.string(at: 0) ?? "", payload: s.string(at: 1) ?? "{}",
           createdAt: s.double(at: 2)))
     }
     return result
@@ -287,13 +288,15 @@ public final class Outbox {
       while try s.step() {
         batch.seqs.append(s.int64(at: 0))
         batch.events.append(
-          OutboxEvent(id: s.string(at: 1) ?? "", payload: s.string(at: 2) ?? "{}",
+          OutboxEvent(
+            id: s.string(at: 1) ?? "", payload: s.string(at: 2) ?? "{}",
             createdAt: s.double(at: 3)))
         batch.attempt = max(batch.attempt, Int(s.int64(at: 4)) + 1)
       }
       guard !batch.seqs.isEmpty else { return nil }
       try database.execute(
-        "UPDATE events SET in_flight = 1, attempts = attempts + 1 WHERE seq IN (\(list(batch.seqs)))")
+        "UPDATE events SET in_flight = 1, attempts = attempts + 1 WHERE seq IN (\(list(batch.seqs)))"
+      )
       return batch
     }
   }

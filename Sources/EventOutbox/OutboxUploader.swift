@@ -93,8 +93,7 @@ public final class OutboxUploader {
   @discardableResult
   public func sendDueBatches() throws -> UploadReport {
     var report = UploadReport()
-    while report.stopped == nil, let due = try outbox.nextBatchDueTime(), due <= outbox.clock.now
-    {
+    while report.stopped == nil, let due = try outbox.nextBatchDueTime(), due <= outbox.clock.now {
       guard try sendBatch(&report) else { break }
     }
     return report
@@ -118,7 +117,9 @@ public final class OutboxUploader {
       case .failed(let timedOut, let message):
         failure = timedOut ? "timeout" : "network error: \(message)"
       case .http(let status, let headers, let body):
-        retryAfter = headers["retry-after"].flatMap { Self.parseRetryAfter($0, now: outbox.clock.now) }
+        retryAfter = headers["retry-after"].flatMap {
+          Self.parseRetryAfter($0, now: outbox.clock.now)
+        }
         if (200..<300).contains(status) {
           if let answer = Self.parseAnswer(body) {
             let ids = Set(batch.events.map(\.id))

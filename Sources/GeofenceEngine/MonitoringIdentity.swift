@@ -39,7 +39,8 @@ public final class MonitoringIdentity {
     if FileManager.default.fileExists(atPath: fileURL.path) {
       let data = try Data(contentsOf: fileURL)
       guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-        let device = object["device_id"] as? String, let anonymous = object["anonymous_id"] as? String
+        let device = object["device_id"] as? String,
+        let anonymous = object["anonymous_id"] as? String
       else {
         throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: fileURL.path])
       }

@@ -20,8 +20,10 @@ public struct AuthorizationTimeline: Hashable, Sendable {
   public var changes: [Change]
 
   public init(changes: [Change]) {
-    self.changes = changes.enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }
-      .map(\.element)
+    self.changes = changes.enumerated().sorted {
+      ($0.element.time, $0.offset) < ($1.element.time, $1.offset)
+    }
+    .map(\.element)
   }
 
   /// Everything granted: `authorizedAlways`, full accuracy, background, consent on,
@@ -104,7 +106,8 @@ extension AuthorizationTimeline {
       guard let header = records.first else { return AuthorizationTimeline(changes: []) }
       let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
       guard names.contains("time") else {
-        throw AuthorizationTimelineError(line: header.line, message: "no 'time' column in the header")
+        throw AuthorizationTimelineError(
+          line: header.line, message: "no 'time' column in the header")
       }
       for record in records.dropFirst() {
         var fields: [String: String] = [:]

@@ -72,7 +72,8 @@ public final class MonitoringPipeline {
   public init(
     regions: MonitoredRegions, outbox: Outbox, identity: MonitoringIdentity,
     configuration: TransitionConfiguration = TransitionConfiguration(),
-    policy: AuthorizationPolicy = .default, state: AuthorizationState = AuthorizationTimeline.granted
+    policy: AuthorizationPolicy = .default,
+    state: AuthorizationState = AuthorizationTimeline.granted
   ) throws {
     self.regions = regions
     self.outbox = outbox
@@ -235,8 +236,10 @@ struct JSONObjectWriter {
   mutating func add(_ key: String, string: String) { add(key, raw: Self.quoted(string)) }
   mutating func add(_ key: String, number: Double?) {
     guard let number, number.isFinite else { return add(key, raw: "null") }
-    add(key, raw: number == number.rounded() && abs(number) < 1e15
-      ? String(Int64(number)) : String(number))
+    add(
+      key,
+      raw: number == number.rounded() && abs(number) < 1e15
+        ? String(Int64(number)) : String(number))
   }
   func finish() -> String { text + "}" }
 

@@ -137,7 +137,7 @@ enum RunCommand {
         return fail("\(path): no such file or not readable", ExitStatus.noInput)
       }
       do {
-        timeline = try AuthorizationTimeline.parse(DelimitedTextDecode.text(data))
+        timeline = try AuthorizationTimeline.parse(String(decoding: data, as: UTF8.self))
       } catch {
         return fail("\(path): \(error)", ExitStatus.dataError)
       }
@@ -171,7 +171,10 @@ enum RunCommand {
         }
         do {
           let track = try TrackReader.read(contentsOf: URL(fileURLWithPath: path))
-          if !quiet { ReplayCommand.report(rejections: track.skippedRows.map(\.description), what: "track rows") }
+          if !quiet {
+            ReplayCommand.report(
+              rejections: track.skippedRows.map(\.description), what: "track rows")
+          }
           fixes += track.fixes
         } catch {
           printError("geofence run: \(error)")
@@ -192,7 +195,9 @@ enum RunCommand {
       let r = pipeline.report
       var line = "fixes \(r.fixes): notAuthorized \(r.notAuthorized)"
       if !r.blockedCounts.isEmpty {
-        line += " (" + r.blockedCounts.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \($0.value)" }
+        line +=
+          " ("
+          + r.blockedCounts.sorted { $0.key < $1.key }.map { "\($0.key.rawValue) \($0.value)" }
           .joined(separator: ", ") + ")"
       }
       for (reason, count) in r.dropCounts.nonZero { line += ", \(reason.rawValue) \(count)" }
@@ -204,7 +209,8 @@ enum RunCommand {
           + "; deleted for consent \(r.deletedForConsent)")
       if uploader != nil { printError(describe(uploadReport)) }
     }
-    return finish(store: store, report: uploadReport, uploaded: uploader != nil, quiet: quiet, status: status)
+    return finish(
+      store: store, report: uploadReport, uploaded: uploader != nil, quiet: quiet, status: status)
   }
 
   // MARK: outbox
@@ -220,7 +226,9 @@ enum RunCommand {
         return ExitStatus.ok
       }
       guard let d = args.last("store") else { throw UsageError("give --store DIR") }
-      if !args.positionals.isEmpty { throw UsageError("unexpected argument '\(args.positionals[0])'") }
+      if !args.positionals.isEmpty {
+        throw UsageError("unexpected argument '\(args.positionals[0])'")
+      }
       directory = d
     } catch {
       printError("geofence outbox: \(error.message)\nRun 'geofence outbox --help' for usage.")
@@ -274,7 +282,9 @@ enum RunCommand {
         print(uploadHelp)
         return ExitStatus.ok
       }
-      if !args.positionals.isEmpty { throw UsageError("unexpected argument '\(args.positionals[0])'") }
+      if !args.positionals.isEmpty {
+        throw UsageError("unexpected argument '\(args.positionals[0])'")
+      }
       options = try UploadOptions(args, needsServer: true)
     } catch {
       printError("geofence upload: \(error.message)\nRun 'geofence upload --help' for usage.")
@@ -290,7 +300,8 @@ enum RunCommand {
       guard let server = options.server else { return ExitStatus.usage }
       let report = try store.uploader(server: server, options: options).flush()
       if !quiet { printError(describe(report)) }
-      return finish(store: store, report: report, uploaded: true, quiet: quiet, status: ExitStatus.ok)
+      return finish(
+        store: store, report: report, uploaded: true, quiet: quiet, status: ExitStatus.ok)
     } catch {
       printError("geofence upload: \(error)")
       return ExitStatus.failure
@@ -411,7 +422,8 @@ enum RunCommand {
     }
     let merged = GeofenceLoadResult.merging(loads)
     if !quiet {
-      ReplayCommand.report(rejections: merged.rejected.map(\.description), what: "geofence definitions")
+      ReplayCommand.report(
+        rejections: merged.rejected.map(\.description), what: "geofence definitions")
     }
     return .success(MonitoredRegions(geofences: merged.geofences))
   }
@@ -427,11 +439,5 @@ extension UploadReport {
     retries += other.retries
     waitedSeconds += other.waitedSeconds
     stopped = stopped ?? other.stopped
-  }
-}
-
-enum DelimitedTextDecode {
-  static func text(_ data: Data) -> String {
-    String(decoding: data, as: UTF8.self)
   }
 }

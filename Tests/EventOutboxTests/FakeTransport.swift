@@ -29,14 +29,17 @@ final class FakeTransport: UploadTransport {
     let events = object?["events"] as? [[String: Any]] ?? []
     let ids = events.map { $0["id"] as? String ?? "" }
     sent.append(
-      Sent(time: clock.now, attempt: request.attempt, idempotencyKey: request.idempotencyKey,
+      Sent(
+        time: clock.now, attempt: request.attempt, idempotencyKey: request.idempotencyKey,
         ids: ids, events: events))
     if !script.isEmpty { return script.removeFirst()(ids) }
     return Self.accept(ids, into: &stored)
   }
 
   /// A server's answer: new ids accepted, known ids duplicates.
-  static func accept(_ ids: [String], into stored: inout [String], rejecting: [String: String] = [:])
+  static func accept(
+    _ ids: [String], into stored: inout [String], rejecting: [String: String] = [:]
+  )
     -> UploadResponse
   {
     var accepted: [String] = []

@@ -129,7 +129,8 @@ final class OutboxServerTests {
   @Test func poisonEventIsDeadLetteredAndTheOthersDelivered() throws {
     let (outbox, uploader, _) = try makeUploader(batch: 10)
     var events = serverEvents(0..<6, prefix: "p")
-    events[2].payload = #"{"type":"leave","geofence_id":"g","device_id":"dev1","#
+    events[2].payload =
+      #"{"type":"leave","geofence_id":"g","device_id":"dev1","#
       + #""time":"yesterday","latitude":21.3,"longitude":-157.85}"#
     try outbox.enqueue(contentsOf: events)
     try outbox.enqueue(contentsOf: serverEvents(6..<8, prefix: "p"))

@@ -73,10 +73,12 @@ import Testing
     let outbox = try open()
     try outbox.enqueue(contentsOf: makeEvents(0..<4))
     let transport = FakeTransport(clock: clock)
-    transport.script = [{ ids in
-      var stored: [String] = []
-      return FakeTransport.accept(ids, into: &stored, rejecting: ["e1": "bad"])
-    }]
+    transport.script = [
+      { ids in
+        var stored: [String] = []
+        return FakeTransport.accept(ids, into: &stored, rejecting: ["e1": "bad"])
+      }
+    ]
     try OutboxUploader(outbox: outbox, transport: transport).flush()
     try outbox.enqueue(contentsOf: makeEvents(4..<6))
     #expect(try outbox.counts().deadLetters == 1)

@@ -28,8 +28,10 @@ import Testing
     #expect(transport.sent.map(\.ids.count) == [20, 20, 5])
     // Everything in enqueue order, each id once.
     #expect(transport.sent.flatMap(\.ids) == (0..<45).map { "e\($0)" })
-    #expect(try outbox.counts() == OutboxCounts(
-      pending: 0, inFlight: 0, deadLetters: 0, evicted: 0, delivered: 45, deleted: 0))
+    #expect(
+      try outbox.counts()
+        == OutboxCounts(
+          pending: 0, inFlight: 0, deadLetters: 0, evicted: 0, delivered: 45, deleted: 0))
   }
 
   @Test func intervalCountsFromTheOldestPendingEvent() throws {
@@ -73,9 +75,11 @@ import Testing
   @Test func rejectedEventsAreDeadLetteredAndDoNotBlockLaterOnes() throws {
     let outbox = try open(OutboxConfiguration(maxBatchEvents: 4))
     let transport = FakeTransport(clock: clock)
-    transport.script = [{ [unowned transport] ids in
-      FakeTransport.accept(ids, into: &transport.stored, rejecting: ["e2": "invalid time"])
-    }]
+    transport.script = [
+      { [unowned transport] ids in
+        FakeTransport.accept(ids, into: &transport.stored, rejecting: ["e2": "invalid time"])
+      }
+    ]
     try outbox.enqueue(contentsOf: makeEvents(0..<6))
     let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
     #expect(report.rejected == 1 && report.accepted == 5)

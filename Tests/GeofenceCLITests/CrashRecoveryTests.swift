@@ -75,8 +75,10 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     ["run"], ["run", "--store", "/tmp/x", "--key", "k", "--regions", "r.json", "t.csv"],
     ["run", "--server", "ftp://x", "--key", "k", "--store", "/tmp/x", "--regions", "r", "t"],
     ["run", "--server", "http://127.0.0.1:1", "--key", "k", "--store", "/tmp/x", "t.csv"],
-    ["run", "--server", "http://127.0.0.1:1", "--key", "k", "--store", "/tmp/x", "--regions", "r",
-      "--batch-size", "501", "t"],
+    [
+      "run", "--server", "http://127.0.0.1:1", "--key", "k", "--store", "/tmp/x", "--regions", "r",
+      "--batch-size", "501", "t",
+    ],
     ["outbox"], ["outbox", "--store", "/tmp/x", "extra"], ["outbox", "--bogus"],
     ["upload", "--store", "/tmp/x"], ["upload", "--server", "http://h", "--store", "/tmp/x"],
     ["upload", "--server", "http://h", "--key", "k", "--store", "/tmp/x", "--timeout", "0"],
@@ -93,8 +95,24 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     #expect(r.status == 0 && r.out.hasPrefix("usage: geofence \(command)"))
   }
 
+  @Test func unreachableServerKeepsEventsQueuedAndExits75() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 3)
+    let store = dir.appendingPathComponent("store").path
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused.
+    let r = try geofence([
+      "run", "--server", "http://127.0.0.1:9", "--key", "k", "--store", store, "--no-dwell",
+      "--max-attempts", "1", "--timeout", "2", "--regions", regions, tracks[0],
+    ])
+    #expect(r.status == 75, "\(r.err)")
+    let counts = try geofence(["outbox", "--store", store])
+    #expect(counts.out.contains("pending       6"), "\(counts.out)")
+  }
+
   @Test func outboxOfAMissingStoreExits66() throws {
-    let r = try geofence(["outbox", "--store", temporaryDirectory().appendingPathComponent("no").path])
+    let r = try geofence([
+      "outbox", "--store", temporaryDirectory().appendingPathComponent("no").path,
+    ])
     #expect(r.status == 66)
   }
 
@@ -107,10 +125,10 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     // and r3's ENTER comes at fix 33 (3,000 m), flagged after the gap.
     let auth = dir.appendingPathComponent("auth.csv")
     try """
-      time,status,accuracy,app_state,consent,registered
-      2026-11-30T05:03:20Z,denied,full,background,true,true
-      2026-11-30T05:05:25Z,authorizedAlways,full,background,true,true
-      """.write(to: auth, atomically: true, encoding: .utf8)
+    time,status,accuracy,app_state,consent,registered
+    2026-11-30T05:03:20Z,denied,full,background,true,true
+    2026-11-30T05:05:25Z,authorizedAlways,full,background,true,true
+    """.write(to: auth, atomically: true, encoding: .utf8)
     let store = dir.appendingPathComponent("store").path
     let r = try geofence([
       "run", "--no-upload", "--store", store, "--auth", auth.path, "--no-dwell", "--regions",
@@ -155,7 +173,8 @@ struct CrashRecoveryTests {
     for track in tracks {
       let started = Date()
       let clean = try geofence(
-        runArguments(store: dir.appendingPathComponent("ref").path, key: "reference", tracks: [track]))
+        runArguments(
+          store: dir.appendingPathComponent("ref").path, key: "reference", tracks: [track]))
       durations.append(Date().timeIntervalSince(started))
       #expect(clean.status == 0, "\(clean.err)")
     }
@@ -177,7 +196,8 @@ struct CrashRecoveryTests {
       p.executableURL = geofenceBinary
       let uploadOnly = kills > 0 && Bool.random(using: &random)
       p.arguments =
-        uploadOnly ? uploadArguments : runArguments(store: store, key: "crash", tracks: [tracks[next]])
+        uploadOnly
+        ? uploadArguments : runArguments(store: store, key: "crash", tracks: [tracks[next]])
       p.standardOutput = FileHandle.nullDevice
       p.standardError = FileHandle.nullDevice
       let receipts = try server.events(key: "crash")["delivery_count"] as? Int ?? 0

@@ -22,12 +22,12 @@ private func fix(_ eastMeters: Double, _ t: Double, device: String? = nil) -> Lo
 private let t0 = 1_796_014_800.0
 
 /// Regions of radius 100 m on the equator: A at 0 m, B at 1,000 m, C at 2,000 m east.
-private func regions() -> MonitoredRegions {
+private func regions() throws -> MonitoredRegions {
   MonitoredRegions(
-    geofences: ["A", "B", "C"].enumerated().map { i, id in
+    geofences: try ["A", "B", "C"].enumerated().map { i, id in
       Geofence(
         id: id, name: "Region \(id)",
-        region: try! CircularRegion(
+        region: try CircularRegion(
           center: Coordinate(uncheckedLatitude: 0, longitude: Double(i) * 1_000 / metersPerDegree),
           radiusMeters: 100))
     })
@@ -68,7 +68,8 @@ private struct Fixture {
       fileURL: directory.appendingPathComponent("identity.json"),
       random: SeededGenerator(seed: seed))
     pipeline = try MonitoringPipeline(
-      regions: regions(), outbox: outbox, identity: identity, configuration: rules, state: state)
+      regions: try regions(), outbox: outbox, identity: identity, configuration: rules, state: state
+    )
   }
 
   /// The queued events' payloads, decoded.
@@ -81,7 +82,8 @@ private struct Fixture {
   func summary() throws -> [String] {
     try queued().map { e in
       let time = RFC3339Seconds(e["time"] as? String ?? "")
-      var s = "\(e["type"] as? String ?? "?") \(e["geofence_id"] as? String ?? "?") @\(Int(time - t0))"
+      var s =
+        "\(e["type"] as? String ?? "?") \(e["geofence_id"] as? String ?? "?") @\(Int(time - t0))"
       if e["after_gap"] as? Bool == true, let g = e["gap_start"] as? String {
         s += " gap@\(Int(RFC3339Seconds(g) - t0))"
       }
@@ -168,7 +170,7 @@ private func RFC3339Seconds(_ text: String) -> Double {
     try f.pipeline.replay([fix(0, 10)])
     #expect(try f.outbox.counts().pending == 1)
     let again = try MonitoringPipeline(
-      regions: regions(), outbox: f.outbox, identity: f.identity, state: consentOff)
+      regions: try regions(), outbox: f.outbox, identity: f.identity, state: consentOff)
     #expect(again.report.deletedForConsent == 1)
     try again.replay([fix(0, 100)])
     #expect(try f.outbox.counts().queued == 0 && again.report.notAuthorized == 1)
@@ -199,7 +201,7 @@ private func RFC3339Seconds(_ text: String) -> Double {
     let ids = try f.outbox.queuedEvents().map(\.id)
     // A new process (after a crash) replays the same fixes into the same outbox.
     let again = try MonitoringPipeline(
-      regions: regions(), outbox: f.outbox, identity: f.identity, configuration: rules)
+      regions: try regions(), outbox: f.outbox, identity: f.identity, configuration: rules)
     let report = try again.replay(track)
     #expect(report.events == 3 && report.enqueued == 0)
     #expect(try f.outbox.queuedEvents().map(\.id) == ids)

@@ -36,12 +36,14 @@ public final class OutboxTestServer: @unchecked Sendable {
       "outbox-server-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     port = try Self.freePort()
-    url = URL(string: "http://127.0.0.1:\(port)")!
+    url = Self.baseURL(port: port)
     process = Process()
     process.executableURL = TestPaths.packageRoot.appendingPathComponent("tools/server/run")
     process.arguments =
-      ["--port", String(port), "--db", directory.appendingPathComponent("server.sqlite").path,
-        "--enable-admin"] + keys.flatMap { ["--key", $0] } + extraArguments
+      [
+        "--port", String(port), "--db", directory.appendingPathComponent("server.sqlite").path,
+        "--enable-admin",
+      ] + keys.flatMap { ["--key", $0] } + extraArguments
     process.standardOutput = FileHandle.nullDevice
     process.standardError = try FileHandle(
       forWritingTo: {
@@ -84,7 +86,8 @@ public final class OutboxTestServer: @unchecked Sendable {
     let (status, body) = try request(
       "POST", "/admin/faults", body: try JSONSerialization.data(withJSONObject: spec))
     guard status == 201 else {
-      throw ServerError(message: "arming \(spec) failed: \(status) \(String(decoding: body, as: UTF8.self))")
+      throw ServerError(
+        message: "arming \(spec) failed: \(status) \(String(decoding: body, as: UTF8.self))")
     }
   }
 
@@ -106,7 +109,10 @@ public final class OutboxTestServer: @unchecked Sendable {
   public func request(_ method: String, _ path: String, body: Data? = nil, timeout: Double = 10)
     throws -> (Int, Data)
   {
-    var r = URLRequest(url: URL(string: url.absoluteString + path)!, timeoutInterval: timeout)
+    guard let target = URL(string: url.absoluteString + path) else {
+      throw ServerError(message: "bad path \(path)")
+    }
+    var r = URLRequest(url: target, timeoutInterval: timeout)
     r.httpMethod = method
     r.httpBody = body
     if body != nil { r.setValue("application/json", forHTTPHeaderField: "Content-Type") }
@@ -125,6 +131,14 @@ public final class OutboxTestServer: @unchecked Sendable {
     }.resume()
     done.wait()
     return try box.result.get()
+  }
+
+  static func baseURL(port: Int) -> URL {
+    var components = URLComponents()
+    components.scheme = "http"
+    components.host = "127.0.0.1"
+    components.port = port
+    return components.url ?? URL(fileURLWithPath: "/")
   }
 
   /// A TCP port nobody listens on now (bound to port 0 and released).
