@@ -93,16 +93,20 @@ public final class Outbox {
   ///   - path: the database file (`:memory:` for a private, non-durable outbox).
   ///   - configuration: batch size, interval and cap.
   ///   - clock: the time source. Default: the wall clock.
+  ///   - recoverInFlight: put in-flight events back to pending. Default `true`; pass `false`
+  ///     to inspect an outbox that another process may be uploading from.
   /// - Throws: ``SQLiteError`` when the file cannot be opened or migrated.
   public init(
     path: String, configuration: OutboxConfiguration = OutboxConfiguration(),
-    clock: any OutboxClock = SystemClock()
+    clock: any OutboxClock = SystemClock(), recoverInFlight: Bool = true
   ) throws {
     self.configuration = configuration
     self.clock = clock
     database = try Database(path: path, options: .init(writeAheadLogging: true))
     try database.migrate(Self.migrations)
-    try database.execute("UPDATE events SET in_flight = 0 WHERE in_flight <> 0")
+    if recoverInFlight {
+      try database.execute("UPDATE events SET in_flight = 0 WHERE in_flight <> 0")
+    }
     insertStatement = try database.prepare(
       "INSERT OR IGNORE INTO events (id, payload, created_at) SELECT ?1, ?2, ?3 "
         + "WHERE NOT EXISTS (SELECT 1 FROM delivered_ids WHERE id = ?1)")

@@ -239,7 +239,8 @@ enum RunCommand {
       return ExitStatus.noInput
     }
     do {
-      let store = try Store(directory: directory, configuration: OutboxConfiguration())
+      let store = try Store(
+        directory: directory, configuration: OutboxConfiguration(), inspectOnly: true)
       let c = try store.outbox.counts()
       let dead = args.flag("dead-letters") ? try store.outbox.deadLetters() : []
       if args.flag("json") {
@@ -354,10 +355,14 @@ enum RunCommand {
       FileManager.default.fileExists(atPath: outboxPath(directory))
     }
 
-    init(directory: String, configuration: OutboxConfiguration) throws {
+    /// - Parameter inspectOnly: leave in-flight events alone (another process may be
+    ///   uploading them).
+    init(directory: String, configuration: OutboxConfiguration, inspectOnly: Bool = false) throws {
       let url = URL(fileURLWithPath: directory)
       try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-      outbox = try Outbox(path: Self.outboxPath(directory), configuration: configuration)
+      outbox = try Outbox(
+        path: Self.outboxPath(directory), configuration: configuration,
+        recoverInFlight: !inspectOnly)
       identity = try MonitoringIdentity(fileURL: url.appendingPathComponent("identity.json"))
     }
 
