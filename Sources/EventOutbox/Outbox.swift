@@ -1,0 +1,368 @@
+import Foundation
+import SQLiteStore
+
+/// Settings of an ``Outbox`` and its uploader.
+public struct OutboxConfiguration: Hashable, Sendable {
+  /// Most events in one upload batch. Default 20; range 1...500 (the protocol's limit).
+  public var maxBatchEvents: Int
+  /// A batch is due once the oldest pending event has waited this long, in seconds, even when
+  /// fewer than ``maxBatchEvents`` are pending. Default 30; must be >= 0.
+  public var maxBatchIntervalSeconds: Double
+  /// Most events kept (pending and in flight). When an enqueue would exceed it, the oldest
+  /// events are evicted and counted in ``OutboxCounts/evicted``. Default 10,000; must be >= 1.
+  public var capacity: Int
+  /// How many ids of delivered events the outbox remembers, so that an event created again
+  /// after its delivery (a track replayed after a crash) is not queued again. Default 10,000;
+  /// 0 remembers none (the server still deduplicates).
+  public var deliveredIDMemory: Int
+
+  public init(
+    maxBatchEvents: Int = 20, maxBatchIntervalSeconds: Double = 30, capacity: Int = 10_000,
+    deliveredIDMemory: Int = 10_000
+  ) {
+    precondition((1...500).contains(maxBatchEvents), "maxBatchEvents must be in 1...500")
+    precondition(maxBatchIntervalSeconds >= 0, "maxBatchIntervalSeconds must be >= 0")
+    precondition(capacity >= 1, "capacity must be >= 1")
+    self.maxBatchEvents = maxBatchEvents
+    self.maxBatchIntervalSeconds = maxBatchIntervalSeconds
+    self.capacity = capacity
+    precondition(deliveredIDMemory >= 0, "deliveredIDMemory must be >= 0")
+    self.deliveredIDMemory = deliveredIDMemory
+  }
+}
+
+/// A persisted, ordered queue of events waiting for upload.
+///
+/// Events live in one SQLite file opened with write-ahead logging and `synchronous = FULL`:
+/// when ``enqueue(_:)`` returns, the event survives a crash or a power loss. Events keep their
+/// enqueue order (a sequence number); batches are taken from the front, so an event is never
+/// sent before an event enqueued earlier (an EXIT never overtakes its ENTER).
+///
+/// ## States
+/// - **pending**: waiting;
+/// - **in flight**: part of the batch being sent; a batch is marked in flight in one
+///   transaction before it is sent, and removed (accepted or duplicate), dead-lettered
+///   (rejected) or put back to pending when the answer is applied;
+/// - **dead letter**: rejected by the server, kept with the reason in a separate table.
+///
+/// Opening an outbox puts every in-flight event back to pending: they are the oldest, so they
+/// are sent first, with the same ids.
+///
+/// **Threads.** Not `Sendable`: use an outbox from one isolation domain, like its ``Database``.
+/// Two processes may open the same file (SQLite locks it), but only one should upload.
+public final class Outbox {
+  /// The settings.
+  public let configuration: OutboxConfiguration
+  /// The clock that stamps events and times batches.
+  public let clock: any OutboxClock
+  let database: Database
+
+  private let insertStatement: Statement
+  private let countStatement: Statement
+
+  /// Schema migrations, in order (append only).
+  static let migrations = [
+    """
+    CREATE TABLE events (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      payload TEXT NOT NULL,
+      created_at REAL NOT NULL,
+      in_flight INTEGER NOT NULL DEFAULT 0,
+      attempts INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE TABLE dead_letters (
+      seq INTEGER PRIMARY KEY,
+      id TEXT NOT NULL,
+      payload TEXT NOT NULL,
+      reason TEXT NOT NULL,
+      dead_at REAL NOT NULL,
+      attempts INTEGER NOT NULL
+    );
+    CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+    INSERT INTO counters VALUES ('evicted', 0), ('delivered', 0), ('deleted', 0);
+    """,
+    """
+    CREATE TABLE delivered_ids (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE);
+    """,
+  ]
+
+  /// Opens (creating when missing) the outbox in the SQLite file at `path`, and puts events
+  /// left in flight by an earlier process back to pending.
+  /// - Parameters:
+  ///   - path: the database file (`:memory:` for a private, non-durable outbox).
+  ///   - configuration: batch size, interval and cap.
+  ///   - clock: the time source. Default: the wall clock.
+  ///   - recoverInFlight: put in-flight events back to pending. Default `true`; pass `false`
+  ///     to inspect an outbox that another process may be uploading from.
+  /// - Throws: ``SQLiteError`` when the file cannot be opened or migrated.
+  public init(
+    path: String, configuration: OutboxConfiguration = OutboxConfiguration(),
+    clock: any OutboxClock = SystemClock(), recoverInFlight: Bool = true
+  ) throws {
+    self.configuration = configuration
+    self.clock = clock
+    database = try Database(path: path, options: .init(writeAheadLogging: true))
+    try database.migrate(Self.migrations)
+    if recoverInFlight {
+      try database.execute("UPDATE events SET in_flight = 0 WHERE in_flight <> 0")
+    }
+    insertStatement = try database.prepare(
+      "INSERT OR IGNORE INTO events (id, payload, created_at) SELECT ?1, ?2, ?3 "
+        + "WHERE NOT EXISTS (SELECT 1 FROM delivered_ids WHERE id = ?1)")
+    countStatement = try database.prepare("SELECT count(*) FROM events")
+  }
+
+  // MARK: Enqueue
+
+  /// Stores one event durably (committed with `synchronous = FULL` before returning).
+  ///
+  /// An event whose id is already queued, or was delivered recently (among the last
+  /// ``OutboxConfiguration/deliveredIDMemory`` delivered ids), is not stored again (the call
+  /// returns `false`): an event created again after a crash neither takes a second place nor
+  /// travels twice. (Were it sent again, the server would list it as a duplicate.) When the outbox holds ``OutboxConfiguration/capacity``
+  /// events, the oldest are evicted first and counted.
+  /// - Returns: `true` when the event was added, `false` when its id was already queued.
+  /// - Throws: ``OutboxError`` for an invalid id or payload (nothing stored), ``SQLiteError``.
+  /// - Complexity: one transaction (one `fsync` of the WAL); O(log n) index work.
+  @discardableResult
+  public func enqueue(_ event: OutboxEvent) throws -> Bool {
+    try enqueue(contentsOf: [event]) == 1
+  }
+
+  /// Stores several events in one transaction, in order (cheaper than one call per event: one
+  /// `fsync` in all). Validation happens first, so an invalid event stores nothing.
+  /// - Returns: how many were added (ids already queued or recently delivered are skipped).
+  /// - Throws: ``OutboxError``, ``SQLiteError``.
+  @discardableResult
+  public func enqueue(contentsOf events: [OutboxEvent]) throws -> Int {
+    for event in events { try Self.validate(event) }
+    let now = clock.now
+    return try database.transaction {
+      var added = 0
+      for event in events {
+        insertStatement.reset()
+        try insertStatement.bind([
+          .text(event.id), .text(event.payload), .real(event.createdAt ?? now),
+        ])
+        try insertStatement.step()
+        added += database.changes
+      }
+      insertStatement.reset()
+      try evictOverCapacity()
+      return added
+    }
+  }
+
+  private func evictOverCapacity() throws {
+    countStatement.reset()
+    _ = try countStatement.step()
+    let count = Int(countStatement.int64(at: 0))
+    countStatement.reset()
+    let excess = count - configuration.capacity
+    guard excess > 0 else { return }
+    try database.execute(
+      "DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?)",
+      [.integer(Int64(excess))])
+    try bump("evicted", by: excess)
+  }
+
+  static func validate(_ event: OutboxEvent) throws {
+    guard !event.id.isEmpty, event.id.utf8.count <= 256 else {
+      throw OutboxError.invalidID(event.id)
+    }
+    let object: Any
+    do {
+      object = try JSONSerialization.jsonObject(with: Data(event.payload.utf8))
+    } catch {
+      throw OutboxError.invalidPayload(id: event.id, reason: "not JSON")
+    }
+    guard let dictionary = object as? [String: Any] else {
+      throw OutboxError.invalidPayload(id: event.id, reason: "not a JSON object")
+    }
+    if dictionary["id"] != nil {
+      throw OutboxError.invalidPayload(
+        id: event.id, reason: "has an \"id\" member (the outbox writes it)")
+    }
+  }
+
+  // MARK: Inspection
+
+  /// Counts of pending, in-flight and dead-letter events, and the lifetime counters.
+  /// - Complexity: O(n) over the queued events (an SQLite count).
+  public func counts() throws -> OutboxCounts {
+    let s = try database.prepare(
+      """
+      SELECT (SELECT count(*) FROM events WHERE in_flight = 0),
+             (SELECT count(*) FROM events WHERE in_flight <> 0),
+             (SELECT count(*) FROM dead_letters),
+             (SELECT value FROM counters WHERE name = 'evicted'),
+             (SELECT value FROM counters WHERE name = 'delivered'),
+             (SELECT value FROM counters WHERE name = 'deleted')
+      """)
+    _ = try s.step()
+    return OutboxCounts(
+      pending: Int(s.int64(at: 0)), inFlight: Int(s.int64(at: 1)),
+      deadLetters: Int(s.int64(at: 2)), evicted: Int(s.int64(at: 3)),
+      delivered: Int(s.int64(at: 4)), deleted: Int(s.int64(at: 5)))
+  }
+
+  /// The queued events (pending and in flight) in send order.
+  /// - Parameter limit: at most this many. Default: all.
+  public func queuedEvents(limit: Int = .max) throws -> [OutboxEvent] {
+    let s = try database.prepare(
+      "SELECT id, payload, created_at FROM events ORDER BY seq LIMIT ?")
+    try s.bind(.integer(Int64(min(limit, Int(Int64.max)))), at: 1)
+    var result: [OutboxEvent] = []
+    while try s.step() {
+      result.append(
+        OutboxEvent(
+          id: s.string(at: 0) ?? "", payload: s.string(at: 1) ?? "{}",
+          createdAt: s.double(at: 2)))
+    }
+    return result
+  }
+
+  /// The dead letters, oldest first.
+  public func deadLetters() throws -> [DeadLetter] {
+    let s = try database.prepare(
+      "SELECT id, payload, reason, dead_at, attempts FROM dead_letters ORDER BY seq")
+    var result: [DeadLetter] = []
+    while try s.step() {
+      result.append(
+        DeadLetter(
+          id: s.string(at: 0) ?? "", payload: s.string(at: 1) ?? "", reason: s.string(at: 2) ?? "",
+          deadAt: s.double(at: 3), attempts: Int(s.int64(at: 4))))
+    }
+    return result
+  }
+
+  /// When the next batch is due without a ``OutboxUploader/flush()``: now when at least
+  /// ``OutboxConfiguration/maxBatchEvents`` events are pending, else the oldest pending
+  /// event's creation time plus ``OutboxConfiguration/maxBatchIntervalSeconds``; `nil` when
+  /// nothing is pending.
+  public func nextBatchDueTime() throws -> Double? {
+    let s = try database.prepare(
+      "SELECT count(*), min(created_at) FROM events WHERE in_flight = 0")
+    _ = try s.step()
+    let count = Int(s.int64(at: 0))
+    guard count > 0 else { return nil }
+    if count >= configuration.maxBatchEvents { return -Double.infinity }
+    return s.double(at: 1) + configuration.maxBatchIntervalSeconds
+  }
+
+  // MARK: Deletion
+
+  /// Deletes every queued event (pending and in flight) and every dead letter, and counts them
+  /// in ``OutboxCounts/deleted``, and forgets the delivered ids: what to do when the user
+  /// withdraws tracking consent.
+  /// - Returns: how many were deleted.
+  @discardableResult
+  public func deleteAll() throws -> Int {
+    try database.transaction {
+      try database.execute("DELETE FROM events")
+      var n = database.changes
+      try database.execute("DELETE FROM dead_letters")
+      n += database.changes
+      try database.execute("DELETE FROM delivered_ids")
+      try bump("deleted", by: n)
+      return n
+    }
+  }
+
+  // MARK: Batches (used by the uploader)
+
+  /// A batch taken from the front of the queue and marked in flight.
+  struct Batch {
+    var seqs: [Int64]
+    var events: [OutboxEvent]
+    /// The highest attempt count among its events after this attempt (1 for a first send).
+    var attempt: Int
+  }
+
+  /// Marks the first `limit` pending events in flight and increments their attempt counts, in
+  /// one transaction. Returns `nil` when nothing is pending.
+  func takeBatch(limit: Int) throws -> Batch? {
+    try database.transaction {
+      let s = try database.prepare(
+        "SELECT seq, id, payload, created_at, attempts FROM events WHERE in_flight = 0 "
+          + "ORDER BY seq LIMIT ?")
+      try s.bind(.integer(Int64(limit)), at: 1)
+      var batch = Batch(seqs: [], events: [], attempt: 0)
+      while try s.step() {
+        batch.seqs.append(s.int64(at: 0))
+        batch.events.append(
+          OutboxEvent(
+            id: s.string(at: 1) ?? "", payload: s.string(at: 2) ?? "{}",
+            createdAt: s.double(at: 3)))
+        batch.attempt = max(batch.attempt, Int(s.int64(at: 4)) + 1)
+      }
+      guard !batch.seqs.isEmpty else { return nil }
+      try database.execute(
+        "UPDATE events SET in_flight = 1, attempts = attempts + 1 WHERE seq IN (\(list(batch.seqs)))"
+      )
+      return batch
+    }
+  }
+
+  /// Increments the attempt counts of a batch sent again.
+  func markRetry(_ batch: Batch) throws {
+    try database.execute(
+      "UPDATE events SET attempts = attempts + 1 WHERE seq IN (\(list(batch.seqs)))")
+  }
+
+  /// Applies a server answer: removes `delivered` ids, dead-letters `rejected` ones, and puts
+  /// the rest of `batch` back to pending. One transaction.
+  func settle(_ batch: Batch, delivered: Set<String>, rejected: [String: String]) throws {
+    try database.transaction {
+      var gone: [Int64] = []
+      var back: [Int64] = []
+      var deliveredSeqs: [Int64] = []
+      let now = clock.now
+      for (seq, event) in zip(batch.seqs, batch.events) {
+        if let reason = rejected[event.id] {
+          try database.execute(
+            "INSERT OR REPLACE INTO dead_letters (seq, id, payload, reason, dead_at, attempts) "
+              + "SELECT seq, id, payload, ?, ?, attempts FROM events WHERE seq = ?",
+            [.text(reason), .real(now), .integer(seq)])
+          gone.append(seq)
+        } else if delivered.contains(event.id) {
+          gone.append(seq)
+          deliveredSeqs.append(seq)
+        } else {
+          back.append(seq)
+        }
+      }
+      if !gone.isEmpty {
+        if configuration.deliveredIDMemory > 0 && !deliveredSeqs.isEmpty {
+          try database.execute(
+            "INSERT OR IGNORE INTO delivered_ids (id) SELECT id FROM events "
+              + "WHERE seq IN (\(list(deliveredSeqs))) ORDER BY seq")
+          try database.execute(
+            "DELETE FROM delivered_ids WHERE seq <= (SELECT max(seq) FROM delivered_ids) - ?",
+            [.integer(Int64(configuration.deliveredIDMemory))])
+        }
+        try database.execute("DELETE FROM events WHERE seq IN (\(list(gone)))")
+        try bump("delivered", by: deliveredSeqs.count)
+      }
+      if !back.isEmpty {
+        try database.execute("UPDATE events SET in_flight = 0 WHERE seq IN (\(list(back)))")
+      }
+    }
+  }
+
+  /// Puts the in-flight events of `batch` back to pending (the answer was lost or useless).
+  func release(_ batch: Batch) throws {
+    try database.execute("UPDATE events SET in_flight = 0 WHERE seq IN (\(list(batch.seqs)))")
+  }
+
+  private func bump(_ counter: String, by n: Int) throws {
+    guard n != 0 else { return }
+    try database.execute(
+      "UPDATE counters SET value = value + ? WHERE name = ?", [.integer(Int64(n)), .text(counter)])
+  }
+
+  private func list(_ seqs: [Int64]) -> String {
+    seqs.map(String.init).joined(separator: ",")
+  }
+}

@@ -1,0 +1,78 @@
+import Foundation
+
+/// One event in the outbox: a stable id, a JSON payload and the time it was created.
+///
+/// The outbox knows nothing about what an event means. On upload each event becomes one JSON
+/// object: `{"id": <id>, ...the payload's members}` (the outbox writes the `id` member first,
+/// then the payload's members as they were given).
+public struct OutboxEvent: Hashable, Sendable {
+  /// The event's stable id: the same logical event always has the same id (see
+  /// ``OutboxEventID``), so a retried or re-created event is deduplicated by the server.
+  /// Non-empty; at most 256 UTF-8 bytes (the protocol's limit).
+  public var id: String
+  /// A JSON object as UTF-8 text, **without** an `"id"` member, for example
+  /// `{"type":"enter","geofence_id":"hnl"}`.
+  public var payload: String
+  /// When the event was created, seconds since the Unix epoch (UTC) on the outbox's clock.
+  /// Set by ``Outbox/enqueue(_:)`` when `nil`.
+  public var createdAt: Double?
+
+  public init(id: String, payload: String, createdAt: Double? = nil) {
+    self.id = id
+    self.payload = payload
+    self.createdAt = createdAt
+  }
+}
+
+/// An event the server rejected, kept aside with the reason.
+public struct DeadLetter: Hashable, Sendable {
+  public var id: String
+  public var payload: String
+  /// The server's reason (the `reason` of a `rejected` entry, or the error of a single-event
+  /// batch the server refused as a whole, such as `413`).
+  public var reason: String
+  /// When it was dead-lettered, on the outbox's clock (seconds since the Unix epoch).
+  public var deadAt: Double
+  /// Upload attempts it took part in.
+  public var attempts: Int
+}
+
+/// How many events are where.
+public struct OutboxCounts: Hashable, Sendable, CustomStringConvertible {
+  /// Waiting to be sent.
+  public var pending: Int
+  /// Sent in a batch whose answer has not been applied yet. After a restart they go back to
+  /// pending (``Outbox/init(path:configuration:clock:)``).
+  public var inFlight: Int
+  /// Rejected by the server, in the dead-letter table.
+  public var deadLetters: Int
+  /// Evicted since the outbox was created because the cap was reached (never silently).
+  public var evicted: Int
+  /// Confirmed by the server (accepted or duplicate) since the outbox was created.
+  public var delivered: Int
+  /// Deleted by ``Outbox/deleteAll()`` (consent withdrawn) since the outbox was created.
+  public var deleted: Int
+
+  /// `pending + inFlight`.
+  public var queued: Int { pending + inFlight }
+
+  public var description: String {
+    "pending \(pending), in flight \(inFlight), dead letters \(deadLetters), evicted \(evicted), "
+      + "delivered \(delivered), deleted \(deleted)"
+  }
+}
+
+/// A problem with an event handed to the outbox.
+public enum OutboxError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The id is empty or longer than 256 UTF-8 bytes.
+  case invalidID(String)
+  /// The payload is not a JSON object, or it has an `"id"` member.
+  case invalidPayload(id: String, reason: String)
+
+  public var description: String {
+    switch self {
+    case .invalidID(let id): return "invalid event id '\(id)': empty or over 256 bytes"
+    case .invalidPayload(let id, let reason): return "invalid payload of event \(id): \(reason)"
+    }
+  }
+}

@@ -1,0 +1,272 @@
+import Foundation
+
+/// What one upload call did.
+public struct UploadReport: Hashable, Sendable {
+  /// Batches settled (answered with a usable 2xx, or dead-lettered whole).
+  public var batches = 0
+  /// Requests sent, retries included.
+  public var requests = 0
+  /// Events the server listed as accepted.
+  public var accepted = 0
+  /// Events the server listed as duplicates (delivered earlier).
+  public var duplicates = 0
+  /// Events dead-lettered.
+  public var rejected = 0
+  /// Retries (requests after a failed one).
+  public var retries = 0
+  /// Total time waited before retries, seconds on the outbox's clock.
+  public var waitedSeconds = 0.0
+  /// Why the call stopped early with events still pending, if it did.
+  public var stopped: UploadStop?
+
+  public init() {}
+}
+
+/// Why an upload call stopped with events still pending.
+public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
+  /// A batch failed ``RetryPolicy/maxAttempts`` times in a row; the last failure.
+  case retriesExhausted(lastFailure: String)
+  /// The server refused the request as a whole in a way retrying cannot fix (401, 403, 404,
+  /// ...): the status and the error body's message.
+  case refused(status: Int, message: String)
+
+  public var description: String {
+    switch self {
+    case .retriesExhausted(let f): return "gave up after repeated failures (last: \(f))"
+    case .refused(let status, let message): return "server refused the upload: \(status) \(message)"
+    }
+  }
+}
+
+/// Sends the outbox's events in batches and applies the answers.
+///
+/// ## Rules
+/// - A batch is the first ``OutboxConfiguration/maxBatchEvents`` pending events in enqueue
+///   order, marked in flight before it is sent. Retries of a batch send the same events with
+///   the same ids in the same order, with `X-Attempt` incremented (the count is kept in the
+///   database, so it continues after a restart) and the same `Idempotency-Key`.
+/// - `2xx`: `accepted` and `duplicates` leave the outbox; each `rejected` entry goes to the
+///   dead-letter table with its reason; events the answer does not mention go back to pending.
+/// - Retried (see ``RetryPolicy``): timeouts, connection failures, `408`, `429`, `5xx`, and
+///   `2xx` with an unreadable body. The wait is `max(Retry-After, backoff)` on the injected
+///   clock.
+/// - `413` and `400` on a batch of several events: the batch is split in half and the first
+///   half sent again; on a single event, the event is dead-lettered with the server's message.
+/// - Any other status (`401`, `403`, `404`, ...): the call stops and reports
+///   ``UploadStop/refused(status:message:)``; the events stay pending.
+///
+/// **Threads.** Not `Sendable`; use it with its outbox from one isolation domain.
+public final class OutboxUploader {
+  public let outbox: Outbox
+  public let transport: any UploadTransport
+  public let retryPolicy: RetryPolicy
+  private var random: AnyGenerator
+
+  /// - Parameters:
+  ///   - outbox: the queue to drain.
+  ///   - transport: where requests go.
+  ///   - retryPolicy: backoff and attempt limit.
+  ///   - random: the jitter source. Default: the system generator; tests pass a seeded one.
+  public init(
+    outbox: Outbox, transport: any UploadTransport, retryPolicy: RetryPolicy = RetryPolicy(),
+    random: any RandomNumberGenerator = SystemRandomNumberGenerator()
+  ) {
+    self.outbox = outbox
+    self.transport = transport
+    self.retryPolicy = retryPolicy
+    self.random = AnyGenerator(base: random)
+  }
+
+  /// Sends every pending event now, batch after batch, retrying as the policy says.
+  /// - Returns: what was sent; ``UploadReport/stopped`` tells why pending events remain, if any.
+  /// - Throws: ``SQLiteError`` from the outbox.
+  @discardableResult
+  public func flush() throws -> UploadReport {
+    var report = UploadReport()
+    while report.stopped == nil, try sendBatch(&report) {}
+    return report
+  }
+
+  /// Sends only due batches: while at least ``OutboxConfiguration/maxBatchEvents`` events are
+  /// pending or the oldest pending one has waited ``OutboxConfiguration/maxBatchIntervalSeconds``
+  /// (see ``Outbox/nextBatchDueTime()``). Call it after enqueueing and on a timer.
+  @discardableResult
+  public func sendDueBatches() throws -> UploadReport {
+    var report = UploadReport()
+    while report.stopped == nil, let due = try outbox.nextBatchDueTime(), due <= outbox.clock.now {
+      guard try sendBatch(&report) else { break }
+    }
+    return report
+  }
+
+  /// Sends one batch until it is settled or the call must stop. Returns false when nothing was
+  /// pending.
+  private func sendBatch(_ report: inout UploadReport) throws -> Bool {
+    var limit = outbox.configuration.maxBatchEvents
+    guard var batch = try outbox.takeBatch(limit: limit) else { return false }
+    var failures = 0
+    while true {
+      let request = UploadRequest(
+        body: Self.body(batch.events), attempt: batch.attempt,
+        idempotencyKey: OutboxEventID.derive(batch.events.map(\.id), prefix: "batch-"))
+      report.requests += 1
+      let response = transport.send(request)
+      let failure: String
+      var retryAfter: Double? = nil
+      switch response {
+      case .failed(let timedOut, let message):
+        failure = timedOut ? "timeout" : "network error: \(message)"
+      case .http(let status, let headers, let body):
+        retryAfter = headers["retry-after"].flatMap {
+          Self.parseRetryAfter($0, now: outbox.clock.now)
+        }
+        if (200..<300).contains(status) {
+          if let answer = Self.parseAnswer(body) {
+            let ids = Set(batch.events.map(\.id))
+            let delivered = Set(answer.accepted + answer.duplicates).intersection(ids)
+            var rejected: [String: String] = [:]
+            for (id, reason) in answer.rejected where ids.contains(id) && !delivered.contains(id) {
+              rejected[id] = reason
+            }
+            try outbox.settle(batch, delivered: delivered, rejected: rejected)
+            report.batches += 1
+            report.accepted += Set(answer.accepted).intersection(ids).count
+            report.duplicates += delivered.count - Set(answer.accepted).intersection(ids).count
+            report.rejected += rejected.count
+            let unanswered = ids.count - delivered.count - rejected.count
+            if unanswered > 0 {
+              // The rest went back to pending and head the next batch; wait before it.
+              failures += 1
+              if failures >= retryPolicy.maxAttempts {
+                report.stopped = .retriesExhausted(
+                  lastFailure: "\(unanswered) events missing from the answer")
+              } else {
+                sleep(retry: failures, retryAfter: retryAfter, &report)
+              }
+            }
+            return true
+          }
+          failure = "HTTP \(status) with an unreadable body"
+        } else if status == 408 || status == 429 || (500..<600).contains(status) {
+          failure = "HTTP \(status)"
+        } else if status == 413 || status == 400 {
+          let message = Self.errorMessage(body)
+          if batch.events.count > 1 {
+            try outbox.release(batch)
+            limit = max(1, batch.events.count / 2)
+            guard let smaller = try outbox.takeBatch(limit: limit) else { return false }
+            batch = smaller
+            continue
+          }
+          let reason = "HTTP \(status)" + (message.isEmpty ? "" : ": \(message)")
+          try outbox.settle(batch, delivered: [], rejected: [batch.events[0].id: reason])
+          report.batches += 1
+          report.rejected += 1
+          return true
+        } else {
+          try outbox.release(batch)
+          report.stopped = .refused(status: status, message: Self.errorMessage(body))
+          return true
+        }
+      }
+      failures += 1
+      if failures >= retryPolicy.maxAttempts {
+        try outbox.release(batch)
+        report.stopped = .retriesExhausted(lastFailure: failure)
+        return true
+      }
+      sleep(retry: failures, retryAfter: retryAfter, &report)
+      try outbox.markRetry(batch)
+      batch.attempt += 1
+      report.retries += 1
+    }
+  }
+
+  private func sleep(retry: Int, retryAfter: Double?, _ report: inout UploadReport) {
+    let wait = retryPolicy.wait(retry: retry, retryAfterSeconds: retryAfter, using: &random)
+    report.waitedSeconds += wait
+    outbox.clock.sleep(seconds: wait)
+  }
+
+  // MARK: Wire format
+
+  /// `{"events":[{"id":ID,<payload members>},...]}`.
+  static func body(_ events: [OutboxEvent]) -> Data {
+    var text = #"{"events":["#
+    for (i, event) in events.enumerated() {
+      if i > 0 { text += "," }
+      text += #"{"id":"# + jsonString(event.id)
+      let members = event.payload.drop { $0 != "{" }.dropFirst()
+      if members.contains(where: { !$0.isWhitespace && $0 != "}" }) { text += "," }
+      text += members
+    }
+    text += "]}"
+    return Data(text.utf8)
+  }
+
+  static func jsonString(_ s: String) -> String {
+    var out = "\""
+    for scalar in s.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      case "\t": out += "\\t"
+      case _ where scalar.value < 0x20:
+        let hex = String(scalar.value, radix: 16)
+        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
+  }
+
+  struct Answer {
+    var accepted: [String]
+    var duplicates: [String]
+    var rejected: [(String, String)]
+  }
+
+  static func parseAnswer(_ body: Data) -> Answer? {
+    guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+      let accepted = object["accepted"] as? [Any], let duplicates = object["duplicates"] as? [Any],
+      let rejected = object["rejected"] as? [Any]
+    else { return nil }
+    return Answer(
+      accepted: accepted.compactMap { $0 as? String },
+      duplicates: duplicates.compactMap { $0 as? String },
+      rejected: rejected.compactMap { entry in
+        guard let e = entry as? [String: Any], let id = e["id"] as? String else { return nil }
+        return (id, e["reason"] as? String ?? "rejected")
+      })
+  }
+
+  static func errorMessage(_ body: Data) -> String {
+    guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
+      let error = object["error"] as? [String: Any]
+    else { return "" }
+    let code = error["code"] as? String ?? ""
+    let message = error["message"] as? String ?? ""
+    return [code, message].filter { !$0.isEmpty }.joined(separator: ": ")
+  }
+
+  /// `Retry-After` as seconds from `now`: a number of seconds, or an HTTP date (RFC 9110
+  /// IMF-fixdate). `nil` when unreadable; negative values count as 0.
+  static func parseRetryAfter(_ value: String, now: Double) -> Double? {
+    let trimmed = value.trimmingCharacters(in: .whitespaces)
+    if let seconds = Double(trimmed), seconds.isFinite { return max(0, seconds) }
+    let formatter = DateFormatter()
+    formatter.locale = Locale(identifier: "en_US_POSIX")
+    formatter.timeZone = TimeZone(identifier: "GMT")
+    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+    guard let date = formatter.date(from: trimmed) else { return nil }
+    return max(0, date.timeIntervalSince1970 - now)
+  }
+}
+
+/// A concrete generator over an existential one, so it can be passed `inout` to generic code.
+struct AnyGenerator: RandomNumberGenerator {
+  var base: any RandomNumberGenerator
+  mutating func next() -> UInt64 { base.next() }
+}

@@ -1,0 +1,145 @@
+import EventOutbox
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+/// The wall clock, recording every wait.
+final class RecordingClock: OutboxClock {
+  var sleeps: [Double] = []
+  var now: Double { Date().timeIntervalSince1970 }
+  func sleep(seconds: Double) {
+    sleeps.append(seconds)
+    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+  }
+}
+
+/// A transport decorator that records when each request left and what came back.
+final class RecordingTransport: UploadTransport {
+  let base: any UploadTransport
+  var sent: [(time: Double, attempt: Int, status: Int?)] = []
+  init(_ base: any UploadTransport) { self.base = base }
+  func send(_ request: UploadRequest) -> UploadResponse {
+    let time = Date().timeIntervalSince1970
+    let response = base.send(request)
+    if case .http(let status, _, _) = response {
+      sent.append((time, request.attempt, status))
+    } else {
+      sent.append((time, request.attempt, nil))
+    }
+    return response
+  }
+}
+
+/// Protocol-valid events.
+func serverEvents(_ range: Range<Int>, prefix: String) -> [OutboxEvent] {
+  range.map { i in
+    OutboxEvent(
+      id: "\(prefix)-\(i)",
+      payload: #"{"type":"enter","geofence_id":"g\#(i % 7)","device_id":"dev1","#
+        + #""time":"2026-11-30T05:00:\#(String(format: "%02d", i % 60)).000Z","#
+        + #""latitude":21.3,"longitude":-157.85}"#)
+  }
+}
+
+@Suite(.serialized, .enabled(if: OutboxTestServer.isAvailable, "python3 with fastapi and uvicorn"))
+final class OutboxServerTests {
+  let server: OutboxTestServer
+  let clock = RecordingClock()
+  let directory = temporaryDirectory()
+  static let key = "k1"
+
+  init() throws { server = try OutboxTestServer(keys: [Self.key]) }
+  deinit { server.stop() }
+
+  func makeUploader(batch: Int = 20, timeout: Double = 10) throws -> (
+    Outbox, OutboxUploader, RecordingTransport
+  ) {
+    let outbox = try Outbox(
+      path: directory.appendingPathComponent("outbox.sqlite").path,
+      configuration: OutboxConfiguration(maxBatchEvents: batch), clock: clock)
+    let transport = RecordingTransport(
+      URLSessionUploadTransport(server: server.url, key: Self.key, timeoutSeconds: timeout))
+    let uploader = OutboxUploader(
+      outbox: outbox, transport: transport,
+      retryPolicy: RetryPolicy(baseDelaySeconds: 0.1, maxDelaySeconds: 0.5, maxAttempts: 6),
+      random: SeededGenerator(seed: 7))
+    return (outbox, uploader, transport)
+  }
+
+  func storedCounts() throws -> (events: Int, ids: [String], receipts: [Int]) {
+    let report = try server.events(key: Self.key)
+    let events = report["events"] as? [[String: Any]] ?? []
+    return (
+      report["event_count"] as? Int ?? -1, events.compactMap { $0["id"] as? String },
+      events.compactMap { $0["count"] as? Int }
+    )
+  }
+
+  @Test func timeoutAfterTheServerCommittedIsStoredOnce() throws {
+    let (outbox, uploader, transport) = try makeUploader(timeout: 1)
+    try outbox.enqueue(contentsOf: serverEvents(0..<5, prefix: "t"))
+    try server.armFault(
+      ["path": "/v1/events", "kind": "timeout", "delay_s": 3, "key": Self.key, "count": 1])
+    let report = try uploader.flush()
+    #expect(transport.sent.map(\.status) == [nil, 200])
+    #expect(transport.sent.map(\.attempt) == [1, 2])
+    #expect(report.duplicates == 5 && report.accepted == 0)
+    let stored = try storedCounts()
+    #expect(stored.events == 5 && stored.ids == (0..<5).map { "t-\($0)" })
+    #expect(stored.receipts == [2, 2, 2, 2, 2])  // two receipts, one stored event each
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  @Test func connectionDroppedAfterCommitIsStoredOnce() throws {
+    let (outbox, uploader, _) = try makeUploader()
+    try outbox.enqueue(contentsOf: serverEvents(0..<3, prefix: "d"))
+    try server.armFault(["path": "/v1/events", "kind": "commit_then_drop", "key": Self.key])
+    let report = try uploader.flush()
+    #expect(report.retries == 1 && report.duplicates == 3)
+    #expect(try storedCounts().events == 3)
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  @Test func tooManyRequestsWaitsForRetryAfter() throws {
+    let (outbox, uploader, transport) = try makeUploader()
+    try outbox.enqueue(contentsOf: serverEvents(0..<4, prefix: "r"))
+    try server.armFault(
+      ["path": "/v1/events", "kind": "429", "retry_after": 2, "key": Self.key, "count": 1])
+    let report = try uploader.flush()
+    #expect(transport.sent.map(\.status) == [429, 200])
+    #expect(transport.sent[1].time - transport.sent[0].time >= 2)
+    #expect(clock.sleeps.count == 1 && clock.sleeps[0] >= 2)
+    #expect(report.accepted == 4)
+    #expect(try storedCounts().receipts == [1, 1, 1, 1])
+  }
+
+  @Test func serviceUnavailableIsRetried() throws {
+    let (outbox, uploader, transport) = try makeUploader()
+    try outbox.enqueue(contentsOf: serverEvents(0..<3, prefix: "u"))
+    try server.armFault(
+      ["path": "/v1/events", "kind": "503", "retry_after": 1, "key": Self.key, "count": 2])
+    let report = try uploader.flush()
+    #expect(transport.sent.map(\.status) == [503, 503, 200])
+    #expect(transport.sent.map(\.attempt) == [1, 2, 3])
+    #expect(report.accepted == 3)
+    let events = try server.events(key: Self.key)["events"] as? [[String: Any]] ?? []
+    #expect(events.map { $0["attempts"] as? [Int] ?? [] } == Array(repeating: [3], count: 3))
+  }
+
+  @Test func poisonEventIsDeadLetteredAndTheOthersDelivered() throws {
+    let (outbox, uploader, _) = try makeUploader(batch: 10)
+    var events = serverEvents(0..<6, prefix: "p")
+    events[2].payload =
+      #"{"type":"leave","geofence_id":"g","device_id":"dev1","#
+      + #""time":"yesterday","latitude":21.3,"longitude":-157.85}"#
+    try outbox.enqueue(contentsOf: events)
+    try outbox.enqueue(contentsOf: serverEvents(6..<8, prefix: "p"))
+    let report = try uploader.flush()
+    #expect(report.rejected == 1 && report.accepted == 7)
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["p-2"])
+    #expect(!dead[0].reason.isEmpty)
+    #expect(try storedCounts().ids == ["p-0", "p-1", "p-3", "p-4", "p-5", "p-6", "p-7"])
+    #expect(try outbox.counts().queued == 0)
+  }
+}

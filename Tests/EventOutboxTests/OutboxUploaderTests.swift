@@ -1,0 +1,233 @@
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+@testable import EventOutbox
+
+@Suite struct OutboxUploaderTests {
+  let clock = ManualClock()
+  let directory = temporaryDirectory()
+  var path: String { directory.appendingPathComponent("outbox.sqlite").path }
+
+  func open(_ configuration: OutboxConfiguration = OutboxConfiguration()) throws -> Outbox {
+    try Outbox(path: path, configuration: configuration, clock: clock)
+  }
+
+  @Test func batchesBySizeThenByInterval() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    let uploader = OutboxUploader(outbox: outbox, transport: transport)
+    try outbox.enqueue(contentsOf: makeEvents(0..<45))
+    try uploader.sendDueBatches()
+    #expect(transport.sent.map(\.ids.count) == [20, 20])
+    clock.advance(by: 29.9)
+    try uploader.sendDueBatches()
+    #expect(transport.sent.count == 2)
+    clock.advance(by: 0.1)
+    try uploader.sendDueBatches()
+    #expect(transport.sent.map(\.ids.count) == [20, 20, 5])
+    // Everything in enqueue order, each id once.
+    #expect(transport.sent.flatMap(\.ids) == (0..<45).map { "e\($0)" })
+    #expect(
+      try outbox.counts()
+        == OutboxCounts(
+          pending: 0, inFlight: 0, deadLetters: 0, evicted: 0, delivered: 45, deleted: 0))
+  }
+
+  @Test func intervalCountsFromTheOldestPendingEvent() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    let uploader = OutboxUploader(outbox: outbox, transport: transport)
+    try outbox.enqueue(contentsOf: makeEvents(0..<1))
+    clock.advance(by: 20)
+    try outbox.enqueue(contentsOf: makeEvents(1..<3))
+    clock.advance(by: 9)
+    try uploader.sendDueBatches()
+    #expect(transport.sent.isEmpty)
+    clock.advance(by: 1)
+    try uploader.sendDueBatches()
+    #expect(transport.sent.map(\.ids) == [["e0", "e1", "e2"]])
+  }
+
+  @Test func flushSendsEverythingNowInOrder() throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 3))
+    let transport = FakeTransport(clock: clock)
+    try outbox.enqueue(contentsOf: makeEvents(0..<7))
+    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(transport.sent.map(\.ids) == [["e0", "e1", "e2"], ["e3", "e4", "e5"], ["e6"]])
+    #expect(report.accepted == 7 && report.batches == 3 && report.stopped == nil)
+  }
+
+  @Test func wireFormatPutsTheIdFirstAndKeepsThePayload() throws {
+    let body = OutboxUploader.body([
+      OutboxEvent(id: "a\"b", payload: #" { "type" : "exit", "x": [1, {"y": null}] } "#),
+      OutboxEvent(id: "c", payload: "{}"),
+    ])
+    let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+    let events = try #require(object?["events"] as? [[String: Any]])
+    #expect(events.count == 2)
+    #expect(events[0]["id"] as? String == "a\"b")
+    #expect(events[0]["type"] as? String == "exit")
+    #expect(events[1].count == 1 && events[1]["id"] as? String == "c")
+    #expect(String(decoding: body, as: UTF8.self).hasPrefix(#"{"events":[{"id":"a\"b","#))
+  }
+
+  @Test func rejectedEventsAreDeadLetteredAndDoNotBlockLaterOnes() throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 4))
+    let transport = FakeTransport(clock: clock)
+    transport.script = [
+      { [unowned transport] ids in
+        FakeTransport.accept(ids, into: &transport.stored, rejecting: ["e2": "invalid time"])
+      }
+    ]
+    try outbox.enqueue(contentsOf: makeEvents(0..<6))
+    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(report.rejected == 1 && report.accepted == 5)
+    #expect(transport.stored == ["e0", "e1", "e3", "e4", "e5"])
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e2"] && dead[0].reason == "invalid time")
+    #expect(dead[0].payload == #"{"type":"enter","n":2}"#)
+    let counts = try outbox.counts()
+    #expect(counts.queued == 0 && counts.deadLetters == 1 && counts.delivered == 5)
+  }
+
+  @Test func retryWaitsAreExactAndRetryAfterIsHonoured() throws {
+    let seed: UInt64 = 0x5EED
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = [
+      FakeTransport.status(503), FakeTransport.status(429, retryAfter: "7"), FakeTransport.timeout,
+      FakeTransport.status(502), FakeTransport.status(503, retryAfter: "0.5"),
+    ]
+    let policy = RetryPolicy(baseDelaySeconds: 1, maxDelaySeconds: 4, maxAttempts: 10)
+    let uploader = OutboxUploader(
+      outbox: outbox, transport: transport, retryPolicy: policy,
+      random: SeededGenerator(seed: seed))
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let start = clock.now
+    let report = try uploader.flush()
+
+    // The same generator, replayed: full jitter under 1, 2, 4, 4 (capped), 4 (capped).
+    var g = SeededGenerator(seed: seed)
+    func unit() -> Double { Double(g.next() >> 11) * 0x1p-53 }
+    let expected = [
+      unit() * 1, max(7, unit() * 2), unit() * 4, unit() * 4, max(0.5, unit() * 4),
+    ]
+    #expect(clock.sleeps == expected, "seed \(seed)")
+    #expect(report.retries == 5 && report.requests == 6 && report.accepted == 3)
+    #expect(report.waitedSeconds == expected.reduce(0, +))
+    // Nothing was sent before Retry-After elapsed.
+    #expect(transport.sent[2].time - transport.sent[1].time >= 7)
+    // Every attempt: same events, same order, same idempotency key, X-Attempt 1, 2, ...
+    #expect(transport.sent.map(\.attempt) == [1, 2, 3, 4, 5, 6])
+    #expect(Set(transport.sent.map(\.ids)).count == 1)
+    #expect(Set(transport.sent.map(\.idempotencyKey)).count == 1)
+    var t = start
+    var times = [t]
+    for w in expected {
+      t += w
+      times.append(t)
+    }
+    #expect(transport.sent.map(\.time) == times)
+  }
+
+  @Test func retryAfterAsHTTPDate() {
+    let now = 1_796_014_800.0  // Mon, 30 Nov 2026 05:00:00 GMT
+    #expect(OutboxUploader.parseRetryAfter("Mon, 30 Nov 2026 05:00:12 GMT", now: now) == 12)
+    #expect(OutboxUploader.parseRetryAfter("3", now: now) == 3)
+    #expect(OutboxUploader.parseRetryAfter("soon", now: now) == nil)
+  }
+
+  @Test func answerLostAfterCommitIsDeliveredOnce() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = [transport.commitThenTimeout()]
+    try outbox.enqueue(contentsOf: makeEvents(0..<5))
+    let report = try OutboxUploader(
+      outbox: outbox, transport: transport, random: SeededGenerator(seed: 1)
+    ).flush()
+    #expect(transport.stored == (0..<5).map { "e\($0)" })
+    #expect(report.duplicates == 5 && report.accepted == 0 && report.retries == 1)
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  @Test func givesUpAfterMaxAttemptsAndKeepsEvents() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = Array(repeating: FakeTransport.status(500), count: 3)
+    try outbox.enqueue(contentsOf: makeEvents(0..<2))
+    let report = try OutboxUploader(
+      outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maxAttempts: 3),
+      random: SeededGenerator(seed: 2)
+    ).flush()
+    #expect(report.stopped == .retriesExhausted(lastFailure: "HTTP 500"))
+    #expect(transport.sent.count == 3)
+    #expect(try outbox.counts().pending == 2)
+    // The next call continues the attempt count.
+    try OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(transport.sent.map(\.attempt) == [1, 2, 3, 4])
+  }
+
+  @Test func unauthorizedStopsWithoutLosingEvents() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = [FakeTransport.status(401)]
+    try outbox.enqueue(contentsOf: makeEvents(0..<2))
+    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(report.stopped == .refused(status: 401, message: "fault: injected 401"))
+    #expect(try outbox.counts().pending == 2)
+    #expect(clock.sleeps.isEmpty)
+  }
+
+  @Test func tooLargeBatchesAreSplitAndASingleTooLargeEventIsDeadLettered() throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 8))
+    let transport = FakeTransport(clock: clock)
+    // The server takes at most 3 events; e5 alone is too large.
+    transport.script = Array(
+      repeating: { [unowned transport] ids in
+        if ids.count > 3 || ids == ["e5"] {
+          return FakeTransport.json(413, ["error": ["code": "payload_too_large", "message": "m"]])
+        }
+        if ids.contains("e5") {
+          return FakeTransport.json(413, ["error": ["code": "payload_too_large", "message": "m"]])
+        }
+        return FakeTransport.accept(ids, into: &transport.stored)
+      }, count: 20)
+    try outbox.enqueue(contentsOf: makeEvents(0..<8))
+    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(transport.stored == ["e0", "e1", "e2", "e3", "e4", "e6", "e7"])
+    #expect(try outbox.deadLetters().map(\.reason) == ["HTTP 413: payload_too_large: m"])
+    #expect(report.rejected == 1 && report.stopped == nil)
+  }
+
+  @Test func restartReturnsInFlightEventsToPendingAndSendsThemFirst() throws {
+    do {
+      let outbox = try open(OutboxConfiguration(maxBatchEvents: 3))
+      try outbox.enqueue(contentsOf: makeEvents(0..<5))
+      // A batch is marked in flight, then the process dies before the answer.
+      let batch = try #require(try outbox.takeBatch(limit: 3))
+      #expect(batch.events.map(\.id) == ["e0", "e1", "e2"])
+      try outbox.enqueue(contentsOf: makeEvents(5..<6))
+      #expect(try outbox.counts().inFlight == 3)
+    }
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 3))
+    #expect(try outbox.counts().inFlight == 0)
+    #expect(try outbox.counts().pending == 6)
+    let transport = FakeTransport(clock: clock)
+    try OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(transport.sent.map(\.ids) == [["e0", "e1", "e2"], ["e3", "e4", "e5"]])
+    // The interrupted batch is a retry: X-Attempt continues from the stored count.
+    #expect(transport.sent.map(\.attempt) == [2, 1])
+  }
+
+  @Test func backoffCeilingDoublesUpToTheCap() {
+    let p = RetryPolicy(baseDelaySeconds: 0.5, maxDelaySeconds: 10)
+    #expect((1...7).map { p.ceiling(retry: $0) } == [0.5, 1, 2, 4, 8, 10, 10])
+    #expect(p.ceiling(retry: 5_000) == 10)
+    var g = SeededGenerator(seed: 9)
+    for retry in 1...50 {
+      let b = p.backoff(retry: retry, using: &g)
+      #expect(b >= 0 && b < p.ceiling(retry: retry))
+    }
+  }
+}

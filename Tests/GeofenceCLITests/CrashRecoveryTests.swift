@@ -1,0 +1,256 @@
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// The built `geofence` binary (beside the test bundle, else in `.build/debug`).
+private let geofenceBinary: URL = {
+  let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    .appendingPathComponent("geofence")
+  if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+  return TestPaths.packageRoot.appendingPathComponent(".build/debug/geofence")
+}()
+
+/// Runs the binary to completion: exit status, standard output, standard error.
+@discardableResult
+private func geofence(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+  let p = Process()
+  p.executableURL = geofenceBinary
+  p.arguments = arguments
+  let out = Pipe()
+  let err = Pipe()
+  p.standardOutput = out
+  p.standardError = err
+  try p.run()
+  let outData = out.fileHandleForReading.readDataToEndOfFile()
+  let errData = err.fileHandleForReading.readDataToEndOfFile()
+  p.waitUntilExit()
+  return (
+    p.terminationStatus, String(decoding: outData, as: UTF8.self),
+    String(decoding: errData, as: UTF8.self)
+  )
+}
+
+private func temporaryDirectory() -> URL {
+  let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "crash-tests-\(UUID().uuidString)")
+  try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+  return url
+}
+
+/// Regions of radius 100 m every 1,000 m along the equator, and tracks walking east through
+/// them, one fix every 100 m and 10 s: one ENTER and one EXIT per region. Track `k` covers
+/// regions `k·perTrack ..< (k+1)·perTrack`.
+private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1) throws -> (
+  regions: String, tracks: [String]
+) {
+  let metersPerDegree = Double.pi / 180 * 6_371_008.8
+  var regions: [String] = []
+  for i in 0..<count {
+    let lon = Double(i) * 1_000 / metersPerDegree
+    regions.append(#"{"id":"r\#(i)","latitude":0,"longitude":\#(lon),"radius":100}"#)
+  }
+  let r = directory.appendingPathComponent("regions.json")
+  try ("[" + regions.joined(separator: ",\n") + "]").write(to: r, atomically: true, encoding: .utf8)
+  let perTrack = count / tracks
+  var paths: [String] = []
+  for k in 0..<tracks {
+    var track = "time,latitude,longitude\n"
+    for s in (k * perTrack * 10)..<((k + 1) * perTrack * 10 + (k == tracks - 1 ? 5 : 0)) {
+      let meters = Double(s) * 100 - 300
+      track += "\(1_796_014_800 + s * 10),0,\(meters / metersPerDegree)\n"
+    }
+    let t = directory.appendingPathComponent("track\(k).csv")
+    try track.write(to: t, atomically: true, encoding: .utf8)
+    paths.append(t.path)
+  }
+  return (r.path, paths)
+}
+
+@Suite struct OutboxCommandTests {
+  @Test(arguments: [
+    ["run"], ["run", "--store", "/tmp/x", "--key", "k", "--regions", "r.json", "t.csv"],
+    ["run", "--server", "ftp://x", "--key", "k", "--store", "/tmp/x", "--regions", "r", "t"],
+    ["run", "--server", "http://127.0.0.1:1", "--key", "k", "--store", "/tmp/x", "t.csv"],
+    [
+      "run", "--server", "http://127.0.0.1:1", "--key", "k", "--store", "/tmp/x", "--regions", "r",
+      "--batch-size", "501", "t",
+    ],
+    ["outbox"], ["outbox", "--store", "/tmp/x", "extra"], ["outbox", "--bogus"],
+    ["upload", "--store", "/tmp/x"], ["upload", "--server", "http://h", "--store", "/tmp/x"],
+    ["upload", "--server", "http://h", "--key", "k", "--store", "/tmp/x", "--timeout", "0"],
+  ])
+  func usageErrorsExit64(arguments: [String]) throws {
+    let r = try geofence(arguments)
+    #expect(r.status == 64, "\(arguments): \(r.err)")
+    #expect(r.err.contains("--help"))
+  }
+
+  @Test(arguments: ["run", "outbox", "upload"])
+  func helpExits0(command: String) throws {
+    let r = try geofence([command, "--help"])
+    #expect(r.status == 0 && r.out.hasPrefix("usage: geofence \(command)"))
+  }
+
+  @Test func unreachableServerKeepsEventsQueuedAndExits75() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 3)
+    let store = dir.appendingPathComponent("store").path
+    // Port 9 (discard) on loopback: nothing listens, the connection is refused.
+    let r = try geofence([
+      "run", "--server", "http://127.0.0.1:9", "--key", "k", "--store", store, "--no-dwell",
+      "--max-attempts", "1", "--timeout", "2", "--regions", regions, tracks[0],
+    ])
+    #expect(r.status == 75, "\(r.err)")
+    let counts = try geofence(["outbox", "--store", store])
+    #expect(counts.out.contains("pending       6"), "\(counts.out)")
+  }
+
+  @Test func outboxOfAMissingStoreExits66() throws {
+    let r = try geofence([
+      "outbox", "--store", temporaryDirectory().appendingPathComponent("no").path,
+    ])
+    #expect(r.status == 66)
+  }
+
+  @Test func runWithoutUploadFillsTheOutboxAndAuthTimelineGates() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 6)
+    let track = tracks[0]
+    // Fix s is at 100·s − 300 m east, time 10·s. Monitoring is off from 200 s (fix 20, 1,700 m)
+    // until 325 s: fixes 20-32 are dropped, so r2 (inside at fixes 22-24) is never entered,
+    // and r3's ENTER comes at fix 33 (3,000 m), flagged after the gap.
+    let auth = dir.appendingPathComponent("auth.csv")
+    try """
+    time,status,accuracy,app_state,consent,registered
+    2026-11-30T05:03:20Z,denied,full,background,true,true
+    2026-11-30T05:05:25Z,authorizedAlways,full,background,true,true
+    """.write(to: auth, atomically: true, encoding: .utf8)
+    let store = dir.appendingPathComponent("store").path
+    let r = try geofence([
+      "run", "--no-upload", "--store", store, "--auth", auth.path, "--no-dwell", "--regions",
+      regions, track,
+    ])
+    #expect(r.status == 0, "\(r.err)")
+    #expect(r.err.contains("notAuthorized 13 (authorizationDenied 13)"), "\(r.err)")
+    #expect(r.err.contains("after a gap 1 (gaps 1)"), "\(r.err)")
+    let counts = try geofence(["outbox", "--store", store, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Int]
+    // 6 regions, r2 skipped: 5 ENTER + 5 EXIT.
+    #expect(object?["pending"] == 10 && object?["in_flight"] == 0, "\(counts.out) \(r.err)")
+  }
+}
+
+/// SIGKILLs `geofence run` and `geofence upload` at seeded random moments while they upload,
+/// restarts, and checks that the server ends with every event exactly once and the outbox
+/// empty.
+@Suite(.serialized, .enabled(if: OutboxTestServer.isAvailable, "python3 with fastapi and uvicorn"))
+struct CrashRecoveryTests {
+  @Test func everyEventReachesTheServerExactlyOnceDespiteKills() throws {
+    let seed: UInt64 = 20_261_130
+    var random = SeededGenerator(seed: seed)
+    let server = try OutboxTestServer(keys: ["crash", "reference"])
+    defer { server.stop() }
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 120, tracks: 6)
+    func runArguments(store: String, key: String, tracks: [String]) -> [String] {
+      [
+        "run", "--server", server.url.absoluteString, "--key", key, "--store", store,
+        "--batch-size", "2", "--no-dwell", "--quiet", "--regions", regions,
+      ] + tracks
+    }
+    let store = dir.appendingPathComponent("crash").path
+    let uploadArguments = [
+      "upload", "--server", server.url.absoluteString, "--key", "crash", "--store", store,
+      "--batch-size", "2", "--quiet",
+    ]
+
+    // The reference: a clean run of each track, timed.
+    var durations: [Double] = []
+    for track in tracks {
+      let started = Date()
+      let clean = try geofence(
+        runArguments(
+          store: dir.appendingPathComponent("ref").path, key: "reference", tracks: [track]))
+      durations.append(Date().timeIntervalSince(started))
+      #expect(clean.status == 0, "\(clean.err)")
+    }
+    let expected = try eventKeys(server, key: "reference")
+    #expect(expected.count == 240)
+    let perTrackSeconds = durations.sorted()[durations.count / 2]
+    let cleanSeconds = durations.reduce(0, +)
+
+    // Track by track: `run` (or, after a kill, sometimes `upload` first) killed at a random
+    // moment until one completes; then the next track.
+    var kills = 0
+    var killedDuringUpload = 0
+    var next = 0
+    var rounds = 0
+    let deadline = Date().addingTimeInterval(25)
+    while next < tracks.count && Date() < deadline {
+      rounds += 1
+      let p = Process()
+      p.executableURL = geofenceBinary
+      let uploadOnly = kills > 0 && Bool.random(using: &random)
+      p.arguments =
+        uploadOnly
+        ? uploadArguments : runArguments(store: store, key: "crash", tracks: [tracks[next]])
+      p.standardOutput = FileHandle.nullDevice
+      p.standardError = FileHandle.nullDevice
+      let receipts = try server.events(key: "crash")["delivery_count"] as? Int ?? 0
+      try p.run()
+      // A random moment within a clean run's time: until 25 kills most rounds are killed,
+      // then most complete; a round that finishes first completes its track.
+      let delay = Double.random(
+        in: 0.005...((kills < 25 ? 0.5 : 3) * perTrackSeconds), using: &random)
+      let until = Date().addingTimeInterval(delay)
+      while p.isRunning && Date() < until { Thread.sleep(forTimeInterval: 0.002) }
+      if p.isRunning {
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        kills += 1
+        let after = try server.events(key: "crash")["delivery_count"] as? Int ?? 0
+        if after > receipts { killedDuringUpload += 1 }
+      } else {
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "seed \(seed)")
+        if !uploadOnly { next += 1 }
+      }
+    }
+    #expect(kills >= 10, "seed \(seed): only \(kills) kills landed")
+
+    // Restart: every track once more (the same fixes make the same ids) and an upload.
+    let restart = Date()
+    let final = try geofence(runArguments(store: store, key: "crash", tracks: tracks))
+    let restartSeconds = Date().timeIntervalSince(restart)
+    #expect(final.status == 0, "seed \(seed): \(final.err)")
+    #expect(try geofence(uploadArguments).status == 0)
+
+    let report = try server.events(key: "crash")
+    let stored = try eventKeys(server, key: "crash")
+    #expect(stored.sorted() == expected.sorted(), "seed \(seed)")
+    #expect(report["event_count"] as? Int == expected.count, "seed \(seed)")
+    let counts = try geofence(["outbox", "--store", store, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Int]
+    #expect(object?["pending"] == 0 && object?["in_flight"] == 0 && object?["dead_letters"] == 0)
+    print(
+      "crash test (seed \(seed)): \(rounds) rounds, \(kills) kills (\(killedDuringUpload) "
+        + "mid-upload), \(report["event_count"] ?? 0) events stored once, "
+        + "\(report["delivery_count"] ?? 0) receipts (clean run: 240); clean runs "
+        + String(format: "%.2f s (median %.2f s per track)", cleanSeconds, perTrackSeconds)
+        + ", final pass over every track "
+        + String(format: "%.2f s", restartSeconds))
+  }
+
+  /// (type, geofence, time) of each stored event; ids differ between stores (device ids).
+  private func eventKeys(_ server: OutboxTestServer, key: String) throws -> [String] {
+    let events = try server.events(key: key)["events"] as? [[String: Any]] ?? []
+    return events.map { e in
+      let event = e["event"] as? [String: Any] ?? [:]
+      return "\(event["type"] ?? "") \(event["geofence_id"] ?? "") \(event["time"] ?? "")"
+    }
+  }
+}
