@@ -44,7 +44,7 @@ let package = Package(
       name: "GeofenceEngine",
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
-        "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox",
+        "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox", "DelimitedText",
       ]),
     .target(
       name: "GeofenceBenchmarks",
@@ -75,7 +75,10 @@ let package = Package(
       dependencies: ["TrackFormats", "GeofenceGeometry", "GeofenceTestSupport"]),
     .testTarget(
       name: "GeofenceEngineTests",
-      dependencies: ["GeofenceEngine", "GeofenceTestSupport"]),
+      dependencies: [
+        "GeofenceEngine", "GeofenceTestSupport", "EventOutbox", "GeofenceTransitions",
+        "LocationAuthorization", "GeofenceDefinitions", "TrackFormats", "GeofenceGeometry",
+      ]),
     .testTarget(
       name: "GeofenceBenchmarksTests", dependencies: ["GeofenceBenchmarks", "GeofenceTestSupport"]),
     .testTarget(

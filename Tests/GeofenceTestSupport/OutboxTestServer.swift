@@ -48,7 +48,7 @@ public final class OutboxTestServer: @unchecked Sendable {
     process.standardError = try FileHandle(
       forWritingTo: {
         let log = directory.appendingPathComponent("server.log")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
         return log
       }())
     try process.run()
