@@ -55,12 +55,12 @@ public struct TransitionDetector: Sendable {
   /// Whether fix times are used (see the type's discussion).
   public let usesTime: Bool
   /// Fixes dropped so far, by reason.
-  public private(set) var dropCounts = DropCounts()
+  public internal(set) var dropCounts = DropCounts()
   /// Fixes accepted so far.
-  public private(set) var acceptedFixCount = 0
+  public internal(set) var acceptedFixCount = 0
 
   /// A region the device is inside.
-  private struct Visit: Sendable {
+  struct Visit: Sendable {
     var slot: Int32
     /// Time of the ENTER (NaN without times).
     var enterTime: Double
@@ -71,7 +71,7 @@ public struct TransitionDetector: Sendable {
   }
 
   /// A region whose ENTER condition holds but is not yet confirmed.
-  private struct PendingEnter: Sendable {
+  struct PendingEnter: Sendable {
     var slot: Int32
     var count: Int
     var since: Double
@@ -87,25 +87,25 @@ public struct TransitionDetector: Sendable {
   }
 
   /// A reference fix for the speed test.
-  private struct Anchor: Sendable {
+  struct Anchor: Sendable {
     var coordinate: Coordinate
     var time: Double
     var accuracy: Double
   }
 
-  private var visits: [Visit] = []
-  private var pendingEnters: [PendingEnter] = []
+  var visits: [Visit] = []
+  var pendingEnters: [PendingEnter] = []
   private var queryResult: [Int32] = []
   private var exits: [Emission] = []
   private var enters: [Emission] = []
   private var dwells: [Emission] = []
   /// The last accepted fix (time checks and speed reference).
-  private var lastAccepted: Anchor? = nil
+  var lastAccepted: Anchor? = nil
   /// Time of the previous fix that reached the outlier filter.
-  private var lastFilteredTime: Double = -.infinity
+  var lastFilteredTime: Double = -.infinity
   /// The last rejected fix and the number of consistent distinct rejected fixes up to it.
-  private var candidate: Anchor? = nil
-  private var candidateCount = 0
+  var candidate: Anchor? = nil
+  var candidateCount = 0
 
   /// Creates a detector with every region outside.
   /// - Parameters:
