@@ -22,6 +22,8 @@ enum SyncCommand {
       --page-size N       geofences per page, 1-10000 [1000]
       --timeout SECONDS   per request [30]
       --attempts N        requests per operation including retries, 1-20 [4]
+      --live              also load the stored set into a live monitor before syncing and
+                          apply the change to it, timing both (what a running engine does)
       --quiet             only errors
 
     exit status: 0 synced (or unchanged); 64 usage error; 65 the server's answer was invalid;
@@ -32,7 +34,7 @@ enum SyncCommand {
 
   static let spec = CommandLineArguments.Spec(
     valued: ["server", "key", "store", "near", "radius-m", "page-size", "timeout", "attempts"],
-    flags: ["help", "full", "quiet"])
+    flags: ["help", "full", "quiet", "live"])
 
   /// EX_UNAVAILABLE (sysexits.h).
   static let unavailable: Int32 = 69
@@ -44,6 +46,7 @@ enum SyncCommand {
     var storePath: String
     var full: Bool
     var quiet: Bool
+    var live: Bool
   }
 
   static func run(_ args: [String]) -> Int32 {
@@ -97,7 +100,7 @@ enum SyncCommand {
     if let attempts = try parsed.int("attempts", range: 1...20) {
       configuration.retry.maximumAttempts = attempts
     }
-    configuration.reportsChangedGeofences = false
+    configuration.reportsChangedGeofences = parsed.flag("live")
     let radius = try parsed.double("radius-m", range: 0...20_037_509)
     switch (parsed.last("near"), radius) {
     case (nil, nil): break
@@ -115,7 +118,11 @@ enum SyncCommand {
     let storePath = URL(fileURLWithPath: dir).appendingPathComponent("geofences.sqlite").path
     return Options(
       configuration: configuration, storePath: storePath, full: parsed.flag("full"),
-      quiet: parsed.flag("quiet"))
+      quiet: parsed.flag("quiet"), live: parsed.flag("live"))
+  }
+
+  static func seconds(_ a: DispatchTime, _ b: DispatchTime) -> String {
+    String(format: "%.3f", Double(b.uptimeNanoseconds - a.uptimeNanoseconds) / 1e9)
   }
 
   static func sync(_ options: Options) async -> Int32 {
@@ -128,8 +135,33 @@ enum SyncCommand {
     }
     let client = GeofenceSyncClient(
       configuration: options.configuration, store: store, transport: URLSessionTransport())
+    var monitor: GeofenceMonitor?
+    if options.live {
+      do {
+        let start = DispatchTime.now()
+        let geofences = try store.geofences()
+        let loaded = DispatchTime.now()
+        monitor = GeofenceMonitor(geofences: geofences)
+        print(
+          "live: loaded \(geofences.count) geofence(s) in \(seconds(start, loaded)) s, "
+            + "built the monitor in \(seconds(loaded, DispatchTime.now())) s")
+      } catch {
+        printError("geofence sync: cannot read the store: \(error)")
+        return ioError
+      }
+    }
     do {
+      let syncStart = DispatchTime.now()
       let report = try await client.sync(full: options.full)
+      if !options.quiet { print("sync time: \(seconds(syncStart, DispatchTime.now())) s") }
+      if let monitor {
+        let start = DispatchTime.now()
+        let applied = monitor.apply(report.diff, at: Date().timeIntervalSince1970)
+        print(
+          "live: applied the change in \(seconds(start, DispatchTime.now())) s "
+            + "(index rebuilt: \(applied.rebuiltIndex ? "yes" : "no"), "
+            + "\(monitor.geofences.count) geofence(s) monitored)")
+      }
       for rejection in report.rejections { printError("rejected: \(rejection)") }
       for id in report.conflictingIDs {
         printError("conflicting copies of id \"\(id)\": kept the stored definition, if any")
