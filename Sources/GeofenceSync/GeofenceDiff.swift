@@ -21,7 +21,9 @@ public struct GeofenceDiff: Hashable, Sendable {
     public var geometryChanged = 0
     public var metadataChanged = 0
 
-    public init(added: Int = 0, removed: Int = 0, geometryChanged: Int = 0, metadataChanged: Int = 0) {
+    public init(
+      added: Int = 0, removed: Int = 0, geometryChanged: Int = 0, metadataChanged: Int = 0
+    ) {
       self.added = added
       self.removed = removed
       self.geometryChanged = geometryChanged
@@ -29,7 +31,9 @@ public struct GeofenceDiff: Hashable, Sendable {
     }
 
     /// Whether nothing changed.
-    public var isEmpty: Bool { added == 0 && removed == 0 && geometryChanged == 0 && metadataChanged == 0 }
+    public var isEmpty: Bool {
+      added == 0 && removed == 0 && geometryChanged == 0 && metadataChanged == 0
+    }
 
     public var description: String {
       "added \(added), removed \(removed), geometry changed \(geometryChanged), "
@@ -86,7 +90,8 @@ public struct GeofenceDiff: Hashable, Sendable {
   /// The category of a change from `old` (nil when new) to `new`, or nil when identical.
   public static func category(old: Geofence?, new: Geofence) -> Category? {
     guard let old else { return .added }
-    if old.region.center != new.region.center || old.region.radiusMeters != new.region.radiusMeters {
+    if old.region.center != new.region.center || old.region.radiusMeters != new.region.radiusMeters
+    {
       return .geometryChanged
     }
     if old.name != new.name || old.metadataJSON != new.metadataJSON { return .metadataChanged }

@@ -236,7 +236,9 @@ public final class GeofenceSyncClient {
       var conflicts: [String] = []
       var expired = false
       repeat {
-        var items: [URLQueryItem] = [URLQueryItem(name: "limit", value: "\(configuration.pageSize)")]
+        var items: [URLQueryItem] = [
+          URLQueryItem(name: "limit", value: "\(configuration.pageSize)")
+        ]
         if let cursor { items.append(URLQueryItem(name: "cursor", value: cursor)) }
         items += areaItems()
         let request = makeRequest(
@@ -371,7 +373,9 @@ public final class GeofenceSyncClient {
             response.statusCode, code: body.code, message: body.message)
           guard RetryPolicy.isRetryable(status: response.statusCode) else { throw error }
           failure = error
-          retryAfter = response.header("retry-after").flatMap { Double($0.trimmingCharacters(in: .whitespaces)) }
+          retryAfter = response.header("retry-after").flatMap {
+            Double($0.trimmingCharacters(in: .whitespaces))
+          }
         }
       } catch let error as SyncError {
         throw error

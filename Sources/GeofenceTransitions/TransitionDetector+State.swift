@@ -22,8 +22,10 @@ extension TransitionDetector {
   /// The regions the device is inside, with their ENTER time and dwell flag, in slot order.
   /// - Complexity: O(m log m) for m regions inside; allocates the result.
   public var visitStates: [RegionVisitState] {
-    visits.map { RegionVisitState(slot: $0.slot, enterTime: $0.enterTime, dwellEmitted: $0.dwellEmitted) }
-      .sorted { $0.slot < $1.slot }
+    visits.map {
+      RegionVisitState(slot: $0.slot, enterTime: $0.enterTime, dwellEmitted: $0.dwellEmitted)
+    }
+    .sorted { $0.slot < $1.slot }
   }
 
   /// A detector over a new region set that continues this one.
@@ -44,7 +46,8 @@ extension TransitionDetector {
   ///     distinct old slots to distinct new slots in `0 ..< regions.count`.
   /// - Complexity: O(m + p) calls of `slotMap` for m visits and p pending enters.
   public func migrated(to regions: RegionSet, slotMap: (Int32) -> Int32?) -> TransitionDetector {
-    var next = TransitionDetector(regions: regions, configuration: configuration, usesTime: usesTime)
+    var next = TransitionDetector(
+      regions: regions, configuration: configuration, usesTime: usesTime)
     next.visits = visits.compactMap { visit in
       guard let slot = slotMap(visit.slot) else { return nil }
       precondition(slot >= 0 && Int(slot) < regions.count, "slot map out of range")

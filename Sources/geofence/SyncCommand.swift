@@ -109,7 +109,9 @@ enum SyncCommand {
       guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]),
         let center = try? Coordinate(latitude: lat, longitude: lon)
       else {
-        throw UsageError("--near needs LAT,LON in degrees (latitude in [-90, 90], longitude in [-180, 180]), got '\(near)'")
+        throw UsageError(
+          "--near needs LAT,LON in degrees (latitude in [-90, 90], longitude in [-180, 180]), got '\(near)'"
+        )
       }
       configuration.area = SyncArea(center: center, radiusMeters: radius)
     default:
@@ -170,7 +172,8 @@ enum SyncCommand {
         var kind: String
         switch report.kind {
         case .full:
-          kind = "full listing (\(report.fullListingReason ?? "requested")), \(report.pageCount) page(s)"
+          kind =
+            "full listing (\(report.fullListingReason ?? "requested")), \(report.pageCount) page(s)"
         case .incremental: kind = "changes since \(report.previousVersion ?? "?")"
         case .notModified: kind = "not modified (304)"
         }
@@ -181,7 +184,8 @@ enum SyncCommand {
           "added: \(c.added)  removed: \(c.removed)  geometry changed: \(c.geometryChanged)  "
             + "metadata changed: \(c.metadataChanged)")
         print("geofences: \(report.geofenceCount)")
-        print("rejected: \(report.rejections.count)  conflicting ids: \(report.conflictingIDs.count)")
+        print(
+          "rejected: \(report.rejections.count)  conflicting ids: \(report.conflictingIDs.count)")
         print("requests: \(report.requestCount)  retries: \(report.retryWaits.count)")
         print("stale: no")
       }

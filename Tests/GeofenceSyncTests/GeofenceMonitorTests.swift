@@ -48,7 +48,8 @@ struct GeofenceMonitorTests {
     #expect(first.diff.counts.added == 4)
     var configuration = TransitionConfiguration()
     configuration.loiteringDelaySeconds = 300
-    let monitor = GeofenceMonitor(geofences: try client.store.geofences(), configuration: configuration)
+    let monitor = GeofenceMonitor(
+      geofences: try client.store.geofences(), configuration: configuration)
     #expect(summary(monitor.process(try fix(0))) == ["enter A", "enter B", "enter C"])
     #expect(summary(monitor.process(try fix(100))) == [])
 
@@ -105,7 +106,13 @@ struct GeofenceMonitorTests {
     _ = monitor.replace(with: [a, far, added], at: 5)
     #expect(monitor.insideIDs(device: "in") == ["A"])
     #expect(monitor.insideIDs(device: "out") == [])
-    #expect(summary(monitor.process(LocationFix(coordinate: try Coordinate(latitude: 0, longitude: 0), time: 10, deviceID: "out"))) == ["enter N"])
+    #expect(
+      summary(
+        monitor.process(
+          LocationFix(
+            coordinate: try Coordinate(latitude: 0, longitude: 0), time: 10, deviceID: "out"))) == [
+          "enter N"
+        ])
     #expect(monitor.process(try fix(10, device: "in")).isEmpty)
   }
 }

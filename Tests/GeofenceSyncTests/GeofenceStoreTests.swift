@@ -14,10 +14,14 @@ func page(_ items: [String], version: String = "v2", next: String? = nil) -> HTT
         .utf8))
 }
 
-func geofence(_ id: String, _ lat: Double, _ lon: Double, radius: Double = 100, name: String? = nil, metadata: String? = nil) throws -> Geofence {
+func geofence(
+  _ id: String, _ lat: Double, _ lon: Double, radius: Double = 100, name: String? = nil,
+  metadata: String? = nil
+) throws -> Geofence {
   Geofence(
     id: id, name: name,
-    region: try CircularRegion(center: try Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
+    region: try CircularRegion(
+      center: try Coordinate(latitude: lat, longitude: lon), radiusMeters: radius),
     metadataJSON: metadata)
 }
 
@@ -34,10 +38,19 @@ struct GeofenceStoreTests {
     let storedB = try #require(try client.store.geofence(id: "b"))
     let a = FakeSyncServer.json("a", 1, 1)
     // Page 1: a twice (identical), b twice (different), c once; page 2: c again, different.
-    server.script(result: .success(page([a, a, FakeSyncServer.json("b", 2, 2), FakeSyncServer.json("b", 3, 3), FakeSyncServer.json("c", 4, 4)], next: "p2"))) {
+    server.script(
+      result: .success(
+        page(
+          [
+            a, a, FakeSyncServer.json("b", 2, 2), FakeSyncServer.json("b", 3, 3),
+            FakeSyncServer.json("c", 4, 4),
+          ], next: "p2"))
+    ) {
       $0.query("cursor") == nil && $0.url.path == "/v1/geofences"
     }
-    server.script(result: .success(page([FakeSyncServer.json("c", 5, 5), FakeSyncServer.json("d", 6, 6)]))) {
+    server.script(
+      result: .success(page([FakeSyncServer.json("c", 5, 5), FakeSyncServer.json("d", 6, 6)]))
+    ) {
       $0.query("cursor") == "p2"
     }
     let report = try await client.sync(full: true)
@@ -88,11 +101,17 @@ struct GeofenceStoreTests {
     _ = try await client.sync()
     let body =
       "{\"version\":\"v9\",\"upserted\":[{\"id\":\"a\",\"latitude\":1,\"longitude\":1,\"radius\":0},"
-      + FakeSyncServer.json("b", 3, 3) + "," + FakeSyncServer.json("c", 4, 4) + "],\"deleted\":[\"b\",\"zz\"]}"
-    server.script(result: .success(HTTPResponse(statusCode: 200, body: Data(body.utf8)))) { _ in true }
+      + FakeSyncServer.json("b", 3, 3) + "," + FakeSyncServer.json("c", 4, 4)
+      + "],\"deleted\":[\"b\",\"zz\"]}"
+    server.script(result: .success(HTTPResponse(statusCode: 200, body: Data(body.utf8)))) { _ in
+      true
+    }
     let report = try await client.sync()
     #expect(report.kind == .incremental)
-    #expect(report.rejections.map(\.description) == ["changes[0] (id \"a\"): radius 0.0 m is not a finite value > 0"])
+    #expect(
+      report.rejections.map(\.description) == [
+        "changes[0] (id \"a\"): radius 0.0 m is not a finite value > 0"
+      ])
     #expect(report.conflictingIDs == ["b"])
     #expect(report.diff.counts == GeofenceDiff.Counts(added: 1))
     #expect(try client.store.geofences().map(\.id) == ["a", "b", "c"])
@@ -116,7 +135,9 @@ struct GeofenceStoreTests {
     #expect(diff.removed == ["gone"])
     #expect(diff.geometryChanged.map(\.id) == ["moved", "resized"])
     #expect(diff.metadataChanged.map(\.id) == ["meta", "renamed"])
-    #expect(diff.counts == GeofenceDiff.Counts(added: 1, removed: 1, geometryChanged: 2, metadataChanged: 2))
+    #expect(
+      diff.counts
+        == GeofenceDiff.Counts(added: 1, removed: 1, geometryChanged: 2, metadataChanged: 2))
   }
 
   /// The store's SQL diff equals the in-memory diff for random old and new sets.
@@ -129,8 +150,11 @@ struct GeofenceStoreTests {
         let id = "id\(Int.random(in: 0..<200, using: &g))"
         let lat = Double(Int.random(in: 0..<3, using: &g))
         let name: String? = Bool.random(using: &g) ? "n\(Int.random(in: 0..<2, using: &g))" : nil
-        let metadata: String? = Bool.random(using: &g) ? "{\"k\":\(Int.random(in: 0..<2, using: &g))}" : nil
-        set[id] = try geofence(id, lat, 0, radius: Double(Int.random(in: 1..<3, using: &g)), name: name, metadata: metadata)
+        let metadata: String? =
+          Bool.random(using: &g) ? "{\"k\":\(Int.random(in: 0..<2, using: &g))}" : nil
+        set[id] = try geofence(
+          id, lat, 0, radius: Double(Int.random(in: 1..<3, using: &g)), name: name,
+          metadata: metadata)
       }
       return Array(set.values)
     }
@@ -139,17 +163,21 @@ struct GeofenceStoreTests {
     let store = try GeofenceStore.inMemory()
     try store.beginListing()
     try store.stage(old)
-    _ = try store.commitListing(version: "v1", etag: nil, account: nil, area: nil, at: 0, details: true)
+    _ = try store.commitListing(
+      version: "v1", etag: nil, account: nil, area: nil, at: 0, details: true)
     try store.beginListing()
     try store.stage(Array(new.prefix(70)))
     try store.stage(Array(new.dropFirst(70)))
-    let diff = try store.commitListing(version: "v2", etag: nil, account: nil, area: nil, at: 1, details: true)
+    let diff = try store.commitListing(
+      version: "v2", etag: nil, account: nil, area: nil, at: 1, details: true)
     #expect(diff == GeofenceDiff(from: old, to: new), "seed \(seed)")
-    #expect(try store.geofences() == new.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) })
+    #expect(
+      try store.geofences() == new.sorted { $0.id.utf8.lexicographicallyPrecedes($1.id.utf8) })
   }
 
   @Test func anInterruptedListingLeavesTheOldSetOnDisk() throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sync-crash-\(UUID().uuidString)")
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "sync-crash-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let path = dir.appendingPathComponent("geofences.sqlite").path
@@ -157,7 +185,8 @@ struct GeofenceStoreTests {
       let store = try GeofenceStore(path: path)
       try store.beginListing()
       try store.stage([try geofence("old", 1, 1)])
-      _ = try store.commitListing(version: "v1", etag: "\"v1\"", account: nil, area: nil, at: 0, details: false)
+      _ = try store.commitListing(
+        version: "v1", etag: "\"v1\"", account: nil, area: nil, at: 0, details: false)
       // A second listing is staged but never committed (the process dies here).
       try store.beginListing()
       try store.stage([try geofence("new", 2, 2)])

@@ -95,7 +95,9 @@ struct GeofenceSyncClientTests {
     #expect(server.requests.last?.url.path == "/v1/geofences/changes")
     #expect(server.requests.last?.query("since") == "v1")
     #expect(report.version == "v2")
-    #expect(report.diff.counts == GeofenceDiff.Counts(added: 1, removed: 1, geometryChanged: 1, metadataChanged: 1))
+    #expect(
+      report.diff.counts
+        == GeofenceDiff.Counts(added: 1, removed: 1, geometryChanged: 1, metadataChanged: 1))
     #expect(report.diff.added.map(\.id) == ["new"])
     #expect(report.diff.removed == ["g001"])
     #expect(report.diff.geometryChanged.map(\.id) == ["g002"])
@@ -139,8 +141,11 @@ struct GeofenceSyncClientTests {
     let server = FakeSyncServer()
     server.publish(sampleSet(3))
     let isListing: @Sendable (HTTPRequest) -> Bool = { $0.url.path == "/v1/geofences" }
-    server.script(result: .success(FakeSyncServer.error(429, "rate_limited", retryAfter: 7)), matching: isListing)
-    server.script(result: .success(FakeSyncServer.error(500, "internal_error")), matching: isListing)
+    server.script(
+      result: .success(FakeSyncServer.error(429, "rate_limited", retryAfter: 7)),
+      matching: isListing)
+    server.script(
+      result: .success(FakeSyncServer.error(500, "internal_error")), matching: isListing)
     server.script(result: .failure(.timedOut), matching: isListing)
     let clock = ManualClock()
     let client = try makeClient(server, clock: clock, seed: 7)
@@ -159,10 +164,14 @@ struct GeofenceSyncClientTests {
   @Test func retryAfterBeyondTheLimitFailsAtOnce() async throws {
     let server = FakeSyncServer()
     server.publish(sampleSet(3))
-    server.script(result: .success(FakeSyncServer.error(503, "unavailable", retryAfter: 3600))) { _ in true }
+    server.script(result: .success(FakeSyncServer.error(503, "unavailable", retryAfter: 3600))) {
+      _ in true
+    }
     let clock = ManualClock()
     let client = try makeClient(server, clock: clock)
-    await #expect(throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")) {
+    await #expect(
+      throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")
+    ) {
       try await client.sync()
     }
     #expect(clock.sleeps.isEmpty)
@@ -184,21 +193,26 @@ struct GeofenceSyncClientTests {
       name: "network error", full: false, result: .failure(.connectionFailed("reset")), count: 99,
       matches: { _ in true }, reason: "network: connection failed: reset"),
     Failure(
-      name: "500 on changes", full: false, result: .success(FakeSyncServer.error(500, "internal_error")),
+      name: "500 on changes", full: false,
+      result: .success(FakeSyncServer.error(500, "internal_error")),
       count: 99, matches: { _ in true }, reason: "HTTP 500 internal_error"),
     Failure(
       name: "401", full: false, result: .success(FakeSyncServer.error(401, "unauthorized")),
       count: 1, matches: { _ in true }, reason: "unauthorized (401)"),
     Failure(
       name: "truncated body", full: true,
-      result: .success(HTTPResponse(statusCode: 200, body: Data("{\"version\":\"v2\",\"geofen".utf8))),
+      result: .success(
+        HTTPResponse(statusCode: 200, body: Data("{\"version\":\"v2\",\"geofen".utf8))),
       count: 99, matches: { _ in true }, reason: "invalid response body: body is not valid JSON"),
     Failure(
       name: "body without version", full: true,
-      result: .success(HTTPResponse(statusCode: 200, body: Data("{\"geofences\":[],\"next_cursor\":null}".utf8))),
-      count: 99, matches: { _ in true }, reason: "invalid response body: listing has no \"version\""),
+      result: .success(
+        HTTPResponse(statusCode: 200, body: Data("{\"geofences\":[],\"next_cursor\":null}".utf8))),
+      count: 99, matches: { _ in true }, reason: "invalid response body: listing has no \"version\""
+    ),
     Failure(
-      name: "500 mid-listing", full: true, result: .success(FakeSyncServer.error(500, "internal_error")),
+      name: "500 mid-listing", full: true,
+      result: .success(FakeSyncServer.error(500, "internal_error")),
       count: 99, matches: { $0.query("cursor") != nil }, reason: "HTTP 500 internal_error"),
     Failure(
       name: "timeout mid-listing", full: true, result: .failure(.timedOut),
@@ -300,9 +314,13 @@ struct GeofenceSyncClientTests {
     let server = FakeSyncServer()
     server.publish(sampleSet(5))
     let store = try GeofenceStore.inMemory()
-    let area = SyncArea(center: try Coordinate(latitude: 21.3, longitude: -157.85), radiusMeters: 5000)
+    let area = SyncArea(
+      center: try Coordinate(latitude: 21.3, longitude: -157.85), radiusMeters: 5000)
     _ = try await makeClient(server, store: store, pageSize: 2) { $0.area = area }.sync()
-    #expect(server.requests.allSatisfy { $0.query("near") == "21.3,-157.85" && $0.query("radius_m") == "5000.0" })
+    #expect(
+      server.requests.allSatisfy {
+        $0.query("near") == "21.3,-157.85" && $0.query("radius_m") == "5000.0"
+      })
     #expect(try store.state().area == area)
     let report = try await makeClient(server, store: store, pageSize: 2).sync()
     #expect(report.fullListingReason == "area changed")

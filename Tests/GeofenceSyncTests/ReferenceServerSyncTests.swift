@@ -11,7 +11,9 @@ final class HookedTransport: HTTPTransport, @unchecked Sendable {
   private let lock = NSLock()
   private var count = 0
 
-  init(hook: @escaping @Sendable (Int, HTTPRequest) async -> Void = { _, _ in }) { self.hook = hook }
+  init(hook: @escaping @Sendable (Int, HTTPRequest) async -> Void = { _, _ in }) {
+    self.hook = hook
+  }
 
   func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
     let n = lock.withLock { () -> Int in
@@ -72,15 +74,18 @@ struct ReferenceServerSyncTests {
     try await server.patchGeofences(
       key: Self.key,
       upsert: [
-        ReferenceServer.geofence("p0001", latitude: 19.01, longitude: -155.5, radius: 500, name: "renamed"),
-        ReferenceServer.geofence("p0002", latitude: 20.5, longitude: -155.5, radius: 500, name: "place 2"),
+        ReferenceServer.geofence(
+          "p0001", latitude: 19.01, longitude: -155.5, radius: 500, name: "renamed"),
+        ReferenceServer.geofence(
+          "p0002", latitude: 20.5, longitude: -155.5, radius: 500, name: "place 2"),
         ReferenceServer.geofence("zz", latitude: 21, longitude: -157, radius: 100),
       ], delete: ["p0003"])
     let changes = try await sync.sync()
     #expect(changes.kind == .incremental)
     #expect(changes.previousVersion == version)
     #expect(changes.version != version)
-    #expect(changes.diff.counts == .init(added: 1, removed: 1, geometryChanged: 1, metadataChanged: 1))
+    #expect(
+      changes.diff.counts == .init(added: 1, removed: 1, geometryChanged: 1, metadataChanged: 1))
     #expect(try store.geofences().count == 250)
     #expect(try store.geofence(id: "p0001")?.name == "renamed")
     #expect(try store.geofence(id: "p0003") == nil)
@@ -99,10 +104,13 @@ struct ReferenceServerSyncTests {
 
     // 500 on every request after the first page of the listing.
     let armAfterFirstPage = HookedTransport { n, _ in
-      if n == 2 { try? await server.armFault(["path": "/v1/geofences", "kind": "500", "count": 10]) }
+      if n == 2 {
+        try? await server.armFault(["path": "/v1/geofences", "kind": "500", "count": 10])
+      }
     }
     await #expect(throws: SyncError.self) {
-      try await client(server, store: store, clock: clock, transport: armAfterFirstPage).sync(full: true)
+      try await client(server, store: store, clock: clock, transport: armAfterFirstPage).sync(
+        full: true)
     }
     #expect(try store.geofences() == before)
     #expect(try store.state().version == version)
@@ -110,15 +118,23 @@ struct ReferenceServerSyncTests {
     try await server.clearFaults()
 
     // A body cut short (declared length, half sent), on every attempt.
-    try await server.armFault(["path": "/v1/geofences", "kind": "truncate", "mode": "content_length", "count": 10])
-    await #expect(throws: SyncError.self) { try await client(server, store: store, clock: clock).sync(full: true) }
+    try await server.armFault([
+      "path": "/v1/geofences", "kind": "truncate", "mode": "content_length", "count": 10,
+    ])
+    await #expect(throws: SyncError.self) {
+      try await client(server, store: store, clock: clock).sync(full: true)
+    }
     #expect(try store.geofences() == before)
     #expect(try store.state().staleReason?.hasPrefix("network:") == true)
     try await server.clearFaults()
 
     // Well-framed JSON cut in half, on every attempt.
-    try await server.armFault(["path": "/v1/geofences", "kind": "truncate", "mode": "cut_json", "count": 10])
-    await #expect(throws: SyncError.self) { try await client(server, store: store, clock: clock).sync(full: true) }
+    try await server.armFault([
+      "path": "/v1/geofences", "kind": "truncate", "mode": "cut_json", "count": 10,
+    ])
+    await #expect(throws: SyncError.self) {
+      try await client(server, store: store, clock: clock).sync(full: true)
+    }
     #expect(try store.geofences() == before)
     #expect(try store.state().staleReason?.hasPrefix("invalid response body") == true)
     try await server.clearFaults()
@@ -133,7 +149,9 @@ struct ReferenceServerSyncTests {
     let server = try await ReferenceServer.start(keys: [Self.key])
     defer { server.stop() }
     try await server.replaceGeofences(key: Self.key, Self.places(30))
-    try await server.armFault(["path": "/v1/geofences", "kind": "429", "retry_after": 2, "count": 1])
+    try await server.armFault([
+      "path": "/v1/geofences", "kind": "429", "retry_after": 2, "count": 1,
+    ])
     let clock = ManualClock()
     let store = try GeofenceStore.inMemory()
     let report = try await client(server, store: store, clock: clock).sync()
@@ -143,7 +161,9 @@ struct ReferenceServerSyncTests {
 
     // One cut body is retried and the sync succeeds.
     try await server.replaceGeofences(key: Self.key, Self.places(31))
-    try await server.armFault(["path": "/v1/geofences", "kind": "truncate", "mode": "cut_json", "count": 1])
+    try await server.armFault([
+      "path": "/v1/geofences", "kind": "truncate", "mode": "cut_json", "count": 1,
+    ])
     let again = try await client(server, store: store, clock: clock).sync(full: true)
     #expect(again.geofenceCount == 31)
     #expect(again.retryWaits.count == 1)

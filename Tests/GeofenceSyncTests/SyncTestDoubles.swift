@@ -100,7 +100,8 @@ final class FakeSyncServer: HTTPTransport, @unchecked Sendable {
     _ id: String, _ latitude: Double, _ longitude: Double, radius: Double = 100,
     name: String? = nil, metadata: String? = nil
   ) -> String {
-    var text = "{\"id\":\"\(id)\",\"latitude\":\(latitude),\"longitude\":\(longitude),\"radius\":\(radius)"
+    var text =
+      "{\"id\":\"\(id)\",\"latitude\":\(latitude),\"longitude\":\(longitude),\"radius\":\(radius)"
     if let name { text += ",\"name\":\"\(name)\"" }
     if let metadata { text += ",\"metadata\":\(metadata)" }
     return text + ",\"updated_at\":\"2026-11-30T05:00:00.000Z\"}"

@@ -76,8 +76,10 @@ public final class ReferenceServer: @unchecked Sendable {
       let process = Process()
       process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
       process.arguments =
-        ["python3", TestPaths.packageRoot.appendingPathComponent("tools/server/run").path,
-         "--port", "\(port)", "--db", db, "--enable-admin"]
+        [
+          "python3", TestPaths.packageRoot.appendingPathComponent("tools/server/run").path,
+          "--port", "\(port)", "--db", db, "--enable-admin",
+        ]
         + keys.flatMap { ["--key", $0] } + arguments
       process.currentDirectoryURL = TestPaths.packageRoot
       let log = directory.appendingPathComponent("server.log")
@@ -86,7 +88,8 @@ public final class ReferenceServer: @unchecked Sendable {
       process.standardOutput = handle
       process.standardError = handle
       try process.run()
-      let server = ReferenceServer(port: port, process: process, directory: directory, databasePath: db)
+      let server = ReferenceServer(
+        port: port, process: process, directory: directory, databasePath: db)
       for _ in 0..<200 {
         if !process.isRunning { break }
         if let (status, _) = try? await server.request("GET", "/healthz"), status == 200 {
@@ -162,7 +165,9 @@ public final class ReferenceServer: @unchecked Sendable {
   public static func geofence(
     _ id: String, latitude: Double, longitude: Double, radius: Double, name: String? = nil
   ) -> [String: Any] {
-    var g: [String: Any] = ["id": id, "latitude": latitude, "longitude": longitude, "radius": radius]
+    var g: [String: Any] = [
+      "id": id, "latitude": latitude, "longitude": longitude, "radius": radius,
+    ]
     if let name { g["name"] = name }
     return g
   }
@@ -176,7 +181,8 @@ public final class ReferenceServer: @unchecked Sendable {
   public func patchGeofences(key: String, upsert: [[String: Any]] = [], delete: [String] = [])
     async throws
   {
-    try await admin("PATCH", "/admin/accounts/\(key)/geofences", ["upsert": upsert, "delete": delete])
+    try await admin(
+      "PATCH", "/admin/accounts/\(key)/geofences", ["upsert": upsert, "delete": delete])
   }
 
   /// `POST /admin/faults`, e.g. `["path": "/v1/geofences", "kind": "500", "count": 10]`.
