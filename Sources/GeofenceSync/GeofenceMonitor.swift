@@ -79,10 +79,21 @@ public struct MonitorApplyReport: Sendable {
 ///   contains it;
 /// - added geofences start outside and ENTER at the next fix inside.
 ///
-/// **Cost of apply.** Name or metadata changes: O(k) for k changed geofences. Any other
-/// change: the ``GeofenceIndex/GridIndex`` has no incremental update, so the region set is
-/// rebuilt (O(n log n) for n geofences) and each device's visits are remapped (O(m) for m
-/// visits). Not `Sendable`: use from one isolation domain.
+/// **Cost of apply.** Name or metadata changes: O(k) for k changed geofences, no rebuild. Any
+/// other change: the ``GeofenceIndex/GridIndex`` is immutable (no insert or remove), so the
+/// region set is rebuilt, O(n log n) for n geofences, and each device's visits are remapped,
+/// O(m) for m visits. Measured on 1,000,000 geofences (release build, 2 shared cores): about
+/// 1.2 s for a change of 100 (40 moved, 30 added, 30 removed), against about 0.9 s to build
+/// the monitor from scratch.
+///
+/// Applying k changes in O(k) would take, in `GeofenceIndex` and `GeofenceTransitions`:
+/// stable slots (a removed or moved region leaves a tombstone; added and moved regions get new
+/// slots at the end); a tombstone bitmap tested in the query's refine step; a small delta
+/// index (or a sorted list, while it is small) of the appended slots, queried after the base
+/// grid; a rebuild in the background once the delta or the tombstones pass a few percent of
+/// n; and event ordering by comparing ids at emission time instead of the precomputed
+/// ``GeofenceTransitions/RegionSet/ranks``. Detectors would then keep their slots, so no
+/// remapping either. Not `Sendable`: use from one isolation domain.
 public final class GeofenceMonitor {
   /// Geofences by slot.
   public private(set) var geofences: [Geofence]

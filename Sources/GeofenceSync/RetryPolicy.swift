@@ -1,8 +1,9 @@
 /// When and how long to wait before retrying a request.
 ///
 /// Retried: transport failures (timeouts, broken connections, short bodies), bodies that cannot
-/// be parsed, `429`, `500`, `502`, `503` and `504`. Never retried: other statuses (`400`,
-/// `401`, `404`, `410`, ...), which the caller handles.
+/// be parsed, `429` and every `5xx`. Never retried: other statuses (`400`, `401`, `404`, `410`,
+/// ...), which the caller handles. `Retry-After` is read as a number of seconds (the protocol's
+/// form); any other form is ignored and the backoff alone applies.
 ///
 /// The wait before retry `n` (1-based) is the exponential backoff
 /// `b(n) = min(maximumDelaySeconds, baseDelaySeconds · 2^(n-1))` with "equal jitter":
@@ -38,7 +39,7 @@ public struct RetryPolicy: Hashable, Sendable {
 
   /// Whether an answer with this status is worth retrying.
   public static func isRetryable(status: Int) -> Bool {
-    status == 429 || status == 500 || status == 502 || status == 503 || status == 504
+    status == 429 || (500...599).contains(status)
   }
 
   /// The wait in seconds before retry `retry` (1 for the first retry).
