@@ -46,8 +46,9 @@ extension TransitionDetector {
   ///     distinct old slots to distinct new slots in `0 ..< regions.count`.
   /// - Complexity: O(m + p) calls of `slotMap` for m visits and p pending enters.
   public func migrated(to regions: RegionSet, slotMap: (Int32) -> Int32?) -> TransitionDetector {
-    var next = TransitionDetector(
-      regions: regions, configuration: configuration, usesTime: usesTime)
+    // A copy keeps every other field (fix history, filter state, counters, buffers) as is.
+    var next = self
+    next.regions = regions
     next.visits = visits.compactMap { visit in
       guard let slot = slotMap(visit.slot) else { return nil }
       precondition(slot >= 0 && Int(slot) < regions.count, "slot map out of range")
@@ -62,12 +63,6 @@ extension TransitionDetector {
       moved.slot = slot
       return moved
     }
-    next.lastAccepted = lastAccepted
-    next.lastFilteredTime = lastFilteredTime
-    next.candidate = candidate
-    next.candidateCount = candidateCount
-    next.dropCounts = dropCounts
-    next.acceptedFixCount = acceptedFixCount
     return next
   }
 }

@@ -49,15 +49,15 @@ import GeofenceIndex
 /// capacity: it uses no Foundation, no dictionaries and no existentials.
 public struct TransitionDetector: Sendable {
   /// The monitored regions.
-  public let regions: RegionSet
+  public internal(set) var regions: RegionSet
   /// The rules.
   public let configuration: TransitionConfiguration
   /// Whether fix times are used (see the type's discussion).
   public let usesTime: Bool
   /// Fixes dropped so far, by reason.
-  public internal(set) var dropCounts = DropCounts()
+  public private(set) var dropCounts = DropCounts()
   /// Fixes accepted so far.
-  public internal(set) var acceptedFixCount = 0
+  public private(set) var acceptedFixCount = 0
 
   /// A region the device is inside.
   struct Visit: Sendable {
@@ -87,7 +87,7 @@ public struct TransitionDetector: Sendable {
   }
 
   /// A reference fix for the speed test.
-  struct Anchor: Sendable {
+  private struct Anchor: Sendable {
     var coordinate: Coordinate
     var time: Double
     var accuracy: Double
@@ -100,12 +100,12 @@ public struct TransitionDetector: Sendable {
   private var enters: [Emission] = []
   private var dwells: [Emission] = []
   /// The last accepted fix (time checks and speed reference).
-  var lastAccepted: Anchor? = nil
+  private var lastAccepted: Anchor? = nil
   /// Time of the previous fix that reached the outlier filter.
-  var lastFilteredTime: Double = -.infinity
+  private var lastFilteredTime: Double = -.infinity
   /// The last rejected fix and the number of consistent distinct rejected fixes up to it.
-  var candidate: Anchor? = nil
-  var candidateCount = 0
+  private var candidate: Anchor? = nil
+  private var candidateCount = 0
 
   /// Creates a detector with every region outside.
   /// - Parameters:

@@ -64,7 +64,7 @@ struct GeofenceSyncClientTests {
   @Test func notModifiedKeepsTheSetAndFreshensTheSyncTime() async throws {
     let server = FakeSyncServer()
     server.publish(sampleSet(5))
-    let clock = ManualClock()
+    let clock = SyncTestClock()
     let client = try makeClient(server, clock: clock)
     _ = try await client.sync()
     let before = try client.store.state()
@@ -147,7 +147,7 @@ struct GeofenceSyncClientTests {
     server.script(
       result: .success(FakeSyncServer.error(500, "internal_error")), matching: isListing)
     server.script(result: .failure(.timedOut), matching: isListing)
-    let clock = ManualClock()
+    let clock = SyncTestClock()
     let client = try makeClient(server, clock: clock, seed: 7)
     let report = try await client.sync()
     #expect(report.geofenceCount == 3)
@@ -167,7 +167,7 @@ struct GeofenceSyncClientTests {
     server.script(result: .success(FakeSyncServer.error(503, "unavailable", retryAfter: 3600))) {
       _ in true
     }
-    let clock = ManualClock()
+    let clock = SyncTestClock()
     let client = try makeClient(server, clock: clock)
     await #expect(
       throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")
@@ -226,7 +226,7 @@ struct GeofenceSyncClientTests {
   func aFailedSyncLeavesTheStoredSetAndMarksItStale(_ failure: Failure) async throws {
     let server = FakeSyncServer()
     server.publish(sampleSet(7))
-    let clock = ManualClock()
+    let clock = SyncTestClock()
     let client = try makeClient(server, clock: clock, pageSize: 3)
     _ = try await client.sync()
     let before = try client.store.geofences()

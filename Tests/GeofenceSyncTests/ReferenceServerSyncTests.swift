@@ -40,7 +40,7 @@ struct ReferenceServerSyncTests {
   }
 
   func client(
-    _ server: ReferenceServer, store: GeofenceStore, clock: ManualClock = ManualClock(),
+    _ server: ReferenceServer, store: GeofenceStore, clock: SyncTestClock = SyncTestClock(),
     transport: any HTTPTransport = URLSessionTransport(), pageSize: Int = 100
   ) -> GeofenceSyncClient {
     var configuration = SyncConfiguration(baseURL: server.baseURL, apiKey: Self.key)
@@ -96,7 +96,7 @@ struct ReferenceServerSyncTests {
     defer { server.stop() }
     try await server.replaceGeofences(key: Self.key, Self.places(250))
     let store = try GeofenceStore.inMemory()
-    let clock = ManualClock()
+    let clock = SyncTestClock()
     _ = try await client(server, store: store, clock: clock).sync()
     let before = try store.geofences()
     let version = try store.state().version
@@ -152,7 +152,7 @@ struct ReferenceServerSyncTests {
     try await server.armFault([
       "path": "/v1/geofences", "kind": "429", "retry_after": 2, "count": 1,
     ])
-    let clock = ManualClock()
+    let clock = SyncTestClock()
     let store = try GeofenceStore.inMemory()
     let report = try await client(server, store: store, clock: clock).sync()
     #expect(report.geofenceCount == 30)

@@ -73,7 +73,7 @@ struct SyncScaleTests {
     configuration.reportsChangedGeofences = false
     let client = GeofenceSyncClient(
       configuration: configuration, store: store,
-      transport: GeneratedListingTransport(count: n), clock: ManualClock())
+      transport: GeneratedListingTransport(count: n), clock: SyncTestClock())
     let baseline = peakResidentKilobytes(reset: true)
     let start = DispatchTime.now()
     let report = try await client.sync()

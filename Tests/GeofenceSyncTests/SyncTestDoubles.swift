@@ -4,7 +4,7 @@ import GeofenceSync
 import GeofenceTestSupport
 
 /// A clock whose time moves only when a test (or a retry wait) advances it.
-final class ManualClock: SyncClock, @unchecked Sendable {
+final class SyncTestClock: SyncClock, @unchecked Sendable {
   private let lock = NSLock()
   private var time: Double
   private var recorded: [Double] = []
@@ -183,7 +183,7 @@ extension HTTPRequest {
 /// Builds a client over `server` with a fresh in-memory store (or `store`), a manual clock and
 /// a seeded jitter source.
 func makeClient(
-  _ server: FakeSyncServer, store: GeofenceStore? = nil, clock: ManualClock = ManualClock(),
+  _ server: FakeSyncServer, store: GeofenceStore? = nil, clock: SyncTestClock = SyncTestClock(),
   key: String = "k1", pageSize: Int = 1000, seed: UInt64 = 42,
   configure: (inout SyncConfiguration) -> Void = { _ in }
 ) throws -> GeofenceSyncClient {
