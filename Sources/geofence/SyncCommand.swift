@@ -96,7 +96,7 @@ enum SyncCommand {
     }
     var configuration = SyncConfiguration(baseURL: url, apiKey: key)
     configuration.pageSize = try parsed.int("page-size", range: 1...10_000) ?? 1000
-    configuration.requestTimeoutSeconds = try parsed.double("timeout", range: 0.1...3600) ?? 30
+    configuration.requestTimeoutSeconds = try parsed.double("timeout", range: 1...3600) ?? 30
     if let attempts = try parsed.int("attempts", range: 1...20) {
       configuration.retry.maximumAttempts = attempts
     }

@@ -167,5 +167,22 @@ struct ReferenceServerSyncTests {
     let again = try await client(server, store: store, clock: clock).sync(full: true)
     #expect(again.geofenceCount == 31)
     #expect(again.retryWaits.count == 1)
+
+    // An answer slower than the request timeout is a transport failure, and is retried.
+    try await server.replaceGeofences(key: Self.key, Self.places(32))
+    try await server.armFault(["path": "/v1/geofences", "kind": "slow", "delay_s": 3, "count": 1])
+    var configuration = SyncConfiguration(baseURL: server.baseURL, apiKey: Self.key)
+    configuration.requestTimeoutSeconds = 1.5
+    // The reference server answers one request at a time: let it finish the slow one before
+    // the retry goes out.
+    let patientRetry = HookedTransport { n, _ in
+      if n == 2 { try? await Task.sleep(nanoseconds: 2_000_000_000) }
+    }
+    let impatient = GeofenceSyncClient(
+      configuration: configuration, store: store, transport: patientRetry, clock: clock,
+      random: SeededGenerator(seed: 1))
+    let slow = try await impatient.sync(full: true)
+    #expect(slow.geofenceCount == 32)
+    #expect(slow.requestCount == 2)
   }
 }
