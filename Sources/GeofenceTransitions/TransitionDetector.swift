@@ -49,7 +49,7 @@ import GeofenceIndex
 /// capacity: it uses no Foundation, no dictionaries and no existentials.
 public struct TransitionDetector: Sendable {
   /// The monitored regions.
-  public let regions: RegionSet
+  public internal(set) var regions: RegionSet
   /// The rules.
   public let configuration: TransitionConfiguration
   /// Whether fix times are used (see the type's discussion).
@@ -60,7 +60,7 @@ public struct TransitionDetector: Sendable {
   public private(set) var acceptedFixCount = 0
 
   /// A region the device is inside.
-  private struct Visit: Sendable {
+  struct Visit: Sendable {
     var slot: Int32
     /// Time of the ENTER (NaN without times).
     var enterTime: Double
@@ -71,7 +71,7 @@ public struct TransitionDetector: Sendable {
   }
 
   /// A region whose ENTER condition holds but is not yet confirmed.
-  private struct PendingEnter: Sendable {
+  struct PendingEnter: Sendable {
     var slot: Int32
     var count: Int
     var since: Double
@@ -93,8 +93,8 @@ public struct TransitionDetector: Sendable {
     var accuracy: Double
   }
 
-  private var visits: [Visit] = []
-  private var pendingEnters: [PendingEnter] = []
+  var visits: [Visit] = []
+  var pendingEnters: [PendingEnter] = []
   private var queryResult: [Int32] = []
   private var exits: [Emission] = []
   private var enters: [Emission] = []

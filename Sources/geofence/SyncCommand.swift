@@ -1,7 +1,211 @@
-/// `geofence sync`: placeholder until the sync client lands.
+import Foundation
+import GeofenceGeometry
+import GeofenceSync
+
+/// `geofence sync`: fetch the account's geofences into a local store.
 enum SyncCommand {
+  static let help = """
+    usage: geofence sync --server URL --key KEY --store DIR [--full]
+                         [--near LAT,LON --radius-m R] [options]
+
+    Brings the geofence set stored in DIR (DIR/geofences.sqlite, created when missing) up to
+    date with the server (docs/sync-protocol.md): changes since the stored version when there
+    is one, else a paged full listing, conditional on the stored version (304 = unchanged).
+    Prints what changed. A failed sync keeps the stored set as it was and marks it stale.
+
+      --server URL        base URL of the server, e.g. http://127.0.0.1:8765
+      --key KEY           API key (selects the account)
+      --store DIR         folder of the local store
+      --full              list everything instead of asking for changes
+      --near LAT,LON      only geofences near this point (degrees) ...
+      --radius-m R        ... within R metres of it (plus their own radius), R in [0, 20037509]
+      --page-size N       geofences per page, 1-10000 [1000]
+      --timeout SECONDS   per request [30]
+      --attempts N        requests per operation including retries, 1-20 [4]
+      --live              also load the stored set into a live monitor before syncing and
+                          apply the change to it, timing both (what a running engine does)
+      --quiet             only errors
+
+    exit status: 0 synced (or unchanged); 64 usage error; 65 the server's answer was invalid;
+    69 the server was unreachable, refused the key, or kept failing; 74 the local store could
+    not be opened or written. Rejected definitions are listed on standard error and do not
+    change the exit status.
+    """
+
+  static let spec = CommandLineArguments.Spec(
+    valued: ["server", "key", "store", "near", "radius-m", "page-size", "timeout", "attempts"],
+    flags: ["help", "full", "quiet", "live"])
+
+  /// EX_UNAVAILABLE (sysexits.h).
+  static let unavailable: Int32 = 69
+  /// EX_IOERR (sysexits.h).
+  static let ioError: Int32 = 74
+
+  struct Options: Sendable {
+    var configuration: SyncConfiguration
+    var storePath: String
+    var full: Bool
+    var quiet: Bool
+    var live: Bool
+  }
+
   static func run(_ args: [String]) -> Int32 {
-    printError("geofence sync: not available in this build")
-    return ExitStatus.software
+    let options: Options
+    do {
+      let parsed = try CommandLineArguments(args, spec: spec)
+      if parsed.flag("help") {
+        print(help)
+        return ExitStatus.ok
+      }
+      options = try parse(parsed)
+    } catch {
+      printError("geofence sync: \(error.message)\n\n\(help)")
+      return ExitStatus.usage
+    }
+    do {
+      try FileManager.default.createDirectory(
+        atPath: (options.storePath as NSString).deletingLastPathComponent,
+        withIntermediateDirectories: true)
+    } catch {
+      printError("geofence sync: cannot create the store folder: \(error.localizedDescription)")
+      return ioError
+    }
+    let box = ResultBox()
+    let semaphore = DispatchSemaphore(value: 0)
+    Task {
+      box.status = await sync(options)
+      semaphore.signal()
+    }
+    semaphore.wait()
+    return box.status
+  }
+
+  final class ResultBox: @unchecked Sendable {
+    var status: Int32 = ExitStatus.software
+  }
+
+  static func parse(_ parsed: CommandLineArguments) throws(UsageError) -> Options {
+    if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+    guard let server = parsed.last("server") else { throw UsageError("--server is required") }
+    guard let url = URL(string: server), let scheme = url.scheme?.lowercased(),
+      scheme == "http" || scheme == "https", url.host != nil
+    else { throw UsageError("--server needs an http or https URL, got '\(server)'") }
+    guard let key = parsed.last("key"), !key.isEmpty else { throw UsageError("--key is required") }
+    guard let dir = parsed.last("store"), !dir.isEmpty else {
+      throw UsageError("--store is required")
+    }
+    var configuration = SyncConfiguration(baseURL: url, apiKey: key)
+    configuration.pageSize = try parsed.int("page-size", range: 1...10_000) ?? 1000
+    configuration.requestTimeoutSeconds = try parsed.double("timeout", range: 1...3600) ?? 30
+    if let attempts = try parsed.int("attempts", range: 1...20) {
+      configuration.retry.maximumAttempts = attempts
+    }
+    configuration.reportsChangedGeofences = parsed.flag("live")
+    let radius = try parsed.double("radius-m", range: 0...20_037_509)
+    switch (parsed.last("near"), radius) {
+    case (nil, nil): break
+    case (let near?, let radius?):
+      let parts = near.split(separator: ",", omittingEmptySubsequences: false)
+      guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]),
+        let center = try? Coordinate(latitude: lat, longitude: lon)
+      else {
+        throw UsageError(
+          "--near needs LAT,LON in degrees (latitude in [-90, 90], longitude in [-180, 180]), got '\(near)'"
+        )
+      }
+      configuration.area = SyncArea(center: center, radiusMeters: radius)
+    default:
+      throw UsageError("--near and --radius-m go together")
+    }
+    let storePath = URL(fileURLWithPath: dir).appendingPathComponent("geofences.sqlite").path
+    return Options(
+      configuration: configuration, storePath: storePath, full: parsed.flag("full"),
+      quiet: parsed.flag("quiet"), live: parsed.flag("live"))
+  }
+
+  static func seconds(_ a: DispatchTime, _ b: DispatchTime) -> String {
+    String(format: "%.3f", Double(b.uptimeNanoseconds - a.uptimeNanoseconds) / 1e9)
+  }
+
+  static func sync(_ options: Options) async -> Int32 {
+    let store: GeofenceStore
+    do {
+      store = try GeofenceStore(path: options.storePath)
+    } catch {
+      printError("geofence sync: cannot open the store \(options.storePath): \(error)")
+      return ioError
+    }
+    let client = GeofenceSyncClient(
+      configuration: options.configuration, store: store, transport: URLSessionTransport())
+    var monitor: GeofenceMonitor?
+    if options.live {
+      do {
+        let start = DispatchTime.now()
+        let geofences = try store.geofences()
+        let loaded = DispatchTime.now()
+        monitor = GeofenceMonitor(geofences: geofences)
+        print(
+          "live: loaded \(geofences.count) geofence(s) in \(seconds(start, loaded)) s, "
+            + "built the monitor in \(seconds(loaded, DispatchTime.now())) s")
+      } catch {
+        printError("geofence sync: cannot read the store: \(error)")
+        return ioError
+      }
+    }
+    do {
+      let syncStart = DispatchTime.now()
+      let report = try await client.sync(full: options.full)
+      if !options.quiet { print("sync time: \(seconds(syncStart, DispatchTime.now())) s") }
+      if let monitor {
+        let start = DispatchTime.now()
+        let applied = monitor.apply(report.diff, at: Date().timeIntervalSince1970)
+        print(
+          "live: applied the change in \(seconds(start, DispatchTime.now())) s "
+            + "(index rebuilt: \(applied.rebuiltIndex ? "yes" : "no"), "
+            + "\(monitor.geofences.count) geofence(s) monitored)")
+      }
+      for rejection in report.rejections { printError("rejected: \(rejection)") }
+      for id in report.conflictingIDs {
+        printError("conflicting copies of id \"\(id)\": kept the stored definition, if any")
+      }
+      if !options.quiet {
+        var kind: String
+        switch report.kind {
+        case .full:
+          kind =
+            "full listing (\(report.fullListingReason ?? "requested")), \(report.pageCount) page(s)"
+        case .incremental: kind = "changes since \(report.previousVersion ?? "?")"
+        case .notModified: kind = "not modified (304)"
+        }
+        print("sync: \(kind)")
+        print("version: \(report.version) (was \(report.previousVersion ?? "none"))")
+        let c = report.diff.counts
+        print(
+          "added: \(c.added)  removed: \(c.removed)  geometry changed: \(c.geometryChanged)  "
+            + "metadata changed: \(c.metadataChanged)")
+        print("geofences: \(report.geofenceCount)")
+        print(
+          "rejected: \(report.rejections.count)  conflicting ids: \(report.conflictingIDs.count)")
+        print("requests: \(report.requestCount)  retries: \(report.retryWaits.count)")
+        print("stale: no")
+      }
+      return ExitStatus.ok
+    } catch {
+      let state = try? store.state()
+      printError("geofence sync: failed: \(error)")
+      printError(
+        "kept \(state?.geofenceCount ?? 0) geofence(s) at version \(state?.version ?? "none"), "
+          + "marked stale")
+      if !options.quiet {
+        print("version: \(state?.version ?? "none")")
+        print("geofences: \(state?.geofenceCount ?? 0)")
+        print("stale: \(error)")
+      }
+      switch error {
+      case .invalidBody: return ExitStatus.dataError
+      case .store: return ioError
+      case .transport, .unauthorized, .httpStatus, .cancelled: return unavailable
+      }
+    }
   }
 }

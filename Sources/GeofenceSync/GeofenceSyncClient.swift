@@ -1,0 +1,402 @@
+import Foundation
+import GeofenceDefinitions
+import GeofenceGeometry
+import SQLiteStore
+
+/// Settings of a ``GeofenceSyncClient``.
+public struct SyncConfiguration: Sendable {
+  /// The server's base URL, e.g. `http://127.0.0.1:8765`; paths `/v1/...` are appended.
+  public var baseURL: URL
+  /// The API key, sent as `Authorization: Bearer <key>`. It selects the account.
+  public var apiKey: String
+  /// Page size asked for (`limit`), in [1, 10 000]. Default 1000.
+  public var pageSize: Int = 1000
+  /// Only geofences near this area (`near`, `radius_m`); `nil` (default) for all.
+  public var area: SyncArea? = nil
+  /// Seconds per request before it counts as a transport failure. Default 30.
+  public var requestTimeoutSeconds: Double = 30
+  /// Retries of one request. Default ``RetryPolicy/init()``.
+  public var retry = RetryPolicy()
+  /// Listings restarted after `410 cursor_expired` before giving up. Default 2.
+  public var maximumListingRestarts: Int = 2
+  /// Whether the ``SyncReport/diff`` lists the changed geofences (needed to apply them to a
+  /// live ``GeofenceMonitor``). Default true; false keeps memory bounded by one page however
+  /// many geofences change.
+  public var reportsChangedGeofences: Bool = true
+
+  public init(baseURL: URL, apiKey: String) {
+    self.baseURL = baseURL
+    self.apiKey = apiKey
+  }
+}
+
+/// What a successful sync did.
+public struct SyncReport: Sendable {
+  /// How the set was brought up to date.
+  public enum Kind: String, Hashable, Sendable {
+    /// A full listing replaced the set.
+    case full
+    /// Changes since the stored version were applied.
+    case incremental
+    /// The server confirmed the stored version (`304`).
+    case notModified
+  }
+
+  public var kind: Kind
+  /// The stored version before the sync (`nil` for none).
+  public var previousVersion: String?
+  /// The version stored now.
+  public var version: String
+  /// Why a full listing was made instead of asking for changes (e.g. `no stored version`,
+  /// `410 history_pruned`); `nil` otherwise.
+  public var fullListingReason: String?
+  /// What changed in the stored set.
+  public var diff: GeofenceDiff
+  /// Definitions not taken, with where they were (`listing page N[index]` or
+  /// `changes[index]`) and why. A rejected definition whose id is readable keeps the stored
+  /// geofence of that id, if any.
+  public var rejections: [GeofenceRejection]
+  /// Ids listed more than once with different content. Each keeps the stored geofence (none
+  /// when the id is new).
+  public var conflictingIDs: [String]
+  /// Geofences stored now.
+  public var geofenceCount: Int
+  /// Requests sent, including retries.
+  public var requestCount: Int
+  /// Pages of listing received (0 for changes or 304).
+  public var pageCount: Int
+  /// The waits before each retry, in seconds, in order.
+  public var retryWaits: [Double]
+}
+
+/// Brings a ``GeofenceStore`` up to date with a sync server (`docs/sync-protocol.md`).
+///
+/// One ``sync(full:)`` call:
+/// 1. With a stored version that is readable (``GeofenceStore/isSetReadable()``) and listed
+///    for the same key and area, asks `GET /v1/geofences/changes?since=VERSION`; a `410`
+///    (any code) falls back to a full listing.
+/// 2. Otherwise, or when `full` is set, lists `GET /v1/geofences` page by page. The first page
+///    carries `If-None-Match` with the stored version when the stored set is readable and was
+///    listed for the same key and area; a `304` only freshens the sync time. Pages are
+///    staged in the store; the set is replaced at the last page, in one transaction.
+/// 3. Every definition is validated with ``GeofenceDefinitions/GeofenceValidator`` (the rules of
+///    the file readers). Rejected ones are reported with a reason; copies of one id that
+///    differ are reported as conflicts. Either way the id keeps its stored geofence, if any.
+///
+/// **A failed sync never changes the stored set.** Transport failures, `5xx`, `429`, `401`,
+/// bodies that are cut short or invalid, and a listing that fails at any page leave the set,
+/// its version and ETag as they were, and record the reason (``StoredSyncState/staleReason``).
+/// A successful answer with an empty list is an empty set.
+///
+/// Each request is retried per ``RetryPolicy`` with the injected clock (waits) and random
+/// source (jitter). Not `Sendable`: use from one task at a time, like its store.
+public final class GeofenceSyncClient {
+  public let configuration: SyncConfiguration
+  public let store: GeofenceStore
+  private let transport: any HTTPTransport
+  private let clock: any SyncClock
+  private var random: AnyRandomNumberGenerator
+
+  /// - Parameters:
+  ///   - configuration: server, key and options.
+  ///   - store: the persisted set.
+  ///   - transport: the HTTP seam (``URLSessionTransport`` for real use).
+  ///   - clock: time and waits (``SystemClock`` for real use).
+  ///   - random: jitter source (`SystemRandomNumberGenerator` for real use; a seeded one in
+  ///     tests).
+  public init(
+    configuration: SyncConfiguration, store: GeofenceStore, transport: any HTTPTransport,
+    clock: any SyncClock = SystemClock(),
+    random: any RandomNumberGenerator = SystemRandomNumberGenerator()
+  ) {
+    self.configuration = configuration
+    self.store = store
+    self.transport = transport
+    self.clock = clock
+    self.random = AnyRandomNumberGenerator(base: random)
+  }
+
+  /// The fingerprint of an API key as stored (FNV-1a 64 of its UTF-8 bytes, hex).
+  public static func fingerprint(ofKey key: String) -> String {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for byte in key.utf8 {
+      hash ^= UInt64(byte)
+      hash = hash &* 0x0000_0100_0000_01b3
+    }
+    let hex = String(hash, radix: 16)
+    return String(repeating: "0", count: 16 - hex.count) + hex
+  }
+
+  private var requestCount = 0
+  private var retryWaits: [Double] = []
+
+  /// Brings the store up to date (see the type's discussion).
+  /// - Parameter full: list everything instead of asking for changes (the listing is still
+  ///   conditional, so an unchanged set costs one `304`).
+  /// - Returns: what changed.
+  /// - Throws: ``SyncError``, after marking the stored set stale with the reason.
+  public func sync(full: Bool = false) async throws(SyncError) -> SyncReport {
+    requestCount = 0
+    retryWaits = []
+    do {
+      return try await runSync(full: full)
+    } catch {
+      try? store.markStale(reason: error.description, at: clock.now())
+      throw error
+    }
+  }
+
+  private func runSync(full: Bool) async throws(SyncError) -> SyncReport {
+    let state: StoredSyncState
+    do { state = try store.state() } catch { throw .store(error.description) }
+    let account = Self.fingerprint(ofKey: configuration.apiKey)
+    let readable = store.isSetReadable()
+    var reason: String?
+    if full {
+      reason = "full sync requested"
+    } else if state.version == nil {
+      reason = "no stored version"
+    } else if !readable {
+      reason = "stored set unreadable"
+    } else if state.accountFingerprint != account {
+      reason = "key changed"
+    } else if state.area != configuration.area {
+      reason = "area changed"
+    }
+    if reason == nil, let since = state.version {
+      switch try await changes(since: since, state: state) {
+      case .done(let report): return report
+      case .gone(let code): reason = "410 \(code ?? "gone")"
+      }
+    }
+    let conditional =
+      readable && state.accountFingerprint == account && state.area == configuration.area
+      ? state.version : nil
+    return try await listing(
+      state: state, account: account, conditionalVersion: conditional,
+      reason: reason ?? "full listing")
+  }
+
+  // MARK: Changes
+
+  private enum ChangesOutcome {
+    case done(SyncReport)
+    case gone(String?)
+  }
+
+  private func changes(since: String, state: StoredSyncState) async throws(SyncError)
+    -> ChangesOutcome
+  {
+    var items = [URLQueryItem(name: "since", value: since)]
+    items += areaItems()
+    let request = makeRequest(path: "/v1/geofences/changes", query: items, ifNoneMatch: nil)
+    let answer = try await perform(request) { data in SyncWire.changes(data) }
+    switch answer {
+    case .gone(let code): return .gone(code)
+    case .notModified:
+      throw .invalidBody("304 to a changes request")
+    case .ok(let changes, let response):
+      var validated = SyncWire.validate(changes.upserted, source: "changes")
+      let upsertedIDs = Set(validated.geofences.map(\.id))
+      for id in changes.deleted where upsertedIDs.contains(id) || validated.heldBack.contains(id) {
+        validated.heldBack.insert(id)
+        if !validated.conflicts.contains(id) { validated.conflicts.append(id) }
+      }
+      let diff: GeofenceDiff
+      do {
+        diff = try store.applyChanges(
+          version: changes.version, etag: response.header("etag") ?? "\"\(changes.version)\"",
+          upserted: validated.geofences, deleted: changes.deleted, heldBack: validated.heldBack,
+          at: clock.now(), details: configuration.reportsChangedGeofences)
+      } catch { throw .store("\(error)") }
+      return .done(
+        SyncReport(
+          kind: .incremental, previousVersion: since, version: changes.version,
+          fullListingReason: nil, diff: diff, rejections: validated.rejections,
+          conflictingIDs: validated.conflicts.sorted(), geofenceCount: storedCount(),
+          requestCount: requestCount, pageCount: 0, retryWaits: retryWaits))
+    }
+  }
+
+  // MARK: Listing
+
+  private func listing(
+    state: StoredSyncState, account: String, conditionalVersion: String?, reason: String
+  ) async throws(SyncError) -> SyncReport {
+    var restarts = 0
+    while true {
+      do {
+        try store.beginListing()
+      } catch { throw .store(error.description) }
+      var cursor: String?
+      var listingVersion: String?
+      var etag: String?
+      var pages = 0
+      var rejections: [GeofenceRejection] = []
+      var conflicts: [String] = []
+      var expired = false
+      repeat {
+        var items: [URLQueryItem] = [
+          URLQueryItem(name: "limit", value: "\(configuration.pageSize)")
+        ]
+        if let cursor { items.append(URLQueryItem(name: "cursor", value: cursor)) }
+        items += areaItems()
+        let request = makeRequest(
+          path: "/v1/geofences", query: items,
+          ifNoneMatch: (pages == 0 ? conditionalVersion : nil).map { "\"\($0)\"" })
+        let answer = try await perform(request) { data in SyncWire.page(data) }
+        switch answer {
+        case .notModified:
+          guard pages == 0, let version = conditionalVersion else {
+            throw .invalidBody("unexpected 304 on listing page \(pages + 1)")
+          }
+          do { try store.markCurrent(at: clock.now()) } catch { throw .store(error.description) }
+          return SyncReport(
+            kind: .notModified, previousVersion: version, version: version,
+            fullListingReason: reason, diff: GeofenceDiff(), rejections: [], conflictingIDs: [],
+            geofenceCount: state.geofenceCount, requestCount: requestCount, pageCount: 0,
+            retryWaits: retryWaits)
+        case .gone(let code):
+          guard restarts < configuration.maximumListingRestarts else {
+            throw .httpStatus(410, code: code, message: "listing restarted \(restarts) times")
+          }
+          restarts += 1
+          expired = true
+        case .ok(let page, let response):
+          if let listingVersion, page.version != listingVersion {
+            throw .invalidBody(
+              "listing page \(pages + 1) has version \(page.version), first page \(listingVersion)")
+          }
+          if pages == 0 {
+            listingVersion = page.version
+            etag = response.header("etag") ?? "\"\(page.version)\""
+          }
+          pages += 1
+          let validated = SyncWire.validate(page.definitions, source: "listing page \(pages)")
+          rejections += validated.rejections
+          do {
+            let crossPage = try store.stage(
+              validated.geofences, heldBack: validated.heldBack.sorted())
+            conflicts += validated.conflicts
+            conflicts += crossPage
+          } catch { throw .store("\(error)") }
+          cursor = page.nextCursor
+        }
+      } while cursor != nil && !expired
+      if expired { continue }
+      guard let version = listingVersion else { throw .invalidBody("listing without a page") }
+      let diff: GeofenceDiff
+      do {
+        diff = try store.commitListing(
+          version: version, etag: etag, account: account, area: configuration.area,
+          at: clock.now(), details: configuration.reportsChangedGeofences)
+      } catch { throw .store("\(error)") }
+      return SyncReport(
+        kind: .full, previousVersion: state.version, version: version,
+        fullListingReason: reason, diff: diff, rejections: rejections,
+        conflictingIDs: Array(Set(conflicts)).sorted(), geofenceCount: storedCount(),
+        requestCount: requestCount, pageCount: pages, retryWaits: retryWaits)
+    }
+  }
+
+  // MARK: Requests
+
+  private enum Answer<T> {
+    case ok(T, HTTPResponse)
+    case notModified
+    case gone(code: String?)
+  }
+
+  private func storedCount() -> Int { (try? store.state().geofenceCount) ?? 0 }
+
+  private func areaItems() -> [URLQueryItem] {
+    guard let area = configuration.area else { return [] }
+    return [
+      URLQueryItem(name: "near", value: area.nearParameter),
+      URLQueryItem(name: "radius_m", value: area.radiusParameter),
+    ]
+  }
+
+  private func makeRequest(path: String, query: [URLQueryItem], ifNoneMatch: String?)
+    -> HTTPRequest
+  {
+    var url = configuration.baseURL
+    url.appendPathComponent(path)
+    if var components = URLComponents(url: url, resolvingAgainstBaseURL: false) {
+      components.queryItems = query
+      // '+' is a space in a query string; encode it so opaque cursors pass verbatim.
+      components.percentEncodedQuery = components.percentEncodedQuery?
+        .replacingOccurrences(of: "+", with: "%2B")
+      url = components.url ?? url
+    }
+    var headers = [
+      "Authorization": "Bearer \(configuration.apiKey)", "Accept": "application/json",
+    ]
+    if let ifNoneMatch { headers["If-None-Match"] = ifNoneMatch }
+    return HTTPRequest(
+      url: url, method: "GET", headers: headers,
+      timeoutSeconds: configuration.requestTimeoutSeconds)
+  }
+
+  /// A uniform draw in [0, 1) from `generator`.
+  private static func unitDraw(_ generator: inout AnyRandomNumberGenerator) -> Double {
+    Double.random(in: 0..<1, using: &generator)
+  }
+
+  /// Sends `request` with retries and parses a `200` body with `parse`.
+  private func perform<T>(
+    _ request: HTTPRequest, parse: (Data) -> Result<T, SyncError>
+  ) async throws(SyncError) -> Answer<T> {
+    var attempt = 0
+    while true {
+      attempt += 1
+      requestCount += 1
+      let failure: SyncError
+      var retryAfter: Double?
+      do {
+        let response = try await transport.send(request)
+        switch response.statusCode {
+        case 200:
+          switch parse(response.body) {
+          case .success(let value): return .ok(value, response)
+          case .failure(let error): failure = error
+          }
+        case 304:
+          return .notModified
+        case 410:
+          return .gone(code: SyncWire.errorBody(response.body).code)
+        case 401:
+          throw SyncError.unauthorized(message: SyncWire.errorBody(response.body).message)
+        default:
+          let body = SyncWire.errorBody(response.body)
+          let error = SyncError.httpStatus(
+            response.statusCode, code: body.code, message: body.message)
+          guard RetryPolicy.isRetryable(status: response.statusCode) else { throw error }
+          failure = error
+          retryAfter = response.header("retry-after").flatMap {
+            Double($0.trimmingCharacters(in: .whitespaces))
+          }
+        }
+      } catch let error as SyncError {
+        throw error
+      } catch let error as TransportError {
+        failure = .transport(error)
+      } catch {
+        failure = .transport(.connectionFailed("\(error)"))
+      }
+      let policy = configuration.retry
+      guard attempt < policy.maximumAttempts else { throw failure }
+      if let retryAfter, retryAfter > policy.maximumRetryAfterSeconds { throw failure }
+      let wait = policy.delaySeconds(
+        beforeRetry: attempt, retryAfterSeconds: retryAfter, jitter: Self.unitDraw(&random))
+      retryWaits.append(wait)
+      do { try await clock.sleep(seconds: wait) } catch { throw .cancelled }
+    }
+  }
+}
+
+/// A type-erased random number generator.
+struct AnyRandomNumberGenerator: RandomNumberGenerator {
+  var base: any RandomNumberGenerator
+  mutating func next() -> UInt64 { base.next() }
+}

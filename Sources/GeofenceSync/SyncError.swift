@@ -1,0 +1,33 @@
+/// Why a sync failed. After any of these the stored set is unchanged and marked stale with
+/// ``description`` as the reason.
+public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// No complete answer (after the retries of ``RetryPolicy``).
+  case transport(TransportError)
+  /// The key was refused (`401`); never retried.
+  case unauthorized(message: String?)
+  /// An HTTP status the client cannot use, or a retryable one after the last retry. `code` and
+  /// `message` come from the error body when it has one.
+  case httpStatus(Int, code: String?, message: String?)
+  /// A body that is not what the protocol defines (after the retries): cut short, not JSON,
+  /// missing fields, or a page of another version than the listing's first page.
+  case invalidBody(String)
+  /// The local store could not be read or written.
+  case store(String)
+  /// The task was cancelled while waiting to retry.
+  case cancelled
+
+  public var description: String {
+    switch self {
+    case .transport(let e): return "network: \(e)"
+    case .unauthorized(let m): return "unauthorized (401)" + (m.map { ": \($0)" } ?? "")
+    case .httpStatus(let status, let code, let message):
+      var text = "HTTP \(status)"
+      if let code { text += " \(code)" }
+      if let message { text += ": \(message)" }
+      return text
+    case .invalidBody(let why): return "invalid response body: \(why)"
+    case .store(let why): return "local store: \(why)"
+    case .cancelled: return "cancelled"
+    }
+  }
+}

@@ -1,0 +1,329 @@
+import Foundation
+import GeofenceDefinitions
+import GeofenceGeometry
+import GeofenceSync
+import GeofenceTestSupport
+import Testing
+
+/// `n` geofences `g000`... on a line of latitude.
+func sampleSet(_ n: Int, prefix: String = "g") -> [String: String] {
+  var set: [String: String] = [:]
+  for i in 0..<n {
+    let id = prefix + String(format: "%03d", i)
+    set[id] = FakeSyncServer.json(id, 21.0 + Double(i) * 0.01, -157.8, radius: 150, name: "n\(i)")
+  }
+  return set
+}
+
+@Suite("GeofenceSyncClient with a fake transport")
+struct GeofenceSyncClientTests {
+  @Test func fullSyncPagesThroughOneSnapshot() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(25))
+    let client = try makeClient(server, pageSize: 10)
+    let report = try await client.sync()
+    #expect(report.kind == .full)
+    #expect(report.fullListingReason == "no stored version")
+    #expect(report.pageCount == 3)
+    #expect(report.version == "v1")
+    #expect(report.diff.counts == GeofenceDiff.Counts(added: 25))
+    #expect(report.geofenceCount == 25)
+    let stored = try client.store.geofences()
+    #expect(stored.map(\.id) == (0..<25).map { "g" + String(format: "%03d", $0) })
+    #expect(stored[3].name == "n3")
+    let state = try client.store.state()
+    #expect(state.version == "v1")
+    #expect(state.etag == "\"v1\"")
+    #expect(state.staleReason == nil)
+    // Pages: no cursor, then the cursors handed out; same limit; no If-None-Match.
+    #expect(server.requests.map { $0.query("cursor") } == [nil, "1:10", "1:20"])
+    #expect(server.requests.allSatisfy { $0.query("limit") == "10" })
+    #expect(server.requests.allSatisfy { $0.headers["If-None-Match"] == nil })
+  }
+
+  @Test func pagesStayOnTheVersionOfTheFirstPage() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(6))
+    // When the second page is asked for, the set has changed on the server; the cursor pins v1.
+    server.script(result: .failure(.timedOut)) { request in
+      if request.query("cursor") == "1:3" && server.versionNumber == 1 {
+        server.update(delete: ["g005"])
+      }
+      return false
+    }
+    let client = try makeClient(server, pageSize: 3)
+    let report = try await client.sync()
+    #expect(server.versionNumber == 2)
+    #expect(report.version == "v1")
+    #expect(report.geofenceCount == 6)
+    let next = try await client.sync()
+    #expect(next.kind == .incremental)
+    #expect(next.diff.removed == ["g005"])
+  }
+
+  @Test func notModifiedKeepsTheSetAndFreshensTheSyncTime() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(5))
+    let clock = SyncTestClock()
+    let client = try makeClient(server, clock: clock)
+    _ = try await client.sync()
+    let before = try client.store.state()
+    clock.advance(by: 600)
+    let report = try await client.sync(full: true)
+    #expect(report.kind == .notModified)
+    #expect(report.diff.isEmpty)
+    #expect(server.requests.last?.headers["If-None-Match"] == "\"v1\"")
+    let after = try client.store.state()
+    #expect(after.version == "v1")
+    #expect(after.geofenceCount == 5)
+    #expect(after.syncedAt == before.syncedAt.map { $0 + 600 })
+  }
+
+  @Test func incrementalSyncAppliesChangesAndReportsTheDiff() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(5))
+    let client = try makeClient(server)
+    _ = try await client.sync()
+    server.update(
+      upsert: [
+        "g000": FakeSyncServer.json("g000", 21.0, -157.8, radius: 150, name: "renamed"),
+        "g002": FakeSyncServer.json("g002", 22.0, -157.8, radius: 150, name: "n2"),
+        "new": FakeSyncServer.json("new", 20.0, -156.0, radius: 50),
+      ], delete: ["g001", "never-had"])
+    let report = try await client.sync()
+    #expect(report.kind == .incremental)
+    #expect(server.requests.last?.url.path == "/v1/geofences/changes")
+    #expect(server.requests.last?.query("since") == "v1")
+    #expect(report.version == "v2")
+    #expect(
+      report.diff.counts
+        == GeofenceDiff.Counts(added: 1, removed: 1, geometryChanged: 1, metadataChanged: 1))
+    #expect(report.diff.added.map(\.id) == ["new"])
+    #expect(report.diff.removed == ["g001"])
+    #expect(report.diff.geometryChanged.map(\.id) == ["g002"])
+    #expect(report.diff.metadataChanged.map(\.name) == ["renamed"])
+    #expect(try client.store.geofences().map(\.id) == ["g000", "g002", "g003", "g004", "new"])
+    #expect(try client.store.state().version == "v2")
+  }
+
+  @Test(arguments: ["history_pruned", "unknown_version", "changes_too_large"])
+  func goneFallsBackToAFullListing(code: String) async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(4))
+    let client = try makeClient(server)
+    _ = try await client.sync()
+    server.update(delete: ["g000"])
+    server.script(result: .success(FakeSyncServer.error(410, code))) {
+      $0.url.path == "/v1/geofences/changes"
+    }
+    let report = try await client.sync()
+    #expect(report.kind == .full)
+    #expect(report.fullListingReason == "410 \(code)")
+    #expect(report.diff.counts == GeofenceDiff.Counts(removed: 1))
+    #expect(try client.store.state().version == "v2")
+    // The listing after a 410 is still conditional: the stored set is readable.
+    #expect(server.requests.last?.headers["If-None-Match"] == "\"v1\"")
+  }
+
+  @Test func expiredCursorRestartsTheListing() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(6))
+    server.script(result: .success(FakeSyncServer.error(410, "cursor_expired"))) {
+      $0.query("cursor") == "1:3"
+    }
+    let client = try makeClient(server, pageSize: 3)
+    let report = try await client.sync()
+    #expect(report.geofenceCount == 6)
+    #expect(server.requests.map { $0.query("cursor") } == [nil, "1:3", nil, "1:3"])
+  }
+
+  @Test func retriesWaitWithJitteredBackoffAndHonourRetryAfter() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(3))
+    let isListing: @Sendable (HTTPRequest) -> Bool = { $0.url.path == "/v1/geofences" }
+    server.script(
+      result: .success(FakeSyncServer.error(429, "rate_limited", retryAfter: 7)),
+      matching: isListing)
+    server.script(
+      result: .success(FakeSyncServer.error(500, "internal_error")), matching: isListing)
+    server.script(result: .failure(.timedOut), matching: isListing)
+    let clock = SyncTestClock()
+    let client = try makeClient(server, clock: clock, seed: 7)
+    let report = try await client.sync()
+    #expect(report.geofenceCount == 3)
+    #expect(report.requestCount == 4)
+    // Expected waits: equal jitter over 0.5 s · 2^(n-1), Retry-After as a floor.
+    var g = SeededGenerator(seed: 7)
+    let u = (0..<3).map { _ in Double.random(in: 0..<1, using: &g) }
+    let expected = [max(7, 0.25 + u[0] * 0.25), 0.5 + u[1] * 0.5, 1.0 + u[2] * 1.0]
+    #expect(clock.sleeps == expected)
+    #expect(report.retryWaits == expected)
+    #expect(clock.sleeps[0] == 7)
+  }
+
+  @Test func retryAfterBeyondTheLimitFailsAtOnce() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(3))
+    server.script(result: .success(FakeSyncServer.error(503, "unavailable", retryAfter: 3600))) {
+      _ in true
+    }
+    let clock = SyncTestClock()
+    let client = try makeClient(server, clock: clock)
+    await #expect(
+      throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")
+    ) {
+      try await client.sync()
+    }
+    #expect(clock.sleeps.isEmpty)
+  }
+
+  /// A failure scenario: what to arm on the second sync, and what the stale reason must say.
+  struct Failure: CustomTestStringConvertible, Sendable {
+    var name: String
+    var full: Bool
+    var result: Result<HTTPResponse, TransportError>
+    var count: Int
+    var matches: @Sendable (HTTPRequest) -> Bool
+    var reason: String
+    var testDescription: String { name }
+  }
+
+  static let failures: [Failure] = [
+    Failure(
+      name: "network error", full: false, result: .failure(.connectionFailed("reset")), count: 99,
+      matches: { _ in true }, reason: "network: connection failed: reset"),
+    Failure(
+      name: "500 on changes", full: false,
+      result: .success(FakeSyncServer.error(500, "internal_error")),
+      count: 99, matches: { _ in true }, reason: "HTTP 500 internal_error"),
+    Failure(
+      name: "401", full: false, result: .success(FakeSyncServer.error(401, "unauthorized")),
+      count: 1, matches: { _ in true }, reason: "unauthorized (401)"),
+    Failure(
+      name: "truncated body", full: true,
+      result: .success(
+        HTTPResponse(statusCode: 200, body: Data("{\"version\":\"v2\",\"geofen".utf8))),
+      count: 99, matches: { _ in true }, reason: "invalid response body: body is not valid JSON"),
+    Failure(
+      name: "body without version", full: true,
+      result: .success(
+        HTTPResponse(statusCode: 200, body: Data("{\"geofences\":[],\"next_cursor\":null}".utf8))),
+      count: 99, matches: { _ in true }, reason: "invalid response body: listing has no \"version\""
+    ),
+    Failure(
+      name: "500 mid-listing", full: true,
+      result: .success(FakeSyncServer.error(500, "internal_error")),
+      count: 99, matches: { $0.query("cursor") != nil }, reason: "HTTP 500 internal_error"),
+    Failure(
+      name: "timeout mid-listing", full: true, result: .failure(.timedOut),
+      count: 99, matches: { $0.query("cursor") != nil }, reason: "network: request timed out"),
+    Failure(
+      name: "400", full: false, result: .success(FakeSyncServer.error(400, "invalid_parameter")),
+      count: 1, matches: { _ in true }, reason: "HTTP 400 invalid_parameter"),
+  ]
+
+  @Test(arguments: failures)
+  func aFailedSyncLeavesTheStoredSetAndMarksItStale(_ failure: Failure) async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(7))
+    let clock = SyncTestClock()
+    let client = try makeClient(server, clock: clock, pageSize: 3)
+    _ = try await client.sync()
+    let before = try client.store.geofences()
+    let stateBefore = try client.store.state()
+    server.publish(sampleSet(9, prefix: "x"))
+    server.script(count: failure.count, result: failure.result, matching: failure.matches)
+    let requestsBefore = server.requestCount
+    clock.advance(by: 60)
+    await #expect(throws: SyncError.self) { try await client.sync(full: failure.full) }
+    #expect(try client.store.geofences() == before)
+    let state = try client.store.state()
+    #expect(state.version == "v1")
+    #expect(state.etag == stateBefore.etag)
+    #expect(state.syncedAt == stateBefore.syncedAt)
+    #expect(state.attemptedAt == clock.now())
+    #expect(state.isStale)
+    #expect(state.staleReason?.hasPrefix(failure.reason) == true, "\(state.staleReason ?? "nil")")
+    #expect(client.store.isSetReadable())
+    if failure.count == 1 { #expect(server.requestCount == requestsBefore + 1) }
+    server.clearScripts()
+    // The next good sync clears the stale mark.
+    let report = try await client.sync()
+    #expect(report.version == "v2")
+    #expect(try client.store.state().staleReason == nil)
+    #expect(try client.store.geofences().map(\.id).allSatisfy { $0.hasPrefix("x") })
+  }
+
+  @Test func aFailedFirstSyncLeavesAnEmptyStoreWithoutVersion() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(3))
+    server.script(count: 99, result: .failure(.connectionFailed("refused"))) { _ in true }
+    let client = try makeClient(server)
+    await #expect(throws: SyncError.transport(.connectionFailed("refused"))) {
+      try await client.sync()
+    }
+    let state = try client.store.state()
+    #expect(state.version == nil)
+    #expect(state.staleReason == "network: connection failed: refused")
+    #expect(server.requestCount == RetryPolicy().maximumAttempts)
+  }
+
+  @Test func anEmptyListFromASuccessfulResponseIsAnEmptySet() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(4))
+    let client = try makeClient(server)
+    _ = try await client.sync()
+    server.publish([:])
+    let report = try await client.sync(full: true)
+    #expect(report.diff.counts == GeofenceDiff.Counts(removed: 4))
+    #expect(try client.store.geofences().isEmpty)
+    #expect(try client.store.state().version == "v2")
+    #expect(try client.store.state().staleReason == nil)
+  }
+
+  @Test func unreadableStoreSendsNoValidatorAndListsEverything() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(4))
+    let client = try makeClient(server)
+    _ = try await client.sync()
+    try client.store.database.execute("DELETE FROM geofence WHERE id = 'g001'")
+    #expect(!client.store.isSetReadable())
+    let report = try await client.sync()
+    #expect(report.kind == .full)
+    #expect(report.fullListingReason == "stored set unreadable")
+    #expect(server.requests.last?.headers["If-None-Match"] == nil)
+    #expect(report.geofenceCount == 4)
+    #expect(client.store.isSetReadable())
+  }
+
+  @Test func aNewKeyListsItsOwnSetWithoutValidator() async throws {
+    let server = FakeSyncServer(key: "k1")
+    server.publish(sampleSet(4))
+    let store = try GeofenceStore.inMemory()
+    _ = try await makeClient(server, store: store).sync()
+    let other = FakeSyncServer(key: "k2")
+    other.publish(sampleSet(2, prefix: "o"))
+    let report = try await makeClient(other, store: store, key: "k2").sync()
+    #expect(report.fullListingReason == "key changed")
+    #expect(other.requests.map(\.url.path) == ["/v1/geofences"])
+    #expect(other.requests[0].headers["If-None-Match"] == nil)
+    #expect(try store.geofences().map(\.id) == ["o000", "o001"])
+  }
+
+  @Test func areaIsSentOnEveryPageAndAChangedAreaListsAgain() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(5))
+    let store = try GeofenceStore.inMemory()
+    let area = SyncArea(
+      center: try Coordinate(latitude: 21.3, longitude: -157.85), radiusMeters: 5000)
+    _ = try await makeClient(server, store: store, pageSize: 2) { $0.area = area }.sync()
+    #expect(
+      server.requests.allSatisfy {
+        $0.query("near") == "21.3,-157.85" && $0.query("radius_m") == "5000.0"
+      })
+    #expect(try store.state().area == area)
+    let report = try await makeClient(server, store: store, pageSize: 2).sync()
+    #expect(report.fullListingReason == "area changed")
+    #expect(server.requests.last?.query("near") == nil)
+  }
+}
