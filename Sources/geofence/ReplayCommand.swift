@@ -86,7 +86,8 @@ enum ReplayCommand {
     /// The naive preset: the detector ignores horizontal accuracy.
     var ignoringAccuracy = false
 
-    init(_ args: CommandLineArguments) throws(UsageError) {
+    /// - Parameter requiresRegions: false when the geofences may come from elsewhere (a sync).
+    init(_ args: CommandLineArguments, requiresRegions: Bool = true) throws(UsageError) {
       var radius: Double?
       var radiusUsed = true
       for (name, value) in args.ordered {
@@ -105,7 +106,9 @@ enum ReplayCommand {
         throw UsageError(
           "--radius applies to the --regions files after it; give it before --regions FILE")
       }
-      if regionFiles.isEmpty { throw UsageError("give at least one --regions FILE") }
+      if regionFiles.isEmpty && requiresRegions {
+        throw UsageError("give at least one --regions FILE")
+      }
       tracks = args.positionals
       if tracks.isEmpty { throw UsageError("give at least one TRACK file") }
       let formatName = args.last("format") ?? "jsonl"

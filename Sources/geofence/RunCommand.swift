@@ -1,5 +1,6 @@
 import EventOutbox
 import Foundation
+import GeofenceSync
 import GeofenceDefinitions
 import GeofenceEngine
 import GeofenceGeometry
@@ -109,8 +110,9 @@ enum RunCommand {
         print(runHelp)
         return ExitStatus.ok
       }
-      replayOptions = try ReplayCommand.Options(args)
-      upload = try UploadOptions(args, needsServer: !args.flag("no-upload"))
+      replayOptions = try ReplayCommand.Options(args, requiresRegions: false)
+      upload = try UploadOptions(
+        args, needsServer: !args.flag("no-upload") || replayOptions.regionFiles.isEmpty)
     } catch {
       printError("geofence run: \(error.message)\nRun 'geofence run --help' for usage.")
       return ExitStatus.usage
@@ -121,11 +123,13 @@ enum RunCommand {
       return status
     }
 
-    // Regions. The seam for the synced set: `GeofenceSync`'s persisted set will supply the
-    // geofences and their lifetimes here (MonitoredRegions(geofences:lifetimes:)); until
-    // then they come from the --regions files.
+    // Regions: from the --regions files, or synced from the server into DIR/geofences.sqlite.
     let regions: MonitoredRegions
-    switch loadRegionFiles(replayOptions.regionFiles, quiet: quiet) {
+    let loaded =
+      replayOptions.regionFiles.isEmpty
+      ? syncRegions(upload: upload, quiet: quiet)
+      : loadRegionFiles(replayOptions.regionFiles, quiet: quiet)
+    switch loaded {
     case .success(let r): regions = r
     case .failure(let e): return fail(e.message, e.status)
     }
@@ -409,6 +413,54 @@ enum RunCommand {
   }
 
   /// Geofences from definition files, as `geofence replay` loads them.
+  /// Syncs the geofences from `upload.server` into `DIR/geofences.sqlite` and loads the stored
+  /// set. A failed sync keeps the last good set (marked stale) and the run goes on with it;
+  /// only a store that has never held a set is an error (69, EX_UNAVAILABLE).
+  static func syncRegions(upload: UploadOptions, quiet: Bool)
+    -> Result<MonitoredRegions, LoadFailure>
+  {
+    guard let server = upload.server else {
+      return .failure(LoadFailure.failed("give --regions FILE or --server URL", 64))
+    }
+    do {
+      try FileManager.default.createDirectory(
+        atPath: upload.store, withIntermediateDirectories: true)
+    } catch {
+      return .failure(
+        LoadFailure.failed("cannot create \(upload.store): \(error.localizedDescription)", ExitStatus.failure))
+    }
+    let storePath = URL(fileURLWithPath: upload.store).appendingPathComponent("geofences.sqlite")
+      .path
+    let options = SyncCommand.Options(
+      configuration: SyncConfiguration(baseURL: server, apiKey: upload.key),
+      storePath: storePath, full: false, quiet: true, live: false)
+    let box = SyncCommand.ResultBox()
+    let semaphore = DispatchSemaphore(value: 0)
+    Task {
+      box.status = await SyncCommand.sync(options)
+      semaphore.signal()
+    }
+    semaphore.wait()
+    do {
+      let store = try GeofenceStore(path: storePath)
+      let state = try store.state()
+      if box.status != ExitStatus.ok && state.version == nil {
+        return .failure(
+          LoadFailure.failed("the geofence sync failed and no earlier set is stored", 69))
+      }
+      let geofences = try store.geofences()
+      if !quiet {
+        printError(
+          "geofences: \(geofences.count) synced, version \(state.version ?? "none")"
+            + (state.staleReason.map { " (stale: \($0))" } ?? ""))
+      }
+      return .success(MonitoredRegions(geofences: geofences))
+    } catch {
+      return .failure(
+        LoadFailure.failed("cannot read the geofence store: \(error)", 74))
+    }
+  }
+
   static func loadRegionFiles(_ files: [(path: String, radius: Double?)], quiet: Bool)
     -> Result<MonitoredRegions, LoadFailure>
   {

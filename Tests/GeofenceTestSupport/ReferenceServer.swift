@@ -83,7 +83,7 @@ public final class ReferenceServer: @unchecked Sendable {
         + keys.flatMap { ["--key", $0] } + arguments
       process.currentDirectoryURL = TestPaths.packageRoot
       let log = directory.appendingPathComponent("server.log")
-      FileManager.default.createFile(atPath: log.path, contents: nil)
+      _ = FileManager.default.createFile(atPath: log.path, contents: nil)
       let handle = try FileHandle(forWritingTo: log)
       process.standardOutput = handle
       process.standardError = handle
