@@ -195,7 +195,7 @@ public final class OutboxUploader {
     var text = #"{"events":["#
     for (i, event) in events.enumerated() {
       if i > 0 { text += "," }
-      text += #"{"id":"# + jsonString(event.id)
+      text += #"{"id":"# + JSONText.quoted(event.id)
       let members = event.payload.drop { $0 != "{" }.dropFirst()
       if members.contains(where: { !$0.isWhitespace && $0 != "}" }) { text += "," }
       text += members
@@ -204,23 +204,6 @@ public final class OutboxUploader {
     return Data(text.utf8)
   }
 
-  static func jsonString(_ s: String) -> String {
-    var out = "\""
-    for scalar in s.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    return out + "\""
-  }
 
   struct Answer {
     var accepted: [String]

@@ -1,3 +1,4 @@
+import EventOutbox
 import Foundation
 import TrackFormats
 
@@ -60,16 +61,16 @@ public struct EventWriter {
   }
 
   private func jsonObject(_ e: EventRecord, track: String?) -> String {
-    var s = "{\"type\":\(jsonString(e.type)),\"region_id\":\(jsonString(e.regionID))"
-    s += ",\"region_name\":\(e.regionName.map(jsonString) ?? "null")"
-    s += ",\"device_id\":\(e.deviceID.map(jsonString) ?? "null")"
-    s += ",\"time\":\(e.time.map { jsonString(RFC3339.format($0)) } ?? "null")"
+    var s = "{\"type\":\(JSONText.quoted(e.type)),\"region_id\":\(JSONText.quoted(e.regionID))"
+    s += ",\"region_name\":\(e.regionName.map(JSONText.quoted) ?? "null")"
+    s += ",\"device_id\":\(e.deviceID.map(JSONText.quoted) ?? "null")"
+    s += ",\"time\":\(e.time.map { JSONText.quoted(RFC3339.format($0)) } ?? "null")"
     s += ",\"fix_index\":\(e.fixIndex),\"latitude\":\(number(e.latitude))"
     s += ",\"longitude\":\(number(e.longitude))"
     s += ",\"accuracy\":\(e.accuracy.map(number) ?? "null")"
     s += ",\"distance_m\":\(rounded(e.distanceMeters, 1000))"
     if let d = e.dwellSeconds { s += ",\"dwell_s\":\(rounded(d, 1000))" }
-    if let track { s += ",\"track\":\(jsonString(track))" }
+    if let track { s += ",\"track\":\(JSONText.quoted(track))" }
     return s + "}"
   }
 }
@@ -84,28 +85,6 @@ func rounded(_ v: Double, _ scale: Double) -> String {
   guard v.isFinite else { return "null" }
   let r = (v * scale).rounded() / scale
   return r.description
-}
-
-/// A JSON string literal (RFC 8259 escaping).
-public func jsonString(_ s: String) -> String {
-  var out = "\""
-  for u in s.unicodeScalars {
-    switch u {
-    case "\"": out += "\\\""
-    case "\\": out += "\\\\"
-    case "\n": out += "\\n"
-    case "\r": out += "\\r"
-    case "\t": out += "\\t"
-    default:
-      if u.value < 0x20 {
-        let hex = String(u.value, radix: 16)
-        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      } else {
-        out.unicodeScalars.append(u)
-      }
-    }
-  }
-  return out + "\""
 }
 
 /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).

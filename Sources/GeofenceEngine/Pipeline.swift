@@ -231,9 +231,9 @@ struct JSONObjectWriter {
   mutating func add(_ key: String, raw: String) {
     if !empty { text += "," }
     empty = false
-    text += Self.quoted(key) + ":" + raw
+    text += JSONText.quoted(key) + ":" + raw
   }
-  mutating func add(_ key: String, string: String) { add(key, raw: Self.quoted(string)) }
+  mutating func add(_ key: String, string: String) { add(key, raw: JSONText.quoted(string)) }
   mutating func add(_ key: String, number: Double?) {
     guard let number, number.isFinite else { return add(key, raw: "null") }
     add(
@@ -243,21 +243,4 @@ struct JSONObjectWriter {
   }
   func finish() -> String { text + "}" }
 
-  static func quoted(_ s: String) -> String {
-    var out = "\""
-    for scalar in s.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case _ where scalar.value < 0x20:
-        let hex = String(scalar.value, radix: 16)
-        out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-      default: out.unicodeScalars.append(scalar)
-      }
-    }
-    return out + "\""
-  }
 }
