@@ -97,13 +97,35 @@ public struct SVGMap {
       let py = y(e.latitude)
       let label = "\(e.type.uppercased()) \(e.regionName ?? e.regionID)"
       let dy = Double(i % 3) * 12 - 12
+      // Labels run right of the marker, or left of it near the right edge (about 6 px a
+      // character at 11 px).
+      let fitsRight = px + 7 + Double(label.count) * 6 < width - 4
       out += """
         <circle cx="\(f(px))" cy="\(f(py))" r="4.5" fill="\(colour)" stroke="#fff"/>
-        <text x="\(f(px + 7))" y="\(f(py + dy))" fill="\(colour)">\(escape(label))</text>
+        <text x="\(f(fitsRight ? px + 7 : px - 7))" y="\(f(py + dy))" fill="\(colour)" \
+        text-anchor="\(fitsRight ? "start" : "end")">\(escape(label))</text>
 
         """
     }
-    out += "</svg>\n"
+    // Legend.
+    let counts = ["enter", "exit", "dwell"].map { type in
+      "\(events.filter { $0.type == type }.count) \(type)"
+    }
+    out += """
+      <g transform="translate(\(f(width - 250)),\(f(height - 134)))">
+      <rect width="240" height="124" fill="#fff" fill-opacity="0.9" stroke="#999"/>
+      <path d="M10,16 L40,16" stroke="#444" stroke-width="1.5"/>
+      <text x="48" y="20">track (every fix, time order)</text>
+      <ellipse cx="25" cy="36" rx="12" ry="7" fill="#7aa6d6" fill-opacity="0.18" stroke="#3b6fa8"/>
+      <text x="48" y="40">geofence (circle of its radius)</text>
+      <circle cx="25" cy="56" r="4.5" fill="#1a9850"/><text x="48" y="60">enter</text>
+      <circle cx="25" cy="74" r="4.5" fill="#d73027"/><text x="48" y="78">exit</text>
+      <circle cx="25" cy="92" r="4.5" fill="#4575b4"/><text x="48" y="96">dwell</text>
+      <text x="10" y="116" fill="#555">events: \(counts.joined(separator: ", "))</text>
+      </g>
+      </svg>
+
+      """
     return out
   }
 
@@ -115,6 +137,8 @@ public struct SVGMap {
       case "<": r += "&lt;"
       case ">": r += "&gt;"
       case "\"": r += "&quot;"
+      case _ where ch.unicodeScalars.contains(where: { $0.value < 0x20 }):
+        r += " "  // XML 1.0 forbids control characters
       default: r.append(ch)
       }
     }

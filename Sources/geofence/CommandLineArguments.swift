@@ -105,6 +105,12 @@ enum ExitStatus {
   static let dataError: Int32 = 65
   /// EX_NOINPUT: an input file did not exist or was not readable.
   static let noInput: Int32 = 66
+  /// EX_UNAVAILABLE: a service (the server) is unavailable.
+  static let unavailable: Int32 = 69
+  /// EX_CANTCREAT: an output file cannot be created.
+  static let cannotCreate: Int32 = 73
+  /// EX_IOERR: an input/output error (for example standard output closed).
+  static let ioError: Int32 = 74
   /// EX_SOFTWARE: an internal error.
   static let software: Int32 = 70
 }

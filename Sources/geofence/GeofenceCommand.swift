@@ -43,7 +43,20 @@ enum GeofenceCommand {
   }
 }
 
-/// Writes a line to standard error.
+/// Writes a line to standard error. A failed write (closed or full stream) is ignored: there is
+/// nowhere left to report it.
 func printError(_ message: String) {
-  FileHandle.standardError.write(Data((message + "\n").utf8))
+  try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
+}
+
+/// Writes `data` to standard output. When standard output is gone (a closed pipe, a full disk)
+/// the command cannot do its job: it says so on standard error and exits with 74 (EX_IOERR)
+/// instead of trapping.
+func writeStandardOutput(_ data: Data) {
+  do {
+    try FileHandle.standardOutput.write(contentsOf: data)
+  } catch {
+    printError("geofence: cannot write to standard output: \(error.localizedDescription)")
+    exit(ExitStatus.ioError)
+  }
 }

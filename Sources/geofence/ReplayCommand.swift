@@ -30,7 +30,8 @@ enum ReplayCommand {
                               row or point in the file as written), latitude, longitude,
                               accuracy, distance_m, dwell_s (dwell only), track.
       --svg FILE              also draw a map: track, nearby geofences, labelled events.
-      --quiet                 no summary on standard error.
+      --quiet                 nothing on standard error but errors: no summary, warnings or
+                              per-row rejections.
 
     detector (defaults in brackets):
       --preset default|hysteresis-only|naive
@@ -48,7 +49,8 @@ enum ReplayCommand {
       --confirm-seconds T          ... or for T seconds [off]
 
     exit status: 0 success; 64 usage error; 65 a track or geofence file could not be parsed
-    (the other files are still replayed); 66 an input file is missing or unreadable.
+    (the other files are still replayed); 66 an input file is missing, unreadable or a
+    directory; 73 the --svg file cannot be created; 74 standard output cannot be written.
     Rows a reader cannot use are reported on standard error with file and line, and skipped.
     """
 
@@ -161,6 +163,23 @@ enum ReplayCommand {
   }
 
   static func replay(_ options: Options) -> Int32 {
+    // Fail before the work when the map cannot be written.
+    if let svgPath = options.svg {
+      let folder = URL(fileURLWithPath: svgPath).deletingLastPathComponent().path
+      var isDirectory: ObjCBool = false
+      if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory)
+        || !isDirectory.boolValue || !FileManager.default.isWritableFile(atPath: folder)
+      {
+        printError("geofence replay: --svg \(svgPath): folder \(folder) does not exist or is not writable")
+        return ExitStatus.cannotCreate
+      }
+      if FileManager.default.fileExists(atPath: svgPath, isDirectory: &isDirectory),
+        isDirectory.boolValue
+      {
+        printError("geofence replay: --svg \(svgPath): is a directory")
+        return ExitStatus.cannotCreate
+      }
+    }
     var status = ExitStatus.ok
     func worsen(_ s: Int32) { if status == ExitStatus.ok || s == ExitStatus.noInput { status = s } }
     let progress = ProgressLine(enabled: !options.quiet)
@@ -169,9 +188,9 @@ enum ReplayCommand {
     var loads: [GeofenceLoadResult] = []
     for (path, radius) in options.regionFiles {
       progress.update("reading geofences \(path)")
-      guard FileManager.default.isReadableFile(atPath: path) else {
-        printError("geofence replay: \(path): no such file or not readable")
+      if let problem = inputProblem(path) {
         progress.clear()
+        printError("geofence replay: \(path): \(problem)")
         return ExitStatus.noInput
       }
       do {
@@ -203,9 +222,9 @@ enum ReplayCommand {
     var mapEvents: [EventRecord] = []
     for path in options.tracks {
       progress.update("reading \(path)")
-      guard FileManager.default.isReadableFile(atPath: path) else {
+      if let problem = inputProblem(path) {
         progress.clear()
-        printError("geofence replay: \(path): no such file or not readable")
+        printError("geofence replay: \(path): \(problem)")
         worsen(ExitStatus.noInput)
         continue
       }
@@ -250,7 +269,7 @@ enum ReplayCommand {
         try svg.write(toFile: svgPath, atomically: true, encoding: .utf8)
       } catch {
         printError("geofence replay: cannot write \(svgPath): \(error.localizedDescription)")
-        worsen(ExitStatus.failure)
+        worsen(ExitStatus.cannotCreate)
       }
     }
 
@@ -279,6 +298,17 @@ enum ReplayCommand {
   }
 }
 
+/// Why `path` cannot be read as an input file, or nil when it can.
+func inputProblem(_ path: String) -> String? {
+  var isDirectory: ObjCBool = false
+  guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    return "no such file"
+  }
+  if isDirectory.boolValue { return "is a directory, not a file" }
+  if !FileManager.default.isReadableFile(atPath: path) { return "not readable (permission denied)" }
+  return nil
+}
+
 /// Buffered standard output.
 struct StandardOutput {
   private var buffer: [UInt8] = []
@@ -288,7 +318,7 @@ struct StandardOutput {
   }
   mutating func flush() {
     guard !buffer.isEmpty else { return }
-    FileHandle.standardOutput.write(Data(buffer))
+    writeStandardOutput(Data(buffer))
     buffer.removeAll(keepingCapacity: true)
   }
 }
@@ -300,10 +330,10 @@ struct ProgressLine {
   init(enabled: Bool) { self.enabled = enabled && isatty(2) != 0 }
   func update(_ text: String) {
     guard enabled else { return }
-    FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+    try? FileHandle.standardError.write(contentsOf: Data(("\r\u{1B}[K" + text).utf8))
   }
   func clear() {
     guard enabled else { return }
-    FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
+    try? FileHandle.standardError.write(contentsOf: Data("\r\u{1B}[K".utf8))
   }
 }

@@ -16,7 +16,7 @@ enum RunCommand {
 
   static let runHelp = """
     usage: geofence run --server URL --key KEY --store DIR [--auth FILE]
-                        [--radius METRES] --regions FILE [--regions FILE ...] [options] TRACK...
+                        [[--radius METRES] --regions FILE ...] [options] TRACK...
 
     Replays GPS tracks through the authorization gate and the transition detector into the
     event outbox (SQLite in DIR), sending batches while it goes, then uploads everything left.
@@ -55,8 +55,9 @@ enum RunCommand {
     --loitering-delay, --no-dwell, ...).
 
     exit status: 0 every event delivered (or dead-lettered); 64 usage error; 65 an input file
-    could not be parsed; 66 an input file is missing; 75 events remain queued (server
-    unreachable or refusing): run 'geofence upload' later.
+    could not be parsed; 66 an input file is missing; 69 no --regions given, the sync failed
+    and no earlier set is stored; 75 events remain queued (server unreachable or refusing):
+    run 'geofence upload' later.
     """
 
   static let outboxHelp = """
@@ -451,8 +452,10 @@ enum RunCommand {
       let geofences = try store.geofences()
       if !quiet {
         printError(
-          "geofences: \(geofences.count) synced, version \(state.version ?? "none")"
-            + (state.staleReason.map { " (stale: \($0))" } ?? ""))
+          (state.staleReason == nil
+            ? "geofences: \(geofences.count) synced, version \(state.version ?? "none")"
+            : "geofences: sync failed; using the \(geofences.count) stored at version "
+              + "\(state.version ?? "none") (stale: \(state.staleReason ?? ""))"))
       }
       return .success(MonitoredRegions(geofences: geofences))
     } catch {
