@@ -1,0 +1,373 @@
+import Dispatch
+import GeofenceGeometry
+import GeofenceIndex
+
+/// Settings of one benchmark run.
+public struct BenchmarkOptions: Sendable {
+  /// Threads for the all-cores figures. Default: the number of online processors.
+  public var threads: Int = SystemProbes.processorCount()
+  /// Timed passes per figure; the median is reported. Default 3, valid 1...100.
+  public var repetitions: Int = 3
+  /// Fixes per latency batch (latency per fix = batch time / batch size). Default 100.
+  public var latencyBatchSize: Int = 100
+  /// Wall-time budget of the first single-thread pass, seconds. When it runs out, the pass
+  /// stops at the end of the current track and every figure uses only the tracks done so far
+  /// (the result says so in ``BenchmarkResult/complete``). Default 120.
+  public var timeBudgetSeconds: Double = 120
+  /// Cell size passed to ``GridIndex``; `nil` lets the index choose. Default `nil`.
+  public var cellSizeDegrees: Double? = nil
+  /// Whether to measure the detector path as well. Default true.
+  public var measureDetector: Bool = true
+
+  public init() {}
+}
+
+/// The figures of one workload at one size.
+public struct BenchmarkResult: Sendable {
+  public var workload: String
+  public var kind: WorkloadKind
+  public var regionCount: Int
+  /// Fixes in the workload.
+  public var fixCount: Int
+  /// Fixes measured (all of them unless the time budget ran out).
+  public var fixesMeasured: Int
+  public var tracksMeasured: Int
+  /// True when every fix was measured, so the checksum covers the whole workload.
+  public var complete: Bool { fixesMeasured == fixCount }
+  /// Median index build time, seconds.
+  public var buildSeconds: Double
+  /// Bytes held by the index, including the regions' geometry.
+  public var indexBytes: Int
+  public var bytesPerRegion: Double { regionCount == 0 ? 0 : Double(indexBytes) / Double(regionCount) }
+  /// Growth of the resident set across the first build, bytes (a cross-check of `indexBytes`).
+  public var residentBytesDelta: Int
+  /// Median fixes per second of the index query, one thread.
+  public var singleThreadFixesPerSecond: Double
+  /// Median fixes per second of the index query on ``threads`` threads.
+  public var multiThreadFixesPerSecond: Double
+  public var threads: Int
+  /// Per-fix latency percentiles, nanoseconds, from batches of the first single-thread pass.
+  public var latencyP50Nanoseconds: Double
+  public var latencyP99Nanoseconds: Double
+  /// Digest of the containment pairs of the measured fixes.
+  public var checksum: Checksum
+  /// Detector path (index + per-device enter/exit), median fixes per second; 0 when not run.
+  public var detectorSingleThreadFixesPerSecond: Double
+  public var detectorMultiThreadFixesPerSecond: Double
+  /// Enter and exit transitions found by the detector path.
+  public var enterCount: UInt64
+  public var exitCount: UInt64
+}
+
+/// Runs the measurements on one workload.
+public enum BenchmarkRunner {
+  /// Builds the index, then measures the query path and the detector path.
+  ///
+  /// The timed loops do not allocate: each thread owns one result buffer, reserved before the
+  /// clock starts. Checksums of every pass and thread split are compared; a difference stops
+  /// the program, since it means the index answered differently from one pass to the next.
+  /// - Parameters:
+  ///   - workload: regions and tracks.
+  ///   - options: threads, repetitions, budget.
+  ///   - progress: called with a short status text between phases and after each track of the
+  ///     first pass (from the calling thread).
+  public static func run(
+    _ workload: Workload, options: BenchmarkOptions = BenchmarkOptions(),
+    progress: (String) -> Void = { _ in }
+  ) -> BenchmarkResult {
+    let repetitions = max(1, options.repetitions)
+    let threads = max(1, options.threads)
+    let label = "\(workload.name) N=\(workload.regions.count)"
+
+    // Build.
+    progress("\(label): building index")
+    let residentBefore = SystemProbes.residentBytes()
+    var buildTimes: [Double] = []
+    var index = GridIndex(regions: [], cellSizeDegrees: options.cellSizeDegrees)
+    var residentDelta = 0
+    for r in 0..<repetitions {
+      index = GridIndex(regions: [], cellSizeDegrees: options.cellSizeDegrees)
+      let start = SystemProbes.monotonicNanoseconds()
+      index = GridIndex(regions: workload.regions, cellSizeDegrees: options.cellSizeDegrees)
+      buildTimes.append(seconds(since: start))
+      if r == 0 { residentDelta = SystemProbes.residentBytes() - residentBefore }
+    }
+    let indexBytes = IndexMemory.bytes(of: index)
+
+    // First single-thread pass: sets the measured prefix and the latency figures.
+    var buffer: [Int32] = []
+    buffer.reserveCapacity(4096)
+    var latencies: [Double] = []
+    latencies.reserveCapacity(workload.fixes.count / max(1, options.latencyBatchSize) + workload.trackCount + 1)
+    let budget = UInt64(max(0, options.timeBudgetSeconds) * 1e9)
+    var tracksDone = 0
+    var checksum = Checksum()
+    var firstPassNanoseconds: UInt64 = 0
+    workload.fixes.withUnsafeBufferPointer { fixes in
+      let start = SystemProbes.monotonicNanoseconds()
+      var lastReport = start
+      while tracksDone < workload.trackCount {
+        let range = workload.trackRange(tracksDone)
+        var batchStart = range.lowerBound
+        while batchStart < range.upperBound {
+          let batchEnd = min(batchStart + options.latencyBatchSize, range.upperBound)
+          let t0 = SystemProbes.monotonicNanoseconds()
+          queryFixes(index, fixes, batchStart..<batchEnd, &buffer, &checksum)
+          let t1 = SystemProbes.monotonicNanoseconds()
+          latencies.append(Double(t1 - t0) / Double(batchEnd - batchStart))
+          batchStart = batchEnd
+        }
+        tracksDone += 1
+        let now = SystemProbes.monotonicNanoseconds()
+        if now - lastReport > 250_000_000 {
+          lastReport = now
+          progress("\(label): query pass 1, track \(tracksDone)/\(workload.trackCount)")
+        }
+        if now - start > budget { break }
+      }
+      firstPassNanoseconds = SystemProbes.monotonicNanoseconds() - start
+    }
+    let fixesMeasured = workload.trackStarts[tracksDone]
+    let measured = 0..<fixesMeasured
+    latencies.sort()
+
+    // Further single-thread passes.
+    var singleRates = [Double(fixesMeasured) / (Double(firstPassNanoseconds) / 1e9)]
+    for r in 1..<repetitions {
+      progress("\(label): query pass \(r + 1)/\(repetitions), 1 thread")
+      var sum = Checksum()
+      let start = SystemProbes.monotonicNanoseconds()
+      workload.fixes.withUnsafeBufferPointer { fixes in
+        queryFixes(index, fixes, measured, &buffer, &sum)
+      }
+      singleRates.append(Double(fixesMeasured) / seconds(since: start))
+      precondition(sum == checksum, "query answers changed between passes")
+    }
+
+    // All threads.
+    let groups = splitTracks(workload, tracks: tracksDone, threads: threads)
+    var multiRates: [Double] = []
+    for r in 0..<repetitions {
+      progress("\(label): query pass \(r + 1)/\(repetitions), \(threads) threads")
+      let (sum, elapsed) = parallelPass(workload, index, groups) { index, fixes, range, buffer, _ in
+        var partial = Checksum()
+        queryFixes(index, fixes, range, &buffer, &partial)
+        return (partial, 0, 0)
+      }
+      precondition(sum.0 == checksum, "query answers differ between 1 and \(threads) threads")
+      multiRates.append(Double(fixesMeasured) / elapsed)
+    }
+
+    // Detector path.
+    var detectorSingle: [Double] = []
+    var detectorMulti: [Double] = []
+    var enters: UInt64 = 0
+    var exits: UInt64 = 0
+    if options.measureDetector {
+      let single = [0..<tracksDone]
+      for r in 0..<repetitions {
+        progress("\(label): detector pass \(r + 1)/\(repetitions), 1 thread")
+        let (sum, elapsed) = parallelPass(workload, index, [single[0]], body: detectTracks)
+        precondition(sum.0 == checksum, "detector answers differ from the query pass")
+        enters = sum.1
+        exits = sum.2
+        detectorSingle.append(Double(fixesMeasured) / elapsed)
+      }
+      for r in 0..<repetitions {
+        progress("\(label): detector pass \(r + 1)/\(repetitions), \(threads) threads")
+        let (sum, elapsed) = parallelPass(workload, index, groups, body: detectTracks)
+        precondition(sum.0 == checksum && sum.1 == enters && sum.2 == exits,
+          "detector answers differ between 1 and \(threads) threads")
+        detectorMulti.append(Double(fixesMeasured) / elapsed)
+      }
+    }
+
+    return BenchmarkResult(
+      workload: workload.name, kind: workload.kind, regionCount: workload.regions.count,
+      fixCount: workload.fixes.count, fixesMeasured: fixesMeasured, tracksMeasured: tracksDone,
+      buildSeconds: median(buildTimes), indexBytes: indexBytes, residentBytesDelta: residentDelta,
+      singleThreadFixesPerSecond: median(singleRates), multiThreadFixesPerSecond: median(multiRates),
+      threads: threads, latencyP50Nanoseconds: percentile(latencies, 0.50),
+      latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
+      detectorSingleThreadFixesPerSecond: detectorSingle.isEmpty ? 0 : median(detectorSingle),
+      detectorMultiThreadFixesPerSecond: detectorMulti.isEmpty ? 0 : median(detectorMulti),
+      enterCount: enters, exitCount: exits)
+  }
+
+  // MARK: Inner loops
+
+  /// Queries every fix in `range` and adds its pairs to `checksum`. Allocation-free once
+  /// `buffer` has grown to the largest answer.
+  @inline(never)
+  static func queryFixes(
+    _ index: GridIndex, _ fixes: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>,
+    _ buffer: inout [Int32], _ checksum: inout Checksum
+  ) {
+    for f in range {
+      index.query(fixes[f], into: &buffer)
+      for slot in buffer { checksum.add(fixIndex: f, slot: slot) }
+    }
+  }
+
+  /// The detector path over whole tracks: for each device (track), query each fix, sort the
+  /// answer and diff it against the device's previous answer to count enter and exit
+  /// transitions. The first fix of a track enters every region it is in; a track's end exits
+  /// nothing. Allocation-free once the two buffers have grown.
+  @inline(never)
+  static func detectTracks(
+    _ index: GridIndex, _ fixes: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>,
+    _ current: inout [Int32], _ previous: inout [Int32]
+  ) -> (Checksum, UInt64, UInt64) {
+    var sum = Checksum()
+    var enters: UInt64 = 0
+    var exits: UInt64 = 0
+    previous.removeAll(keepingCapacity: true)
+    for f in range {
+      index.query(fixes[f], into: &current)
+      current.withUnsafeMutableBufferPointer { insertionSort($0) }
+      for slot in current { sum.add(fixIndex: f, slot: slot) }
+      // Merge-diff two sorted lists.
+      var i = 0
+      var j = 0
+      let a = previous.count
+      let b = current.count
+      while i < a && j < b {
+        let p = previous[i]
+        let c = current[j]
+        if p == c {
+          i += 1
+          j += 1
+        } else if p < c {
+          exits += 1
+          i += 1
+        } else {
+          enters += 1
+          j += 1
+        }
+      }
+      exits += UInt64(a - i)
+      enters += UInt64(b - j)
+      swap(&previous, &current)
+    }
+    return (sum, enters, exits)
+  }
+
+  @inline(__always)
+  static func insertionSort(_ a: UnsafeMutableBufferPointer<Int32>) {
+    if a.count < 2 { return }
+    for i in 1..<a.count {
+      let x = a[i]
+      var j = i - 1
+      while j >= 0 && a[j] > x {
+        a[j + 1] = a[j]
+        j -= 1
+      }
+      a[j + 1] = x
+    }
+  }
+
+  // MARK: Threads
+
+  /// Splits tracks `0..<tracks` into at most `threads` contiguous groups of about equal fix
+  /// counts; returns track ranges.
+  static func splitTracks(_ workload: Workload, tracks: Int, threads: Int) -> [Range<Int>] {
+    let total = workload.trackStarts[tracks]
+    var groups: [Range<Int>] = []
+    var first = 0
+    for g in 1...threads {
+      let target = total * g / threads
+      var last = first
+      while last < tracks && workload.trackStarts[last] < target { last += 1 }
+      if g == threads { last = tracks }
+      if last > first { groups.append(first..<last) }
+      first = last
+    }
+    return groups
+  }
+
+  /// Per-thread state, written only by its own thread.
+  final class ThreadSlots: @unchecked Sendable {
+    var results: [(Checksum, UInt64, UInt64)]
+    var buffers: [([Int32], [Int32])]
+    init(count: Int) {
+      results = Array(repeating: (Checksum(), 0, 0), count: count)
+      buffers = (0..<count).map { _ in
+        var a: [Int32] = []
+        var b: [Int32] = []
+        a.reserveCapacity(4096)
+        b.reserveCapacity(4096)
+        return (a, b)
+      }
+    }
+  }
+
+  /// Runs `body` over each group of tracks on its own thread (Dispatch `concurrentPerform`);
+  /// returns the merged digests and the wall time in seconds. Each track is processed whole by
+  /// one call of `body`.
+  static func parallelPass(
+    _ workload: Workload, _ index: GridIndex, _ groups: [Range<Int>],
+    body: @escaping @Sendable (
+      GridIndex, UnsafeBufferPointer<Coordinate>, Range<Int>, inout [Int32], inout [Int32]
+    ) -> (Checksum, UInt64, UInt64)
+  ) -> ((Checksum, UInt64, UInt64), Double) {
+    let slots = ThreadSlots(count: groups.count)
+    let elapsed: Double = workload.fixes.withUnsafeBufferPointer { fixes in
+      nonisolated(unsafe) let fixes = fixes
+      let starts = workload.trackStarts
+      let start = SystemProbes.monotonicNanoseconds()
+      let work: @Sendable (Int) -> Void = { g in
+        var (a, b) = slots.buffers[g]
+        var total = (Checksum(), UInt64(0), UInt64(0))
+        for k in groups[g] {
+          let r = body(index, fixes, starts[k]..<starts[k + 1], &a, &b)
+          total.0.merge(r.0)
+          total.1 &+= r.1
+          total.2 &+= r.2
+        }
+        slots.results[g] = total
+        slots.buffers[g] = (a, b)
+      }
+      if groups.count == 1 {
+        work(0)
+      } else {
+        DispatchQueue.concurrentPerform(iterations: groups.count, execute: work)
+      }
+      return seconds(since: start)
+    }
+    var merged = (Checksum(), UInt64(0), UInt64(0))
+    for r in slots.results {
+      merged.0.merge(r.0)
+      merged.1 &+= r.1
+      merged.2 &+= r.2
+    }
+    return (merged, elapsed)
+  }
+
+  // MARK: Statistics
+
+  static func seconds(since start: UInt64) -> Double {
+    Double(SystemProbes.monotonicNanoseconds() - start) / 1e9
+  }
+
+  /// Median of a non-empty list.
+  static func median(_ values: [Double]) -> Double {
+    let s = values.sorted()
+    let n = s.count
+    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
+  }
+
+  /// Nearest-rank percentile of a sorted list; 0 when empty.
+  static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((p * Double(sorted.count)).rounded(.up))
+    return sorted[min(sorted.count, max(1, rank)) - 1]
+  }
+}
+
+/// Bytes an index holds, regions' geometry included.
+public enum IndexMemory {
+  /// The index's own figure when it reports one; otherwise the regions array it keeps.
+  public static func bytes(of index: GridIndex) -> Int {
+    index.count * MemoryLayout<CircularRegion>.stride
+  }
+}
