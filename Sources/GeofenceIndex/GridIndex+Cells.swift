@@ -1,0 +1,124 @@
+import GeofenceGeometry
+
+/// The cell grid shared by every level of a ``GridIndex``.
+///
+/// ## Layout
+///
+/// Level 0 (the finest) has square cells of edge `e₀ = finestCellSizeDegrees` degrees. Level `k`
+/// has edge `e₀ · 2^k`, and its cells are exactly the unions of 2 × 2 cells of level `k − 1`:
+///
+/// - `row₀(lat) = ⌊(lat + 90) / e₀⌋`, clamped to `[0, rows₀ − 1]` with `rows₀ = ⌈180 / e₀⌉`
+///   (row 0 touches the south pole; latitude 90 falls in the last row).
+/// - `col₀(lon) = ⌊(lon + 180) / e₀⌋`, clamped to `[0, cols₀ − 1]` with `cols₀ = ⌈360 / e₀⌉`
+///   (column 0 starts at the antimeridian). A query at longitude **180 is mapped to −180**, i.e.
+///   column 0, since both name the same meridian; a box that reaches 180 from the west is filed
+///   in column 0 as well.
+/// - At level `k`: `row = row₀ >> k`, `col = col₀ >> k`; the level has `(rows₀ + 2^k − 1) >> k`
+///   rows and `(cols₀ + 2^k − 1) >> k` columns. The last row and column of a level may be
+///   partial when `e₀` does not divide 180 or 360; clamping keeps the mapping monotone.
+///
+/// A cell id (``GridIndex/CellID``) packs `level << 58 | row << 29 | col` into 64 bits
+/// (level < 64, row and column < 2^29), so `e₀` is at least ``GridIndex/minimumCellSizeDegrees``.
+@usableFromInline
+internal struct CellGrid: Sendable {
+  /// Level-0 cell edge in degrees.
+  @usableFromInline let edgeDegrees: Double
+  /// `1 / edgeDegrees`.
+  @usableFromInline let inverseEdge: Double
+  /// Number of level-0 rows, in [1, 2^29).
+  @usableFromInline let rows: Int
+  /// Number of level-0 columns, in [1, 2^29).
+  @usableFromInline let columns: Int
+  /// Number of levels; the coarsest edge `edgeDegrees · 2^(levelCount − 1)` is >= 180 degrees.
+  @usableFromInline let levelCount: Int
+
+  init(edgeDegrees: Double) {
+    self.edgeDegrees = edgeDegrees
+    self.inverseEdge = 1 / edgeDegrees
+    self.rows = max(1, Int((180 * inverseEdge).rounded(.up)))
+    self.columns = max(1, Int((360 * inverseEdge).rounded(.up)))
+    var levels = 1
+    var edge = edgeDegrees
+    while edge < 180 {
+      edge *= 2
+      levels += 1
+    }
+    self.levelCount = levels
+  }
+
+  /// Cell edge of `level` in degrees (exact: a power-of-two multiple of the level-0 edge).
+  @inlinable func edge(level: Int) -> Double {
+    edgeDegrees * Double(sign: .plus, exponent: level, significand: 1)
+  }
+
+  /// Level-0 row of a latitude (degrees), clamped; NaN maps to row 0.
+  @inlinable @inline(__always)
+  func row(latitude: Double) -> Int {
+    let t = (latitude + 90) * inverseEdge
+    if !(t > 0) { return 0 }
+    if t >= Double(rows) { return rows - 1 }
+    return Int(t)
+  }
+
+  /// Level-0 column of a longitude (degrees), clamped; 180 is clamped to the last column here
+  /// (for filing the east edge of a box). NaN maps to column 0.
+  @inlinable @inline(__always)
+  func column(longitude: Double) -> Int {
+    let t = (longitude + 180) * inverseEdge
+    if !(t > 0) { return 0 }
+    if t >= Double(columns) { return columns - 1 }
+    return Int(t)
+  }
+
+  /// Level-0 column of a query longitude: like ``column(longitude:)`` but longitude >= 180 is the
+  /// antimeridian, column 0.
+  @inlinable @inline(__always)
+  func queryColumn(longitude: Double) -> Int {
+    longitude >= 180 ? 0 : column(longitude: longitude)
+  }
+
+  /// Number of columns at `level`.
+  @inlinable func columns(level: Int) -> Int { (columns + (1 << level) - 1) >> level }
+
+  /// Number of rows at `level`.
+  @inlinable func rows(level: Int) -> Int { (rows + (1 << level) - 1) >> level }
+
+  /// The packed cell id: `level << 58 | row << 29 | col`.
+  @inlinable @inline(__always)
+  static func key(level: Int, row: Int, column: Int) -> UInt64 {
+    (UInt64(truncatingIfNeeded: level) &<< 58) | (UInt64(truncatingIfNeeded: row) &<< 29)
+      | UInt64(truncatingIfNeeded: column)
+  }
+}
+
+/// One slot of the open-addressing cell table: a cell id and its run in the entry array.
+@usableFromInline
+internal struct CellSlot: Sendable {
+  /// Cell id, or ``CellSlot/emptyKey`` for an unused slot.
+  @usableFromInline var key: UInt64
+  /// First index of the cell's run in `entries`.
+  @usableFromInline var start: UInt32
+  /// Length of the run.
+  @usableFromInline var count: UInt32
+
+  /// Never a valid cell id (its level field would be 63).
+  @usableFromInline static let emptyKey: UInt64 = .max
+
+  @inlinable init(key: UInt64, start: UInt32, count: UInt32) {
+    self.key = key
+    self.start = start
+    self.count = count
+  }
+
+  /// Hash of a cell id (the 64-bit finaliser of MurmurHash3, Austin Appleby, public domain).
+  @inlinable @inline(__always)
+  static func hash(_ key: UInt64) -> Int {
+    var h = key
+    h ^= h &>> 33
+    h &*= 0xff51_afd7_ed55_8ccd
+    h ^= h &>> 33
+    h &*= 0xc4ce_b9fe_1a85_ec53
+    h ^= h &>> 33
+    return Int(truncatingIfNeeded: h)
+  }
+}

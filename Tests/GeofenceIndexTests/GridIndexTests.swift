@@ -1,0 +1,482 @@
+import GeofenceGeometry
+import GeofenceTestSupport
+import Testing
+
+@testable import GeofenceIndex
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+// MARK: - Fixtures
+
+/// Radius distributions of the randomised tests.
+enum RadiusMix: String, CaseIterable, Sendable, CustomStringConvertible {
+  /// 0.01 m to 1 m.
+  case tiny
+  /// 50 m to 500 m.
+  case city
+  /// 20 m to 50 km (log-uniform), plus one region in 50 of 1,000 to 15,000 km.
+  case mixed
+  /// 1,000 km to 25,000 km (some cover the whole sphere).
+  case huge
+
+  var description: String { rawValue }
+
+  func radiusMeters(using rng: inout SeededGenerator) -> Double {
+    switch self {
+    case .tiny: return Double.random(in: 0.01...1, using: &rng)
+    case .city: return Double.random(in: 50...500, using: &rng)
+    case .mixed:
+      if Int.random(in: 0..<50, using: &rng) == 0 {
+        return Double.random(in: 1_000_000...15_000_000, using: &rng)
+      }
+      return exp(Double.random(in: log(20.0)...log(50_000.0), using: &rng))
+    case .huge: return Double.random(in: 1_000_000...25_000_000, using: &rng)
+    }
+  }
+}
+
+/// A point uniform over the sphere's area: latitude = asin(2u − 1).
+func randomSpherePoint(using rng: inout SeededGenerator) -> Coordinate {
+  let u = Double.random(in: 0...1, using: &rng)
+  let lat = degrees(fromRadians: asin(2 * u - 1))
+  let lon = Double.random(in: -180...180, using: &rng)
+  return Coordinate(uncheckedLatitude: min(90, max(-90, lat)), longitude: lon)
+}
+
+/// The point at `meters` along the great circle leaving `start` at `bearing` radians (clockwise
+/// from north), longitude normalised to [−180, 180].
+func destination(from start: Coordinate, meters: Double, bearing: Double) -> Coordinate {
+  let d = EarthModel.radians(fromMeters: meters)
+  let phi1 = radians(fromDegrees: start.latitude)
+  let lambda1 = radians(fromDegrees: start.longitude)
+  let sinPhi2 = sin(phi1) * cos(d) + cos(phi1) * sin(d) * cos(bearing)
+  let phi2 = asin(min(1, max(-1, sinPhi2)))
+  let lambda2 =
+    lambda1 + atan2(sin(bearing) * sin(d) * cos(phi1), cos(d) - sin(phi1) * sinPhi2)
+  var lon = degrees(fromRadians: lambda2)
+  while lon > 180 { lon -= 360 }
+  while lon < -180 { lon += 360 }
+  return Coordinate(
+    uncheckedLatitude: min(90, max(-90, degrees(fromRadians: phi2))), longitude: lon)
+}
+
+/// Places where the tests concentrate region centres: the antimeridian, both poles, a city.
+let hotSpots: [Coordinate] = [
+  Coordinate(uncheckedLatitude: 0, longitude: 180),
+  Coordinate(uncheckedLatitude: 52.3, longitude: -180),
+  Coordinate(uncheckedLatitude: 90, longitude: 0),
+  Coordinate(uncheckedLatitude: -90, longitude: 45),
+  Coordinate(uncheckedLatitude: 48.85, longitude: 2.35),
+  Coordinate(uncheckedLatitude: -33.9, longitude: 151.2),
+]
+
+/// `count` regions: a third uniform over the sphere, the rest clustered around ``hotSpots``
+/// (within a few radii, so they overlap).
+func randomRegions(count: Int, mix: RadiusMix, using rng: inout SeededGenerator)
+  -> [CircularRegion]
+{
+  var regions: [CircularRegion] = []
+  regions.reserveCapacity(count)
+  for _ in 0..<count {
+    let radius = mix.radiusMeters(using: &rng)
+    let center: Coordinate
+    if Int.random(in: 0..<3, using: &rng) == 0 {
+      center = randomSpherePoint(using: &rng)
+    } else {
+      let spot = hotSpots[Int.random(in: 0..<hotSpots.count, using: &rng)]
+      let spread = min(radius * Double.random(in: 0...5, using: &rng), 5_000_000)
+      center = destination(
+        from: spot, meters: spread, bearing: Double.random(in: 0..<(2 * .pi), using: &rng))
+    }
+    // swift-format-ignore: NeverUseForceTry
+    regions.append(try! CircularRegion(center: center, radiusMeters: radius))
+  }
+  return regions
+}
+
+/// Query points: uniform over the sphere, at and near region centres, just inside and just
+/// outside region boundaries, on the antimeridian and at the poles.
+func queryPoints(for regions: [CircularRegion], count: Int, using rng: inout SeededGenerator)
+  -> [Coordinate]
+{
+  var points: [Coordinate] = [
+    Coordinate(uncheckedLatitude: 90, longitude: 0),
+    Coordinate(uncheckedLatitude: 90, longitude: 180),
+    Coordinate(uncheckedLatitude: -90, longitude: -180),
+    Coordinate(uncheckedLatitude: -90, longitude: 77),
+    Coordinate(uncheckedLatitude: 0, longitude: 180),
+    Coordinate(uncheckedLatitude: 0, longitude: -180),
+    Coordinate(uncheckedLatitude: 52.3, longitude: 180),
+    Coordinate(uncheckedLatitude: 52.3, longitude: -180),
+  ]
+  for _ in 0..<count {
+    let kind = Int.random(in: 0..<6, using: &rng)
+    if regions.isEmpty || kind == 0 {
+      points.append(randomSpherePoint(using: &rng))
+      continue
+    }
+    let r = regions[Int.random(in: 0..<regions.count, using: &rng)]
+    let bearing = Double.random(in: 0..<(2 * .pi), using: &rng)
+    switch kind {
+    case 1:
+      points.append(r.center)
+    case 2:
+      points.append(
+        destination(
+          from: r.center, meters: r.radiusMeters * Double.random(in: 0...1.5, using: &rng),
+          bearing: bearing))
+    case 3:
+      // Within about 1e-9 relative of the boundary, on either side.
+      let f = 1 + Double.random(in: -1e-9...1e-9, using: &rng)
+      points.append(destination(from: r.center, meters: r.radiusMeters * f, bearing: bearing))
+    case 4:
+      let p = destination(from: r.center, meters: r.radiusMeters, bearing: bearing)
+      // The same point with its longitude moved to the antimeridian or flipped to ±180.
+      let lon = p.longitude == 180 ? -180 : (p.longitude == -180 ? 180 : p.longitude)
+      points.append(Coordinate(uncheckedLatitude: p.latitude, longitude: lon))
+      points.append(Coordinate(uncheckedLatitude: p.latitude, longitude: 180))
+    default:
+      let p = destination(from: r.center, meters: r.radiusMeters * 0.999, bearing: bearing)
+      points.append(p)
+    }
+  }
+  return points
+}
+
+/// The oracle: every slot whose region contains the point, by the canonical predicate.
+func bruteForce(_ regions: [CircularRegion], _ point: Coordinate) -> [Int32] {
+  let v = UnitVector(point)
+  var out: [Int32] = []
+  regions.withUnsafeBufferPointer { buffer in
+    for i in 0..<buffer.count where buffer[i].contains(v) { out.append(Int32(i)) }
+  }
+  return out
+}
+
+/// Checks the index against the brute-force scan at every point; returns the first mismatch.
+func firstMismatch(
+  _ index: GridIndex, _ regions: [CircularRegion], _ points: [Coordinate]
+) -> (point: Coordinate, index: [Int32], expected: [Int32])? {
+  var result: [Int32] = []
+  for p in points {
+    index.query(p, into: &result)
+    let expected = bruteForce(regions, p)
+    result.sort()
+    if result != expected { return (p, result, expected) }
+  }
+  return nil
+}
+
+// MARK: - Randomised equality with the oracle
+
+struct GridIndexOracleTests {
+  static let cellSizes: [Double?] = [0.001, 0.01, 0.1, 1, 10, nil]
+
+  @Test(
+    "index == brute force, random sets, every cell size",
+    arguments: [1, 10, 1000, 20000], RadiusMix.allCases)
+  func matchesBruteForce(size: Int, mix: RadiusMix) {
+    let mixNumber = UInt64(RadiusMix.allCases.firstIndex(of: mix) ?? 0)
+    let seed = UInt64(size) &* 1_000_003 &+ mixNumber &* 101
+    var rng = SeededGenerator(seed: seed)
+    let regions = randomRegions(count: size, mix: mix, using: &rng)
+    // The brute-force oracle is O(n) per point, so the large set gets fewer points.
+    let points = queryPoints(for: regions, count: size >= 20000 ? 150 : 500, using: &rng)
+    let expected = points.map { bruteForce(regions, $0) }
+    var result: [Int32] = []
+    for cellSize in Self.cellSizes {
+      let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+      #expect(index.count == size)
+      #expect(index.entryCount <= 6 * size, "seed \(seed)")
+      for (p, want) in zip(points, expected) {
+        index.query(p, into: &result)
+        result.sort()
+        if result != want {
+          Issue.record(
+            """
+            seed \(seed), size \(size), mix \(mix), cell \(String(describing: cellSize)): at \
+            \(p) index \(result) expected \(want)
+            """)
+          break
+        }
+      }
+    }
+  }
+
+  @Test("index == brute force, many small seeds", arguments: 0..<40)
+  func manySeeds(seed: Int) {
+    var rng = SeededGenerator(seed: UInt64(seed) &+ 7_000)
+    let mix = RadiusMix.allCases[seed % RadiusMix.allCases.count]
+    let regions = randomRegions(count: 50, mix: mix, using: &rng)
+    let cellSize = Self.cellSizes[seed % Self.cellSizes.count]
+    let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+    let points = queryPoints(for: regions, count: 200, using: &rng)
+    let mismatch = firstMismatch(index, regions, points)
+    #expect(
+      mismatch == nil,
+      "seed \(seed &+ 7_000), mix \(mix), cell \(String(describing: cellSize)): \(String(describing: mismatch))"
+    )
+  }
+}
+
+// MARK: - Dedicated cases
+
+struct GridIndexEdgeCaseTests {
+  static let cellSizes: [Double?] = [0.001, 0.01, 0.1, 1, 10, nil]
+
+  func region(_ lat: Double, _ lon: Double, _ radius: Double) -> CircularRegion {
+    // swift-format-ignore: NeverUseForceTry
+    try! CircularRegion(
+      center: Coordinate(uncheckedLatitude: lat, longitude: lon), radiusMeters: radius)
+  }
+
+  func check(_ regions: [CircularRegion], _ points: [Coordinate], _ label: String) {
+    for cellSize in Self.cellSizes {
+      let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+      let mismatch = firstMismatch(index, regions, points)
+      #expect(
+        mismatch == nil, "\(label), cell \(String(describing: cellSize)): \(String(describing: mismatch))")
+    }
+  }
+
+  @Test func antimeridianStraddlers() {
+    let regions = [
+      region(0, 180, 100), region(0, -180, 100), region(0, 179.9995, 100),
+      region(0, -179.9995, 100), region(10, 179.99, 5_000), region(-10, -179.9, 50_000),
+      region(60, 180, 0.5), region(0, 180, 0.01),
+    ]
+    var points: [Coordinate] = []
+    for lat in [0.0, 10, -10, 60, 0.0005, -0.0005] {
+      for lon in [180.0, -180, 179.9999, -179.9999, 179.99, -179.99] {
+        points.append(Coordinate(uncheckedLatitude: lat, longitude: lon))
+      }
+    }
+    check(regions, points, "antimeridian")
+    // Each straddler is found from both names of the meridian.
+    let index = GridIndex(regions: regions)
+    var result: [Int32] = []
+    for lon in [180.0, -180, 179.9999, -179.9999] {
+      index.query(Coordinate(uncheckedLatitude: 0, longitude: lon), into: &result)
+      result.sort()
+      // Region 7 (1 cm at lon 180) holds only the two exact names of the meridian.
+      let expected: [Int32] = abs(lon) == 180 ? [0, 1, 2, 3, 7] : [0, 1, 2, 3]
+      #expect(result == expected, "lon \(lon): \(result)")
+    }
+    index.query(Coordinate(uncheckedLatitude: 60, longitude: -180), into: &result)
+    #expect(result == [6])
+  }
+
+  @Test func poleCoveringRegions() {
+    let regions = [
+      region(90, 0, 1_000), region(89.99, 17, 2_000), region(-90, 0, 500),
+      region(-89.95, -120, 10_000), region(88, 179, 300_000), region(85, 30, 10),
+    ]
+    var points: [Coordinate] = []
+    for lat in [90.0, -90, 89.999, -89.999, 89.99, -89.95] {
+      for lon in [-180.0, -135, -90, -1e-9, 0, 45, 90, 179.5, 180] {
+        points.append(Coordinate(uncheckedLatitude: lat, longitude: lon))
+      }
+    }
+    check(regions, points, "poles")
+    let index = GridIndex(regions: regions)
+    var result: [Int32] = []
+    for lon in [-180.0, -90, 0, 90, 180] {
+      index.query(Coordinate(uncheckedLatitude: 90, longitude: lon), into: &result)
+      result.sort()
+      #expect(result == [0, 1, 4], "north pole, lon \(lon): \(result)")
+      index.query(Coordinate(uncheckedLatitude: -90, longitude: lon), into: &result)
+      result.sort()
+      #expect(result == [2, 3], "south pole, lon \(lon): \(result)")
+    }
+  }
+
+  @Test func sphereCoveringRegion() {
+    let r = EarthModel.halfCircumferenceMeters
+    let regions = [region(10, 20, r * 1.01), region(-30, 100, r), region(0, 0, 100)]
+    #expect(regions[0].coversSphere)
+    var rng = SeededGenerator(seed: 42)
+    var points = (0..<200).map { _ in randomSpherePoint(using: &rng) }
+    points.append(Coordinate(uncheckedLatitude: -10, longitude: -160))  // antipode of region 0
+    points.append(Coordinate(uncheckedLatitude: 30, longitude: -80))  // antipode of region 1
+    check(regions, points, "sphere, seed 42")
+    let index = GridIndex(regions: regions)
+    #expect(index.everywhereCount >= 2)
+    var result: [Int32] = []
+    for p in points {
+      index.query(p, into: &result)
+      #expect(result.contains(0), "\(p)")
+    }
+  }
+
+  @Test func pointsOnCentresAndTinyRadii() {
+    var rng = SeededGenerator(seed: 9)
+    var regions: [CircularRegion] = []
+    for _ in 0..<200 {
+      let c = randomSpherePoint(using: &rng)
+      regions.append(region(c.latitude, c.longitude, 0.01))
+    }
+    regions.append(region(90, 0, 0.01))
+    regions.append(region(-90, 0, 0.01))
+    regions.append(region(0, 180, 0.01))
+    regions.append(region(0, -180, 0.01))
+    let points = regions.map(\.center) + regions.map {
+      destination(from: $0.center, meters: 0.0099, bearing: 1)
+    }
+    check(regions, points, "tiny, seed 9")
+    let index = GridIndex(regions: regions)
+    var result: [Int32] = []
+    for (i, r) in regions.enumerated() {
+      index.query(r.center, into: &result)
+      #expect(result.contains(Int32(i)), "centre of slot \(i)")
+    }
+  }
+
+  @Test func regionCentredAtPole() {
+    let regions = [region(90, 0, 50), region(90, 123, 5_000_000), region(-90, -180, 2_000)]
+    var points: [Coordinate] = []
+    for lon in stride(from: -180.0, through: 180, by: 15) {
+      for lat in [90.0, 89.9996, 89.99, 45, 44, -89.99, -90] {
+        points.append(Coordinate(uncheckedLatitude: lat, longitude: lon))
+      }
+    }
+    check(regions, points, "centred at pole")
+  }
+
+  @Test func emptyAndSingle() {
+    let empty = GridIndex(regions: [])
+    var result: [Int32] = [7]
+    empty.query(Coordinate(uncheckedLatitude: 0, longitude: 0), into: &result)
+    #expect(result.isEmpty)
+    #expect(empty.count == 0)
+    let one = GridIndex(regions: [region(1, 2, 300)], cellSizeDegrees: 0.001)
+    one.query(Coordinate(uncheckedLatitude: 1, longitude: 2), into: &result)
+    #expect(result == [0])
+    #expect(one.region(at: 0) == region(1, 2, 300))
+  }
+
+  @Test func nanPointFindsNothing() {
+    let index = GridIndex(regions: [region(0, 0, 100), region(0, 0, 3e7)])
+    var result: [Int32] = []
+    index.query(Coordinate(uncheckedLatitude: .nan, longitude: .nan), into: &result)
+    #expect(result.isEmpty)
+  }
+
+  @Test func forEachMatchesQuery() {
+    var rng = SeededGenerator(seed: 5)
+    let regions = randomRegions(count: 500, mix: .mixed, using: &rng)
+    let index = GridIndex(regions: regions)
+    var result: [Int32] = []
+    for p in queryPoints(for: regions, count: 100, using: &rng) {
+      var seen: [Int32] = []
+      index.forEachRegion(containing: p) { seen.append($0) }
+      index.query(p, into: &result)
+      #expect(seen.sorted() == result.sorted(), "seed 5 at \(p)")
+    }
+  }
+}
+
+// MARK: - Structure
+
+struct GridIndexStructureTests {
+  @Test func cellLayout() {
+    let grid = CellGrid(edgeDegrees: 0.5)
+    #expect(grid.rows == 360)
+    #expect(grid.columns == 720)
+    #expect(grid.row(latitude: -90) == 0)
+    #expect(grid.row(latitude: 90) == 359)
+    #expect(grid.column(longitude: -180) == 0)
+    #expect(grid.column(longitude: 180) == 719)
+    #expect(grid.queryColumn(longitude: 180) == 0)
+    #expect(grid.queryColumn(longitude: 179.9) == 719)
+    #expect(grid.levelCount == 10)  // 0.5 · 2^9 = 256 >= 180
+    #expect(grid.columns(level: 1) == 360)
+    #expect(grid.columns(level: 9) == 2)
+    #expect(CellGrid.key(level: 3, row: 5, column: 7) == (3 << 58) | (5 << 29) | 7)
+  }
+
+  @Test func placementSplitsAtAntimeridian() throws {
+    let grid = CellGrid(edgeDegrees: 0.01)
+    let straddler = try CircularRegion(
+      center: Coordinate(uncheckedLatitude: 0, longitude: 180), radiusMeters: 100)
+    let p = GridIndex.placement(of: straddler, in: grid)
+    #expect(p.level == 0)
+    #expect(p.columnHigh == grid.columns - 1)
+    #expect(p.wrapColumnHigh == 0)
+    #expect(p.cellCount == 4)
+    let polar = try CircularRegion(
+      center: Coordinate(uncheckedLatitude: 89.995, longitude: 0), radiusMeters: 100)
+    #expect(GridIndex.placement(of: polar, in: grid) == .everywhere)
+  }
+
+  @Test func radixSortIsStable() {
+    var rng = SeededGenerator(seed: 77)
+    var keys = (0..<5000).map { _ in UInt64.random(in: 0..<40, using: &rng) << 40 | 3 }
+    var values = (0..<5000).map { UInt32($0) }
+    let expected = zip(keys, values).sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+    GridIndex.radixSort(keys: &keys, values: &values)
+    #expect(keys == expected.map(\.0))
+    #expect(values == expected.map(\.1))
+  }
+
+  @Test func mixedRadiiStayCompact() {
+    // Mixed radii around one mid-latitude city (no pole in reach, so no everywhere entries
+    // except the few continental regions).
+    var rng = SeededGenerator(seed: 3)
+    let city = Coordinate(uncheckedLatitude: 48.85, longitude: 2.35)
+    let regions = (0..<20000).map { _ in
+      let radius = RadiusMix.mixed.radiusMeters(using: &rng)
+      let center = destination(
+        from: city, meters: Double.random(in: 0...50_000, using: &rng),
+        bearing: Double.random(in: 0..<(2 * .pi), using: &rng))
+      // swift-format-ignore: NeverUseForceTry
+      return try! CircularRegion(center: center, radiusMeters: min(radius, 2_000_000))
+    }
+    let index = GridIndex(regions: regions)
+    // Every filed region touches at most 2 × 3 cells; on average well under 3.
+    #expect(index.entryCount <= 3 * regions.count, "seed 3: \(index.entryCount) entries")
+    #expect(index.everywhereCount == 0, "seed 3")
+    #expect(index.cellCount <= index.entryCount)
+  }
+}
+
+// MARK: - The predicate itself
+
+struct ContainmentPredicateTests {
+  /// `contains` agrees with `haversineDistance <= radius` away from the boundary. Near the
+  /// antipode of the centre both formulas lose precision (the distance's derivative in the
+  /// squared chord vanishes), so there the margin grows to 1 m.
+  @Test(arguments: [11, 12, 13])
+  func containsAgreesWithHaversine(seed: Int) {
+    var rng = SeededGenerator(seed: UInt64(seed))
+    var checked = 0
+    for _ in 0..<400 {
+      let mix = RadiusMix.allCases[Int.random(in: 0..<4, using: &rng)]
+      let center = randomSpherePoint(using: &rng)
+      // swift-format-ignore: NeverUseForceTry
+      let r = try! CircularRegion(center: center, radiusMeters: mix.radiusMeters(using: &rng))
+      for _ in 0..<20 {
+        let p: Coordinate
+        if Bool.random(using: &rng) {
+          p = randomSpherePoint(using: &rng)
+        } else {
+          let f = 1 + Double.random(in: -1e-3...1e-3, using: &rng)
+          p = destination(
+            from: center, meters: min(r.radiusMeters * f, 2e7),
+            bearing: Double.random(in: 0..<(2 * .pi), using: &rng))
+        }
+        let d = haversineDistance(center, p)
+        let margin = d > 19_000_000 || r.radiusMeters > 19_000_000 ? 1.0 : 1e-6
+        guard abs(d - r.radiusMeters) > margin else { continue }
+        checked += 1
+        #expect(
+          r.contains(p) == (d <= r.radiusMeters),
+          "seed \(seed): centre \(center), radius \(r.radiusMeters), point \(p), distance \(d)")
+      }
+    }
+    #expect(checked > 4000)
+  }
+}
