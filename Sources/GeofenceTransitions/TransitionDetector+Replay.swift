@@ -1,0 +1,131 @@
+import GeofenceGeometry
+
+/// The result of replaying a whole track file.
+public struct ReplayResult: Sendable {
+  /// Every event, grouped by device in the order each device first appears in the input, and
+  /// within a device in the order the detector emitted them (by fix time).
+  public var events: [TransitionEvent]
+  /// Dropped fixes by reason, over all devices (preparation and detector together).
+  public var dropCounts: DropCounts
+  /// Human-readable warnings about the input (one line each, no trailing newline).
+  public var warnings: [String]
+  /// The devices in order of first appearance (`nil` for fixes without a device id).
+  public var deviceIDs: [String?]
+
+  public init(
+    events: [TransitionEvent], dropCounts: DropCounts, warnings: [String], deviceIDs: [String?]
+  ) {
+    self.events = events
+    self.dropCounts = dropCounts
+    self.warnings = warnings
+    self.deviceIDs = deviceIDs
+  }
+}
+
+extension TransitionDetector {
+  /// Replays a whole file's fixes, possibly from several devices, and returns the events.
+  ///
+  /// Fixes are split by ``LocationFix/deviceID`` (one detector per device; `nil` is a device
+  /// of its own). Each device's fixes are prepared, then processed:
+  /// 1. a fix with a negative or NaN accuracy is dropped (``DropReason/invalidAccuracy``);
+  /// 2. a fix without a finite time is dropped (``DropReason/missingTime``), unless **no** fix
+  ///    of the device has a time: then the track is processed in file order by a detector
+  ///    with `usesTime: false` (no dwell, no outlier filter) and a warning is added;
+  /// 3. the remaining fixes are sorted by time with a **stable** sort (equal times keep file
+  ///    order; a warning reports how many fixes were out of order);
+  /// 4. a fix with the same time as the fix kept before it is dropped:
+  ///    ``DropReason/duplicateFix`` when the position is the same too, else
+  ///    ``DropReason/conflictingTimestamp`` (the first in file order wins);
+  /// 5. the rest go through ``process(_:into:)``.
+  ///
+  /// - Parameters:
+  ///   - fixes: the file's fixes in file order.
+  ///   - regions: the monitored regions.
+  ///   - configuration: the rules.
+  /// - Returns: events, drop counts and warnings.
+  /// - Complexity: O(n log n) for the sort of n fixes plus n calls of ``process(_:into:)``.
+  public static func replay(
+    _ fixes: [LocationFix], regions: RegionSet,
+    configuration: TransitionConfiguration = TransitionConfiguration()
+  ) -> ReplayResult {
+    // Split by device, keeping first-appearance order.
+    var deviceIDs: [String?] = []
+    var groupOfDevice: [String?: Int] = [:]
+    var groups: [[Int]] = []
+    for (i, fix) in fixes.enumerated() {
+      if let g = groupOfDevice[fix.deviceID] {
+        groups[g].append(i)
+      } else {
+        groupOfDevice[fix.deviceID] = groups.count
+        deviceIDs.append(fix.deviceID)
+        groups.append([i])
+      }
+    }
+
+    var events: [TransitionEvent] = []
+    var drops = DropCounts()
+    var warnings: [String] = []
+    var prepared: [LocationFix] = []
+    for (g, members) in groups.enumerated() {
+      let label = deviceIDs[g].map { "device \"\($0)\"" } ?? "track"
+      prepared.removeAll(keepingCapacity: true)
+      var valid: [Int] = []
+      valid.reserveCapacity(members.count)
+      for i in members {
+        if let a = fixes[i].horizontalAccuracy, !(a >= 0) {
+          drops[.invalidAccuracy] += 1
+        } else {
+          valid.append(i)
+        }
+      }
+      let timed = valid.filter { fixes[$0].time?.isFinite == true }
+      if timed.isEmpty {
+        if !valid.isEmpty {
+          warnings.append(
+            "\(label): no fix has a time; \(valid.count) fixes processed in file order, without dwell"
+          )
+        }
+        var detector = TransitionDetector(
+          regions: regions, configuration: configuration, usesTime: false)
+        for i in valid { detector.process(fixes[i], into: &events) }
+        drops += detector.dropCounts
+        continue
+      }
+      let missing = valid.count - timed.count
+      if missing > 0 {
+        drops[.missingTime] += missing
+        warnings.append("\(label): \(missing) fixes without a valid time dropped")
+      }
+      // Stable sort: ties broken by position in the file.
+      let order = timed.sorted { a, b in
+        let ta = fixes[a].time ?? 0
+        let tb = fixes[b].time ?? 0
+        return ta < tb || (ta == tb && a < b)
+      }
+      var moved = 0
+      var latest = -Double.infinity
+      for i in timed {
+        let t = fixes[i].time ?? 0
+        if t < latest { moved += 1 } else { latest = t }
+      }
+      if moved > 0 {
+        warnings.append("\(label): \(moved) fixes were out of time order and were sorted by time")
+      }
+      var kept: LocationFix? = nil
+      for i in order {
+        let fix = fixes[i]
+        if let k = kept, k.time == fix.time {
+          drops[k.coordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp] += 1
+          continue
+        }
+        kept = fix
+        prepared.append(fix)
+      }
+      var detector = TransitionDetector(regions: regions, configuration: configuration)
+      for fix in prepared { detector.process(fix, into: &events) }
+      drops += detector.dropCounts
+    }
+    return ReplayResult(
+      events: events, dropCounts: drops, warnings: warnings, deviceIDs: deviceIDs)
+  }
+}

@@ -1,0 +1,362 @@
+import GeofenceGeometry
+import GeofenceIndex
+
+/// One device's region states: fixes in, ENTER / EXIT / DWELL events out.
+///
+/// Feed fixes in the order the device reported them with ``process(_:into:)``. For whole files
+/// (sorting, de-duplication, several devices) use ``replay(_:regions:configuration:)``.
+///
+/// ## Rules (see ``TransitionConfiguration`` for every default)
+/// A fix is checked in this order, and the first failing check drops it with the named
+/// ``DropReason`` (a dropped fix changes no region state):
+/// 1. horizontal accuracy negative or NaN: ``DropReason/invalidAccuracy``;
+/// 2. (timed detectors) no finite time: ``DropReason/missingTime``; older than the last
+///    accepted fix: ``DropReason/staleFix``; same time as the last accepted fix:
+///    ``DropReason/duplicateFix`` at the same position, else
+///    ``DropReason/conflictingTimestamp`` (the earlier fix wins; the detector never reorders);
+/// 3. accuracy above ``TransitionConfiguration/maxAccuracyMeters``: ``DropReason/inaccurate``;
+/// 4. implied speed impossible (``OutlierFilter``): ``DropReason/outlier``.
+///
+/// At an accepted fix at distance `d` from a region of radius `r` with hysteresis
+/// `h = max(hysteresisMinimumMeters, hysteresisRadiusFraction · r)` and accuracy `a`:
+/// - **ENTER** (outside → inside) when `d <= r` (the index query,
+///   `CircularRegion.contains`; the boundary is inside) and, if the fix has an accuracy and
+///   ``TransitionConfiguration/requiresAccuracyWithinRadiusToEnter`` is set, `a <= r`.
+///   Regions start outside, so the first fix inside a region enters it, unless
+///   ``TransitionConfiguration/initialTrigger`` is off.
+/// - **EXIT** (inside → outside) when `d - a > r + h`, a missing accuracy counting as 0. Every
+///   region the device is inside is checked at every accepted fix, whether or not the index
+///   query returns it.
+/// - **DWELL** once per visit, at the first accepted fix whose time is
+///   `>= enterTime + loiteringDelaySeconds`, judged on fix times only.
+/// - With time confirmation (``TransitionConfiguration/confirmationFixCount`` > 1 or
+///   ``TransitionConfiguration/confirmationSeconds``), an ENTER or EXIT condition must hold
+///   on consecutive accepted fixes before the event is emitted, at the confirming fix.
+///
+/// Events of one fix are appended in this order: every EXIT, then every ENTER, then every
+/// DWELL (a region entered at this fix with a loitering delay of 0 dwells at once); within
+/// each group by the UTF-8 byte order of the region id (``RegionSet/ranks``).
+///
+/// A detector created with `usesTime: false` (for tracks without any time) ignores fix times:
+/// no time checks, no outlier filter, no dwell, confirmation by fix count only.
+///
+/// ## Cost
+/// Per fix: one index query, one haversine distance per region the device is inside (plus one
+/// for each event, and one or two for the outlier filter), and O(q·m) comparisons for q query
+/// results and m regions inside. The per-fix path performs no heap allocation once its
+/// buffers (inside list, query result, event scratch) have reached the largest size the track
+/// needs, provided the caller's `events` array has spare capacity; it uses no Foundation, no
+/// dictionaries and no existentials.
+public struct TransitionDetector: Sendable {
+  /// The monitored regions.
+  public let regions: RegionSet
+  /// The rules.
+  public let configuration: TransitionConfiguration
+  /// Whether fix times are used (see the type's discussion).
+  public let usesTime: Bool
+  /// Fixes dropped so far, by reason.
+  public private(set) var dropCounts = DropCounts()
+  /// Fixes accepted so far.
+  public private(set) var acceptedFixCount = 0
+
+  /// A region the device is inside.
+  private struct Visit: Sendable {
+    var slot: Int32
+    /// Time of the ENTER (NaN without times).
+    var enterTime: Double
+    var dwellEmitted: Bool
+    /// Consecutive accepted fixes satisfying the EXIT rule, and the time of the first.
+    var exitCount: Int
+    var exitSince: Double
+  }
+
+  /// A region whose ENTER condition holds but is not yet confirmed.
+  private struct PendingEnter: Sendable {
+    var slot: Int32
+    var count: Int
+    var since: Double
+    var seen: Bool
+  }
+
+  /// An event about to be emitted at the current fix.
+  private struct Emission: Sendable {
+    var slot: Int32
+    var rank: Int32
+    var distanceMeters: Double
+    var dwellSeconds: Double
+  }
+
+  /// A reference fix for the speed test.
+  private struct Anchor: Sendable {
+    var coordinate: Coordinate
+    var time: Double
+    var accuracy: Double
+  }
+
+  private var visits: [Visit] = []
+  private var pendingEnters: [PendingEnter] = []
+  private var queryResult: [Int32] = []
+  private var exits: [Emission] = []
+  private var enters: [Emission] = []
+  private var dwells: [Emission] = []
+  /// The last accepted fix (time checks and speed reference).
+  private var lastAccepted: Anchor? = nil
+  /// Time of the previous fix that reached the outlier filter.
+  private var lastFilteredTime: Double = -.infinity
+  /// The last rejected fix and the number of consistent distinct rejected fixes up to it.
+  private var candidate: Anchor? = nil
+  private var candidateCount = 0
+
+  /// Creates a detector with every region outside.
+  /// - Parameters:
+  ///   - regions: the monitored regions (shared, not copied).
+  ///   - configuration: the rules; defaults as documented on each field.
+  ///   - usesTime: false for a track without any fix time (see the type's discussion).
+  /// - Complexity: O(1).
+  public init(
+    regions: RegionSet, configuration: TransitionConfiguration = TransitionConfiguration(),
+    usesTime: Bool = true
+  ) {
+    self.regions = regions
+    self.configuration = configuration
+    self.usesTime = usesTime
+  }
+
+  /// The slots of the regions the device is currently inside, in slot order.
+  /// - Complexity: O(m log m) for m regions inside; allocates the result.
+  public var insideSlots: [Int32] { visits.map(\.slot).sorted() }
+
+  /// Whether the device is currently inside the region in `slot`.
+  /// - Complexity: O(m) for m regions inside.
+  public func isInside(_ slot: Int32) -> Bool { visits.contains { $0.slot == slot } }
+
+  /// Applies one fix and appends the resulting events to `events`.
+  ///
+  /// Never reorders: a fix older than the last accepted one is dropped. See the type's
+  /// discussion for the checks, the rules and the order of events.
+  /// - Parameters:
+  ///   - fix: the next fix of this device.
+  ///   - events: receives the events of this fix, appended (the array is not cleared).
+  /// - Returns: whether the fix was accepted, or why it was dropped.
+  /// - Complexity: O(q·m + k log n) for q query results, m regions inside and the index's
+  ///   query cost; no allocation after warm-up (see the type's discussion).
+  @discardableResult
+  public mutating func process(_ fix: LocationFix, into events: inout [TransitionEvent])
+    -> FixOutcome
+  {
+    if let reason = check(fix) {
+      dropCounts[reason] += 1
+      return .dropped(reason)
+    }
+    let time = usesTime ? (fix.time ?? .nan) : .nan
+    let accuracy = fix.horizontalAccuracy ?? 0
+    let isFirst = acceptedFixCount == 0
+    lastAccepted = Anchor(coordinate: fix.coordinate, time: time, accuracy: accuracy)
+    acceptedFixCount += 1
+    applyTransitions(fix, time: time, isFirst: isFirst, into: &events)
+    return .accepted
+  }
+
+  // MARK: - Checks
+
+  /// The reason to drop `fix`, or nil to accept it. Updates the outlier filter's state.
+  private mutating func check(_ fix: LocationFix) -> DropReason? {
+    if let a = fix.horizontalAccuracy, !(a >= 0) { return .invalidAccuracy }
+    if usesTime {
+      guard let t = fix.time, t.isFinite else { return .missingTime }
+      if let last = lastAccepted {
+        if t < last.time { return .staleFix }
+        if t == last.time {
+          return fix.coordinate == last.coordinate ? .duplicateFix : .conflictingTimestamp
+        }
+      }
+    }
+    if let a = fix.horizontalAccuracy, a > configuration.maxAccuracyMeters { return .inaccurate }
+    if usesTime, let filter = configuration.outlierFilter, let time = fix.time,
+      !passesOutlierFilter(fix, time: time, filter: filter)
+    {
+      return .outlier
+    }
+    return nil
+  }
+
+  /// The speed test of ``OutlierFilter`` with its recovery rules.
+  private mutating func passesOutlierFilter(
+    _ fix: LocationFix, time: Double, filter: OutlierFilter
+  ) -> Bool {
+    let here = Anchor(
+      coordinate: fix.coordinate, time: time, accuracy: fix.horizontalAccuracy ?? 0)
+    let gap = time - lastFilteredTime
+    lastFilteredTime = time
+    guard let last = lastAccepted, gap < filter.resetGapSeconds,
+      !Self.isPlausible(from: last, to: here, maxSpeed: filter.maxSpeedMetersPerSecond)
+    else {
+      candidate = nil
+      candidateCount = 0
+      return true
+    }
+    if let c = candidate, time > c.time,
+      Self.isPlausible(from: c, to: here, maxSpeed: filter.maxSpeedMetersPerSecond)
+    {
+      if here.coordinate != c.coordinate { candidateCount += 1 }
+    } else {
+      candidateCount = 1
+    }
+    candidate = here
+    if candidateCount >= filter.recoveryFixCount {
+      candidate = nil
+      candidateCount = 0
+      return true
+    }
+    return false
+  }
+
+  /// Whether moving from `a` to `b` needs at most `maxSpeed` m/s once both accuracies are
+  /// subtracted from the distance. Requires `b.time > a.time`.
+  private static func isPlausible(from a: Anchor, to b: Anchor, maxSpeed: Double) -> Bool {
+    let d = haversineDistance(a.coordinate, b.coordinate)
+    let excess = d - a.accuracy - b.accuracy
+    return excess <= 0 || excess <= maxSpeed * (b.time - a.time)
+  }
+
+  // MARK: - Transitions
+
+  private func isConfirmed(count: Int, since: Double, now: Double) -> Bool {
+    if count >= configuration.confirmationFixCount { return true }
+    if usesTime, let s = configuration.confirmationSeconds, now - since >= s { return true }
+    return false
+  }
+
+  private mutating func applyTransitions(
+    _ fix: LocationFix, time: Double, isFirst: Bool, into events: inout [TransitionEvent]
+  ) {
+    let point = fix.coordinate
+    let accuracy = fix.horizontalAccuracy
+    let exitAccuracy = accuracy ?? 0
+    exits.removeAll(keepingCapacity: true)
+    enters.removeAll(keepingCapacity: true)
+    dwells.removeAll(keepingCapacity: true)
+
+    // EXIT: every region inside, whether or not the query returns it.
+    var i = 0
+    while i < visits.count {
+      let slot = visits[i].slot
+      let region = regions.regions[Int(slot)]
+      let d = haversineDistance(region.center, point)
+      let r = region.radiusMeters
+      if d - exitAccuracy > r + configuration.hysteresisMeters(forRadius: r) {
+        if visits[i].exitCount == 0 { visits[i].exitSince = time }
+        visits[i].exitCount += 1
+        if isConfirmed(count: visits[i].exitCount, since: visits[i].exitSince, now: time) {
+          exits.append(
+            Emission(
+              slot: slot, rank: regions.ranks[Int(slot)], distanceMeters: d, dwellSeconds: 0))
+          visits.swapAt(i, visits.count - 1)
+          visits.removeLast()
+          continue
+        }
+      } else {
+        visits[i].exitCount = 0
+      }
+      i += 1
+    }
+
+    // ENTER: regions whose disc contains the fix and that the device is not inside.
+    regions.index.query(point, into: &queryResult)
+    let immediate =
+      configuration.confirmationFixCount <= 1 || (usesTime && configuration.confirmationSeconds == 0)
+    let silent = isFirst && !configuration.initialTrigger
+    for slot in queryResult {
+      let region = regions.regions[Int(slot)]
+      if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
+        a > region.radiusMeters
+      {
+        continue
+      }
+      if visits.contains(where: { $0.slot == slot }) { continue }
+      if exits.contains(where: { $0.slot == slot }) { continue }
+      if !(silent || immediate) {
+        var j = 0
+        while j < pendingEnters.count && pendingEnters[j].slot != slot { j += 1 }
+        if j == pendingEnters.count {
+          pendingEnters.append(PendingEnter(slot: slot, count: 0, since: time, seen: false))
+        }
+        pendingEnters[j].count += 1
+        pendingEnters[j].seen = true
+        if !isConfirmed(count: pendingEnters[j].count, since: pendingEnters[j].since, now: time) {
+          continue
+        }
+        pendingEnters[j].seen = false  // removed below
+      }
+      visits.append(
+        Visit(slot: slot, enterTime: time, dwellEmitted: false, exitCount: 0, exitSince: 0))
+      if !silent {
+        enters.append(
+          Emission(
+            slot: slot, rank: regions.ranks[Int(slot)],
+            distanceMeters: haversineDistance(region.center, point), dwellSeconds: 0))
+      }
+    }
+    // Pending enters not confirmed and not seen at this fix are interrupted.
+    if !pendingEnters.isEmpty {
+      var j = 0
+      while j < pendingEnters.count {
+        if pendingEnters[j].seen {
+          pendingEnters[j].seen = false
+          j += 1
+        } else {
+          pendingEnters.swapAt(j, pendingEnters.count - 1)
+          pendingEnters.removeLast()
+        }
+      }
+    }
+
+    // DWELL: once per visit, judged on fix times.
+    if usesTime, let delay = configuration.loiteringDelaySeconds {
+      for k in visits.indices where !visits[k].dwellEmitted {
+        let inside = time - visits[k].enterTime
+        if inside >= delay {
+          visits[k].dwellEmitted = true
+          let slot = visits[k].slot
+          dwells.append(
+            Emission(
+              slot: slot, rank: regions.ranks[Int(slot)],
+              distanceMeters: haversineDistance(regions.regions[Int(slot)].center, point),
+              dwellSeconds: inside))
+        }
+      }
+    }
+
+    Self.sortByRank(&exits)
+    Self.sortByRank(&enters)
+    Self.sortByRank(&dwells)
+    for e in exits {
+      events.append(
+        TransitionEvent(type: .exit, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters))
+    }
+    for e in enters {
+      events.append(
+        TransitionEvent(type: .enter, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters))
+    }
+    for e in dwells {
+      events.append(
+        TransitionEvent(
+          type: .dwell, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters,
+          dwellSeconds: e.dwellSeconds))
+    }
+  }
+
+  /// Insertion sort by rank: the lists hold a handful of events, and it allocates nothing.
+  private static func sortByRank(_ list: inout [Emission]) {
+    if list.count < 2 { return }
+    for i in 1..<list.count {
+      let item = list[i]
+      var j = i
+      while j > 0 && list[j - 1].rank > item.rank {
+        list[j] = list[j - 1]
+        j -= 1
+      }
+      list[j] = item
+    }
+  }
+}
