@@ -1,6 +1,7 @@
 import Dispatch
 import GeofenceGeometry
 import GeofenceIndex
+import GeofenceTransitions
 
 /// Settings of one benchmark run.
 public struct BenchmarkOptions: Sendable {
@@ -18,6 +19,9 @@ public struct BenchmarkOptions: Sendable {
   public var cellSizeDegrees: Double? = nil
   /// Whether to measure the detector path as well. Default true.
   public var measureDetector: Bool = true
+  /// Rules of the detector path. Default: ``TransitionConfiguration``'s defaults (hysteresis,
+  /// dwell after 300 s, outlier filter). Fixes carry their track time and no accuracy.
+  public var detectorConfiguration = TransitionConfiguration()
 
   public init() {}
 }
@@ -51,12 +55,32 @@ public struct BenchmarkResult: Sendable {
   public var latencyP99Nanoseconds: Double
   /// Digest of the containment pairs of the measured fixes.
   public var checksum: Checksum
-  /// Detector path (index + per-device enter/exit), median fixes per second; 0 when not run.
+  /// Detector path (``TransitionDetector`` per device, one device per track), median fixes
+  /// per second; 0 when not run.
   public var detectorSingleThreadFixesPerSecond: Double
   public var detectorMultiThreadFixesPerSecond: Double
-  /// Enter and exit transitions found by the detector path.
-  public var enterCount: UInt64
-  public var exitCount: UInt64
+  /// Events and dropped fixes of the detector path, over the measured tracks.
+  public var detectorCounts: DetectorCounts
+}
+
+/// What the detector path produced.
+public struct DetectorCounts: Hashable, Sendable {
+  public var enters: UInt64 = 0
+  public var exits: UInt64 = 0
+  public var dwells: UInt64 = 0
+  /// Fixes the detector dropped (outliers, duplicates, ...).
+  public var droppedFixes: UInt64 = 0
+
+  public init() {}
+
+  public var events: UInt64 { enters &+ exits &+ dwells }
+
+  mutating func merge(_ o: DetectorCounts) {
+    enters &+= o.enters
+    exits &+= o.exits
+    dwells &+= o.dwells
+    droppedFixes &+= o.droppedFixes
+  }
 }
 
 /// Runs the measurements on one workload.
@@ -161,23 +185,24 @@ public enum BenchmarkRunner {
     // Detector path.
     var detectorSingle: [Double] = []
     var detectorMulti: [Double] = []
-    var enters: UInt64 = 0
-    var exits: UInt64 = 0
+    var counts = DetectorCounts()
     if options.measureDetector {
-      let single = [0..<tracksDone]
+      progress("\(label): building detector region set")
+      let set = RegionSet(
+        ids: workload.regions.indices.map { String($0) }, regions: workload.regions,
+        cellSizeDegrees: options.cellSizeDegrees)
+      let configuration = options.detectorConfiguration
       for r in 0..<repetitions {
         progress("\(label): detector pass \(r + 1)/\(repetitions), 1 thread")
-        let (sum, elapsed) = parallelPass(workload, index, [single[0]], body: detectTracks)
-        precondition(sum.0 == checksum, "detector answers differ from the query pass")
-        enters = sum.1
-        exits = sum.2
+        let (c, elapsed) = detectorPass(workload, set, configuration, [0..<tracksDone])
+        if r > 0 { precondition(c == counts, "detector answers changed between passes") }
+        counts = c
         detectorSingle.append(Double(fixesMeasured) / elapsed)
       }
       for r in 0..<repetitions {
         progress("\(label): detector pass \(r + 1)/\(repetitions), \(threads) threads")
-        let (sum, elapsed) = parallelPass(workload, index, groups, body: detectTracks)
-        precondition(sum.0 == checksum && sum.1 == enters && sum.2 == exits,
-          "detector answers differ between 1 and \(threads) threads")
+        let (c, elapsed) = detectorPass(workload, set, configuration, groups)
+        precondition(c == counts, "detector answers differ between 1 and \(threads) threads")
         detectorMulti.append(Double(fixesMeasured) / elapsed)
       }
     }
@@ -191,7 +216,7 @@ public enum BenchmarkRunner {
       latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
       detectorSingleThreadFixesPerSecond: detectorSingle.isEmpty ? 0 : median(detectorSingle),
       detectorMultiThreadFixesPerSecond: detectorMulti.isEmpty ? 0 : median(detectorMulti),
-      enterCount: enters, exitCount: exits)
+      detectorCounts: counts)
   }
 
   // MARK: Inner loops
@@ -209,61 +234,70 @@ public enum BenchmarkRunner {
     }
   }
 
-  /// The detector path over whole tracks: for each device (track), query each fix, sort the
-  /// answer and diff it against the device's previous answer to count enter and exit
-  /// transitions. The first fix of a track enters every region it is in; a track's end exits
-  /// nothing. Allocation-free once the two buffers have grown.
+  /// The detector path over tracks `range` of `workload`: one ``TransitionDetector`` per track
+  /// (device), fed every fix in order; counts the events by type. `events` is cleared after
+  /// each fix and keeps its capacity.
   @inline(never)
   static func detectTracks(
-    _ index: GridIndex, _ fixes: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>,
-    _ current: inout [Int32], _ previous: inout [Int32]
-  ) -> (Checksum, UInt64, UInt64) {
-    var sum = Checksum()
-    var enters: UInt64 = 0
-    var exits: UInt64 = 0
-    previous.removeAll(keepingCapacity: true)
-    for f in range {
-      index.query(fixes[f], into: &current)
-      current.withUnsafeMutableBufferPointer { insertionSort($0) }
-      for slot in current { sum.add(fixIndex: f, slot: slot) }
-      // Merge-diff two sorted lists.
-      var i = 0
-      var j = 0
-      let a = previous.count
-      let b = current.count
-      while i < a && j < b {
-        let p = previous[i]
-        let c = current[j]
-        if p == c {
-          i += 1
-          j += 1
-        } else if p < c {
-          exits += 1
-          i += 1
-        } else {
-          enters += 1
-          j += 1
+    _ set: RegionSet, _ configuration: TransitionConfiguration,
+    _ fixes: UnsafeBufferPointer<Coordinate>, _ times: UnsafeBufferPointer<Double>,
+    _ starts: UnsafeBufferPointer<Int>, _ tracks: Range<Int>,
+    _ events: inout [TransitionEvent]
+  ) -> DetectorCounts {
+    var counts = DetectorCounts()
+    for k in tracks {
+      var detector = TransitionDetector(regions: set, configuration: configuration)
+      for f in starts[k]..<starts[k + 1] {
+        let fix = LocationFix(coordinate: fixes[f], time: times[f], sourceIndex: f)
+        if case .dropped = detector.process(fix, into: &events) { counts.droppedFixes += 1 }
+        for e in events {
+          switch e.type {
+          case .enter: counts.enters += 1
+          case .exit: counts.exits += 1
+          case .dwell: counts.dwells += 1
+          }
         }
+        events.removeAll(keepingCapacity: true)
       }
-      exits += UInt64(a - i)
-      enters += UInt64(b - j)
-      swap(&previous, &current)
     }
-    return (sum, enters, exits)
+    return counts
   }
 
-  @inline(__always)
-  static func insertionSort(_ a: UnsafeMutableBufferPointer<Int32>) {
-    if a.count < 2 { return }
-    for i in 1..<a.count {
-      let x = a[i]
-      var j = i - 1
-      while j >= 0 && a[j] > x {
-        a[j + 1] = a[j]
-        j -= 1
-      }
-      a[j + 1] = x
+  /// Runs the detector path over each group of tracks on its own thread; returns the merged
+  /// counts and the wall time in seconds.
+  static func detectorPass(
+    _ workload: Workload, _ set: RegionSet, _ configuration: TransitionConfiguration,
+    _ groups: [Range<Int>]
+  ) -> (DetectorCounts, Double) {
+    let counts = PerThread(count: groups.count) { DetectorCounts() }
+    let eventBuffers = PerThread(count: groups.count) { () -> [TransitionEvent] in
+      var a: [TransitionEvent] = []
+      a.reserveCapacity(1024)
+      return a
     }
+    let elapsed: Double = workload.fixes.withUnsafeBufferPointer { fixes in
+      workload.fixTimes.withUnsafeBufferPointer { times in
+        workload.trackStarts.withUnsafeBufferPointer { starts in
+          nonisolated(unsafe) let fixes = fixes
+          nonisolated(unsafe) let times = times
+          nonisolated(unsafe) let starts = starts
+          let start = SystemProbes.monotonicNanoseconds()
+          let work: @Sendable (Int) -> Void = { g in
+            counts.pointer(g).pointee = detectTracks(
+              set, configuration, fixes, times, starts, groups[g], &eventBuffers.pointer(g).pointee)
+          }
+          if groups.count == 1 {
+            work(0)
+          } else {
+            DispatchQueue.concurrentPerform(iterations: groups.count, execute: work)
+          }
+          return seconds(since: start)
+        }
+      }
+    }
+    var merged = DetectorCounts()
+    for c in counts.values { merged.merge(c) }
+    return (merged, elapsed)
   }
 
   // MARK: Threads
@@ -285,20 +319,26 @@ public enum BenchmarkRunner {
     return groups
   }
 
-  /// Per-thread state, written only by its own thread.
-  final class ThreadSlots: @unchecked Sendable {
-    var results: [(Checksum, UInt64, UInt64)]
-    var buffers: [([Int32], [Int32])]
-    init(count: Int) {
-      results = Array(repeating: (Checksum(), 0, 0), count: count)
-      buffers = (0..<count).map { _ in
-        var a: [Int32] = []
-        var b: [Int32] = []
-        a.reserveCapacity(4096)
-        b.reserveCapacity(4096)
-        return (a, b)
-      }
+  /// Per-thread values in separate heap cells, so threads never share an array buffer.
+  final class PerThread<Value>: @unchecked Sendable {
+    let cells: UnsafeMutableBufferPointer<Value>
+    init(count: Int, _ make: () -> Value) {
+      cells = .allocate(capacity: count)
+      for i in 0..<count { (cells.baseAddress! + i).initialize(to: make()) }
     }
+    deinit {
+      cells.deinitialize()
+      cells.deallocate()
+    }
+    /// The value of thread `i`; only thread `i` may touch it while the threads run.
+    var values: [Value] { Array(cells) }
+    func pointer(_ i: Int) -> UnsafeMutablePointer<Value> { cells.baseAddress! + i }
+  }
+
+  static func reservedBuffer() -> [Int32] {
+    var a: [Int32] = []
+    a.reserveCapacity(4096)
+    return a
   }
 
   /// Runs `body` over each group of tracks on its own thread (Dispatch `concurrentPerform`);
@@ -310,22 +350,22 @@ public enum BenchmarkRunner {
       GridIndex, UnsafeBufferPointer<Coordinate>, Range<Int>, inout [Int32], inout [Int32]
     ) -> (Checksum, UInt64, UInt64)
   ) -> ((Checksum, UInt64, UInt64), Double) {
-    let slots = ThreadSlots(count: groups.count)
+    let results = PerThread(count: groups.count) { (Checksum(), UInt64(0), UInt64(0)) }
+    let buffers = PerThread(count: groups.count) { (reservedBuffer(), reservedBuffer()) }
     let elapsed: Double = workload.fixes.withUnsafeBufferPointer { fixes in
       nonisolated(unsafe) let fixes = fixes
       let starts = workload.trackStarts
       let start = SystemProbes.monotonicNanoseconds()
       let work: @Sendable (Int) -> Void = { g in
-        var (a, b) = slots.buffers[g]
+        let buffer = buffers.pointer(g)
         var total = (Checksum(), UInt64(0), UInt64(0))
         for k in groups[g] {
-          let r = body(index, fixes, starts[k]..<starts[k + 1], &a, &b)
+          let r = body(index, fixes, starts[k]..<starts[k + 1], &buffer.pointee.0, &buffer.pointee.1)
           total.0.merge(r.0)
           total.1 &+= r.1
           total.2 &+= r.2
         }
-        slots.results[g] = total
-        slots.buffers[g] = (a, b)
+        results.pointer(g).pointee = total
       }
       if groups.count == 1 {
         work(0)
@@ -335,7 +375,7 @@ public enum BenchmarkRunner {
       return seconds(since: start)
     }
     var merged = (Checksum(), UInt64(0), UInt64(0))
-    for r in slots.results {
+    for r in results.values {
       merged.0.merge(r.0)
       merged.1 &+= r.1
       merged.2 &+= r.2
@@ -366,8 +406,8 @@ public enum BenchmarkRunner {
 
 /// Bytes an index holds, regions' geometry included.
 public enum IndexMemory {
-  /// The index's own figure when it reports one; otherwise the regions array it keeps.
+  /// ``GridIndex/memoryFootprintBytes``: the grid arrays plus the region array, by capacity.
   public static func bytes(of index: GridIndex) -> Int {
-    index.count * MemoryLayout<CircularRegion>.stride
+    index.memoryFootprintBytes
   }
 }

@@ -214,8 +214,9 @@ public enum WorkloadGenerator {
 
   /// Tracks that sit on region boundaries: every 100 fixes the track picks a random region and
   /// circles its boundary at its speed, alternating every `p` fixes (p uniform in 2...5) between
-  /// `max(10 m, 0.2 r)` inside and the same distance outside. So at least one transition happens
-  /// every 2–5 fixes, plus those of neighbouring regions.
+  /// `max(30 m, 0.2 r)` inside and the same distance outside (beyond the detector's default
+  /// hysteresis of `max(20 m, 0.1 r)`). So at least one transition happens every 2–5 fixes,
+  /// plus those of neighbouring regions.
   static func boundaryTracks(regions: [CircularRegion], fixCount: Int, seed: UInt64) -> Tracks {
     var rng = BenchmarkRandom(seed: seed, stream: 5)
     var out = Tracks(capacity: fixCount)
@@ -226,7 +227,7 @@ public enum WorkloadGenerator {
         let slot = Int(rng.next() % UInt64(regions.count))
         let region = regions[slot]
         let r = region.radiusMeters
-        let offset = max(10, 0.2 * r)
+        let offset = max(30, 0.2 * r)
         let period = 2 + Int(rng.next() % 4)
         var angle = rng.uniform(0, 2 * Double.pi)
         let leg = min(boundaryLegFixes, length - i)

@@ -1,4 +1,5 @@
 import GeofenceGeometry
+import GeofenceTransitions
 import Testing
 
 @testable import GeofenceBenchmarks
@@ -57,13 +58,31 @@ import Testing
         previous = now
       }
     }
+    // Without hysteresis, outlier filter, dwell or initial suppression the detector's enters
+    // and exits are exactly the membership changes.
+    var configuration = TransitionConfiguration()
+    configuration.hysteresisMinimumMeters = 0
+    configuration.hysteresisRadiusFraction = 0
+    configuration.loiteringDelaySeconds = nil
+    configuration.outlierFilter = nil
     for threads in [1, 2, 3] {
-      let result = BenchmarkRunner.run(w, options: Self.options(threads: threads))
-      #expect(result.enterCount == enters)
-      #expect(result.exitCount == exits)
+      var o = Self.options(threads: threads)
+      o.detectorConfiguration = configuration
+      let result = BenchmarkRunner.run(w, options: o)
+      #expect(result.detectorCounts.enters == enters)
+      #expect(result.detectorCounts.exits == exits)
+      #expect(result.detectorCounts.dwells == 0)
       #expect(result.detectorSingleThreadFixesPerSecond > 0)
     }
     #expect(enters > 0 && exits > 0)
+  }
+
+  @Test func defaultDetectorSeesTransitionsOnTransitionTracks() {
+    let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 2_000, seed: 6)
+    let result = BenchmarkRunner.run(w, options: Self.options(threads: 2))
+    // One enter and one exit of the circled region every 4-10 fixes at least.
+    #expect(result.detectorCounts.exits >= 2_000 / 12)
+    #expect(result.detectorCounts.enters >= result.detectorCounts.exits)
   }
 
   @Test func timeBudgetMeasuresWholeTracksOnly() {
