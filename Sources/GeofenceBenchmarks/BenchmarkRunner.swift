@@ -241,12 +241,13 @@ public enum BenchmarkRunner {
   static func detectTracks(
     _ set: RegionSet, _ configuration: TransitionConfiguration,
     _ fixes: UnsafeBufferPointer<Coordinate>, _ times: UnsafeBufferPointer<Double>,
-    _ starts: UnsafeBufferPointer<Int>, _ tracks: Range<Int>,
+    _ starts: UnsafeBufferPointer<Int>, _ tracks: Range<Int>, _ usesTime: Bool,
     _ events: inout [TransitionEvent]
   ) -> DetectorCounts {
     var counts = DetectorCounts()
     for k in tracks {
-      var detector = TransitionDetector(regions: set, configuration: configuration)
+      var detector = TransitionDetector(
+        regions: set, configuration: configuration, usesTime: usesTime)
       for f in starts[k]..<starts[k + 1] {
         let fix = LocationFix(coordinate: fixes[f], time: times[f], sourceIndex: f)
         if case .dropped = detector.process(fix, into: &events) { counts.droppedFixes += 1 }
@@ -269,6 +270,7 @@ public enum BenchmarkRunner {
     _ workload: Workload, _ set: RegionSet, _ configuration: TransitionConfiguration,
     _ groups: [Range<Int>]
   ) -> (DetectorCounts, Double) {
+    let usesTime = workload.hasFixTimes
     let counts = PerThread(count: groups.count) { DetectorCounts() }
     let eventBuffers = PerThread(count: groups.count) { () -> [TransitionEvent] in
       var a: [TransitionEvent] = []
@@ -284,7 +286,8 @@ public enum BenchmarkRunner {
           let start = SystemProbes.monotonicNanoseconds()
           let work: @Sendable (Int) -> Void = { g in
             counts.pointer(g).pointee = detectTracks(
-              set, configuration, fixes, times, starts, groups[g], &eventBuffers.pointer(g).pointee)
+              set, configuration, fixes, times, starts, groups[g], usesTime,
+              &eventBuffers.pointer(g).pointee)
           }
           if groups.count == 1 {
             work(0)

@@ -32,7 +32,7 @@ public enum RealData {
       result.append(
         Workload(
           name: name, kind: .real, regions: regions, fixes: tracks.fixes,
-          fixTimes: tracks.times, trackStarts: tracks.starts))
+          fixTimes: tracks.times, trackStarts: tracks.starts, hasFixTimes: false))
     }
     return result
   }

@@ -32,10 +32,14 @@ public struct Workload: Sendable {
   public var fixTimes: [Double]
   /// Offsets into ``fixes``: `trackCount + 1` ascending values from 0 to `fixes.count`.
   public var trackStarts: [Int]
+  /// Whether ``fixTimes`` are real fix times. When false (real tracks, whose times are not
+  /// read), the times are fix counts and the detector path runs without time
+  /// (`TransitionDetector(usesTime: false)`: no time checks, outlier filter or dwell).
+  public var hasFixTimes: Bool
 
   public init(
     name: String, kind: WorkloadKind, regions: [CircularRegion], fixes: [Coordinate],
-    fixTimes: [Double], trackStarts: [Int]
+    fixTimes: [Double], trackStarts: [Int], hasFixTimes: Bool = true
   ) {
     precondition(fixes.count == fixTimes.count, "one time per fix")
     precondition(trackStarts.first == 0 && trackStarts.last == fixes.count, "track offsets")
@@ -45,6 +49,7 @@ public struct Workload: Sendable {
     self.fixes = fixes
     self.fixTimes = fixTimes
     self.trackStarts = trackStarts
+    self.hasFixTimes = hasFixTimes
   }
 
   /// Number of tracks (devices).
@@ -59,7 +64,8 @@ public struct Workload: Sendable {
     let end = trackStarts[n]
     return Workload(
       name: name, kind: kind, regions: regions, fixes: Array(fixes[..<end]),
-      fixTimes: Array(fixTimes[..<end]), trackStarts: Array(trackStarts[...n]))
+      fixTimes: Array(fixTimes[..<end]), trackStarts: Array(trackStarts[...n]),
+      hasFixTimes: hasFixTimes)
   }
 }
 

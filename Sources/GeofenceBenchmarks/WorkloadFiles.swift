@@ -73,7 +73,8 @@ public enum WorkloadFiles {
     return regions
   }
 
-  /// Reads a workload from its two files.
+  /// Reads a workload from its two files. The times of a `.real` workload are taken as fix
+  /// counts (``Workload/hasFixTimes`` false), as ``RealData`` writes them.
   public static func read(
     name: String, kind: WorkloadKind, regionsPath: String, fixesPath: String
   ) throws(WorkloadFileError) -> Workload {
@@ -101,7 +102,8 @@ public enum WorkloadFiles {
     }
     if !fixes.isEmpty { starts.append(fixes.count) }
     return Workload(
-      name: name, kind: kind, regions: regions, fixes: fixes, fixTimes: times, trackStarts: starts)
+      name: name, kind: kind, regions: regions, fixes: fixes, fixTimes: times, trackStarts: starts,
+      hasFixTimes: kind != .real)
   }
 
   /// Parses `header\n` then rows of `columns` comma-separated numbers with `strtod`.

@@ -212,39 +212,47 @@ public enum WorkloadGenerator {
     return out
   }
 
-  /// Tracks that sit on region boundaries: every 100 fixes the track picks a random region and
-  /// circles its boundary at its speed, alternating every `p` fixes (p uniform in 2...5) between
-  /// `max(30 m, 0.2 r)` inside and the same distance outside (beyond the detector's default
-  /// hysteresis of `max(20 m, 0.1 r)`). So at least one transition happens every 2–5 fixes,
-  /// plus those of neighbouring regions.
+  /// Tracks that sit on region boundaries. A track is cut into legs of ``boundaryLegFixes``
+  /// fixes; each leg picks a random region of radius `r` and swings across its boundary: the
+  /// distance from the centre is `r + a cos(π (j + 1/4) / p)` at fix `j` of the leg, with
+  /// `a = max(25 m, 0.12 r)` (beyond the detector's default hysteresis `max(20 m, 0.1 r)`) and
+  /// `p` uniform in 2...5 fixes (raised until a step is at most 65 m, under the default outlier
+  /// filter's 70 m/s), while the bearing from the centre turns at 3 m/s. So the fix crosses the
+  /// boundary every `p` fixes and is never within `0.38 a` of it. Fixes are 1 s apart within a
+  /// leg; consecutive legs are ``boundaryLegGapSeconds`` apart, so the jump to the next region
+  /// reads as a new start rather than an impossible speed.
   static func boundaryTracks(regions: [CircularRegion], fixCount: Int, seed: UInt64) -> Tracks {
     var rng = BenchmarkRandom(seed: seed, stream: 5)
     var out = Tracks(capacity: fixCount)
     for length in trackLengths(fixCount) {
-      let speed = rng.uniform(speedRangeMetersPerSecond.lowerBound, speedRangeMetersPerSecond.upperBound)
       var i = 0
+      var time = 0.0
       while i < length {
         let slot = Int(rng.next() % UInt64(regions.count))
         let region = regions[slot]
         let r = region.radiusMeters
-        let offset = max(30, 0.2 * r)
-        let period = 2 + Int(rng.next() % 4)
+        let a = max(25, 0.12 * r)
+        var p = 2 + Int(rng.next() % 4)
+        while 2 * a * sin(Double.pi / Double(2 * p)) > 65 { p += 1 }
         var angle = rng.uniform(0, 2 * Double.pi)
         let leg = min(boundaryLegFixes, length - i)
         for j in 0..<leg {
-          let inside = (j / period) % 2 == 0
-          let d = inside ? r - offset : r + offset
-          out.append(
-            destination(from: region.center, bearing: angle, distanceMeters: d),
-            time: Double(i + j))
-          angle += speed / r
+          let d = r + a * cos(Double.pi * (Double(j) + 0.25) / Double(p))
+          out.append(destination(from: region.center, bearing: angle, distanceMeters: d), time: time)
+          angle += 3 / r
+          time += 1
         }
+        time += boundaryLegGapSeconds - 1
         i += leg
       }
       out.endTrack()
     }
     return out
   }
+
+  /// Time between the last fix of a boundary leg and the first fix of the next, seconds (the
+  /// outlier filter's default reset gap).
+  public static let boundaryLegGapSeconds = 300.0
 
   /// Fixes per boundary-circling leg of a transition-heavy track.
   public static let boundaryLegFixes = 100

@@ -80,9 +80,11 @@ import Testing
   @Test func defaultDetectorSeesTransitionsOnTransitionTracks() {
     let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 2_000, seed: 6)
     let result = BenchmarkRunner.run(w, options: Self.options(threads: 2))
-    // One enter and one exit of the circled region every 4-10 fixes at least.
+    // One enter and one exit of the circled region every 4-10 fixes at least, and no fix
+    // looks like an outlier.
     #expect(result.detectorCounts.exits >= 2_000 / 12)
     #expect(result.detectorCounts.enters >= result.detectorCounts.exits)
+    #expect(result.detectorCounts.droppedFixes == 0)
   }
 
   @Test func timeBudgetMeasuresWholeTracksOnly() {

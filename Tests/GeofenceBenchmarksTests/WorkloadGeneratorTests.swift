@@ -27,7 +27,13 @@ import Testing
     #expect(w.trackStarts == [0, 1_000, 2_000, 2_500])
     for k in 0..<w.trackCount {
       let times = w.trackRange(k).map { w.fixTimes[$0] }
-      #expect(times == (0..<times.count).map(Double.init))
+      if kind == .transitions {
+        #expect(times.first == 0)
+        let steps = Set(zip(times, times.dropFirst()).map { $1 - $0 })
+        #expect(steps == [1, WorkloadGenerator.boundaryLegGapSeconds])
+      } else {
+        #expect(times == (0..<times.count).map(Double.init))
+      }
     }
   }
 
@@ -116,5 +122,13 @@ import Testing
     }
     // At least one transition every 5 fixes.
     #expect(transitions >= w.fixes.count / 5)
+    // Steps within a leg stay under the detector's default outlier speed (70 m/s).
+    var maxStep = 0.0
+    for k in 0..<w.trackCount {
+      for f in w.trackRange(k).dropFirst() where w.fixTimes[f] - w.fixTimes[f - 1] == 1 {
+        maxStep = max(maxStep, haversineDistance(w.fixes[f - 1], w.fixes[f]))
+      }
+    }
+    #expect(maxStep < 70)
   }
 }

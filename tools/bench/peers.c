@@ -142,9 +142,10 @@ static void load_regions(const char *path, regions_t *R) {
   free(v);
 }
 
+/* Fixes as read (degrees): every per-fix conversion happens inside the timed passes. */
 typedef struct {
   size_t n;
-  double *lat, *lon, *lat_r, *lon_r, *cos_lat;
+  double *lat, *lon;
 } fixes_t;
 
 static void load_fixes(const char *path, fixes_t *F, size_t limit) {
@@ -154,12 +155,7 @@ static void load_fixes(const char *path, fixes_t *F, size_t limit) {
   free(text);
   F->n = n;
   F->lat = malloc(n * sizeof(double)); F->lon = malloc(n * sizeof(double));
-  F->lat_r = malloc(n * sizeof(double)); F->lon_r = malloc(n * sizeof(double));
-  F->cos_lat = malloc(n * sizeof(double));
-  for (size_t i = 0; i < n; i++) {
-    F->lat[i] = v[i * 4 + 2]; F->lon[i] = v[i * 4 + 3];
-    F->lat_r[i] = F->lat[i] * DEG; F->lon_r[i] = F->lon[i] * DEG; F->cos_lat[i] = cos(F->lat_r[i]);
-  }
+  for (size_t i = 0; i < n; i++) { F->lat[i] = v[i * 4 + 2]; F->lon[i] = v[i * 4 + 3]; }
   free(v);
 }
 
@@ -217,7 +213,7 @@ static int cmp_pair(const void *a, const void *b) {
 }
 
 /* Cell edge: twice the median box height, doubled until the regions fill at most 8 N cells. */
-static void build_grid(const regions_t *R, grid_t *G, double forced_edge) {
+__attribute__((noinline)) static void build_grid(const regions_t *R, grid_t *G, double forced_edge) {
   size_t n = R->n;
   double e = forced_edge;
   if (e <= 0) {
@@ -294,10 +290,10 @@ static inline const cell_t *grid_cell(const grid_t *G, double lat, double lon) {
   }
 }
 
-static checksum_t grid_pass(const regions_t *R, const grid_t *G, const fixes_t *F) {
+__attribute__((noinline)) static checksum_t grid_pass(const regions_t *R, const grid_t *G, const fixes_t *F) {
   checksum_t sum = {0, 0, 0};
   for (size_t f = 0; f < F->n; f++) {
-    double la = F->lat_r[f], lo = F->lon_r[f], cl = F->cos_lat[f];
+    double la = F->lat[f] * DEG, lo = F->lon[f] * DEG, cl = cos(la);
     for (size_t j = 0; j < G->everywhere_count; j++)
       if (contains(R, G->everywhere[j], la, lo, cl)) add_pair(&sum, f, G->everywhere[j]);
     const cell_t *cell = grid_cell(G, F->lat[f], F->lon[f]);
@@ -309,7 +305,7 @@ static checksum_t grid_pass(const regions_t *R, const grid_t *G, const fixes_t *
   return sum;
 }
 
-static checksum_t lookup_pass(const grid_t *G, const fixes_t *F) {
+__attribute__((noinline)) static checksum_t lookup_pass(const grid_t *G, const fixes_t *F) {
   checksum_t sum = {0, 0, 0};
   for (size_t f = 0; f < F->n; f++) {
     const cell_t *cell = grid_cell(G, F->lat[f], F->lon[f]);
@@ -329,7 +325,7 @@ static void *brute_worker(void *arg) {
   checksum_t sum = {0, 0, 0};
   const regions_t *R = job->R;
   for (size_t f = job->from; f < job->to; f++) {
-    double la = job->F->lat_r[f], lo = job->F->lon_r[f], cl = job->F->cos_lat[f];
+    double la = job->F->lat[f] * DEG, lo = job->F->lon[f] * DEG, cl = cos(la);
     for (size_t i = 0; i < R->n; i++) if (contains(R, i, la, lo, cl)) add_pair(&sum, f, i);
   }
   job->sum = sum;
@@ -398,10 +394,11 @@ static void geos_build(const regions_t *R, geos_index_t *X) {
   GEOSGeom_destroy_r(X->ctx, p);
 }
 
-static checksum_t geos_pass(const regions_t *R, geos_index_t *X, const fixes_t *F) {
+__attribute__((noinline)) static checksum_t geos_pass(const regions_t *R, geos_index_t *X, const fixes_t *F) {
   checksum_t sum = {0, 0, 0};
   for (size_t f = 0; f < F->n; f++) {
-    geos_query_t q = {R, f, F->lat_r[f], F->lon_r[f], F->cos_lat[f], &sum};
+    double la = F->lat[f] * DEG;
+    geos_query_t q = {R, f, la, F->lon[f] * DEG, cos(la), &sum};
     GEOSGeometry *p = GEOSGeom_createPointFromXY_r(X->ctx, F->lon[f], F->lat[f]);
     GEOSSTRtree_query_r(X->ctx, X->tree, p, geos_hit, &q);
     GEOSGeom_destroy_r(X->ctx, p);
