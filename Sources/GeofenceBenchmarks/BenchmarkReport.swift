@@ -73,6 +73,20 @@ public struct BenchmarkReport: Sendable {
     text += layout(
       header: ["workload", "N", "pairs", "slot sum", "weighted sum", "detector"], rows: sums,
       leftColumns: 1)
+    text += "\nindex shape (finest cell edge, levels probed per query, entries per region, cells,"
+    text += " regions checked on every query)\n"
+    var shapes: [[String]] = []
+    for r in results {
+      let s = r.indexShape
+      shapes.append([
+        r.workload, String(r.regionCount), fixed(s.finestCellSizeDegrees, 6) + "°",
+        String(s.levels.count), fixed(s.entriesPerRegion, 2), String(s.cellCount),
+        String(s.everywhereCount),
+      ])
+    }
+    text += layout(
+      header: ["workload", "N", "finest cell", "levels", "entries/region", "cells", "everywhere"],
+      rows: shapes, leftColumns: 1)
     return text
   }
 
@@ -116,6 +130,11 @@ public struct BenchmarkReport: Sendable {
         ("index_bytes", String(r.indexBytes)),
         ("bytes_per_region", jsonNumber(r.bytesPerRegion)),
         ("resident_bytes_delta", String(r.residentBytesDelta)),
+        ("finest_cell_degrees", jsonNumber(r.indexShape.finestCellSizeDegrees)),
+        ("levels", "[" + r.indexShape.levels.map(String.init).joined(separator: ", ") + "]"),
+        ("cells", String(r.indexShape.cellCount)),
+        ("entries_per_region", jsonNumber(r.indexShape.entriesPerRegion)),
+        ("everywhere", String(r.indexShape.everywhereCount)),
         ("fixes_per_second_1_thread", jsonNumber(r.singleThreadFixesPerSecond)),
         ("fixes_per_second_all_threads", jsonNumber(r.multiThreadFixesPerSecond)),
         ("threads", String(r.threads)),

@@ -45,6 +45,9 @@ public struct BenchmarkResult: Sendable {
   public var bytesPerRegion: Double { regionCount == 0 ? 0 : Double(indexBytes) / Double(regionCount) }
   /// Growth of the resident set across the first build, bytes (a cross-check of `indexBytes`).
   public var residentBytesDelta: Int
+  /// How the index filed the regions: finest cell edge, levels probed per query, entries
+  /// (cell, region) per region, regions checked on every query.
+  public var indexShape: IndexShape
   /// Median fixes per second of the index query, one thread.
   public var singleThreadFixesPerSecond: Double
   /// Median fixes per second of the index query on ``threads`` threads.
@@ -61,6 +64,23 @@ public struct BenchmarkResult: Sendable {
   public var detectorMultiThreadFixesPerSecond: Double
   /// Events and dropped fixes of the detector path, over the measured tracks.
   public var detectorCounts: DetectorCounts
+}
+
+/// The shape of a built ``GridIndex``.
+public struct IndexShape: Hashable, Sendable {
+  public var finestCellSizeDegrees: Double
+  public var levels: [Int]
+  public var cellCount: Int
+  public var entriesPerRegion: Double
+  public var everywhereCount: Int
+
+  public init(_ index: GridIndex) {
+    finestCellSizeDegrees = index.finestCellSizeDegrees
+    levels = index.nonEmptyLevelList
+    cellCount = index.cellCount
+    entriesPerRegion = index.count == 0 ? 0 : Double(index.entryCount) / Double(index.count)
+    everywhereCount = index.everywhereCount
+  }
 }
 
 /// What the detector path produced.
@@ -211,6 +231,7 @@ public enum BenchmarkRunner {
       workload: workload.name, kind: workload.kind, regionCount: workload.regions.count,
       fixCount: workload.fixes.count, fixesMeasured: fixesMeasured, tracksMeasured: tracksDone,
       buildSeconds: median(buildTimes), indexBytes: indexBytes, residentBytesDelta: residentDelta,
+      indexShape: IndexShape(index),
       singleThreadFixesPerSecond: median(singleRates), multiThreadFixesPerSecond: median(multiRates),
       threads: threads, latencyP50Nanoseconds: percentile(latencies, 0.50),
       latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
