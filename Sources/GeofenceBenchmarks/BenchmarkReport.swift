@@ -161,7 +161,7 @@ public struct BenchmarkReport: Sendable {
   /// A plain SVG chart with two panels against N (log scale): query throughput in fixes/s (log
   /// scale; solid one thread, dashed all threads) and bytes per region. One colour per workload.
   public func svg() -> String {
-    let width = 960.0
+    let width = 980.0
     let height = 440.0
     let panelWidth = 380.0
     let panelHeight = 300.0
@@ -227,6 +227,9 @@ public struct BenchmarkReport: Sendable {
       s += "<text x=\"\(f(lefts[1] - 6))\" y=\"\(f(yBytes(b) + 4))\" text-anchor=\"end\">\(Int(b))</text>\n"
       b += bytesHigh <= 128 ? 16 : (bytesHigh <= 512 ? 64 : 256)
     }
+    // The 64-byte-per-region target.
+    s += "<line x1=\"\(f(lefts[1]))\" y1=\"\(f(yBytes(64)))\" x2=\"\(f(lefts[1] + panelWidth))\" y2=\"\(f(yBytes(64)))\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n"
+    s += "<text x=\"\(f(lefts[1] + panelWidth - 4))\" y=\"\(f(yBytes(64) - 4))\" text-anchor=\"end\" fill=\"#555\">target 64 B</text>\n"
     // Series.
     for (i, name) in names.enumerated() {
       let colour = palette[i % palette.count]
