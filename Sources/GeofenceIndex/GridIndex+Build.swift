@@ -24,37 +24,58 @@ internal struct Placement: Equatable {
 }
 
 extension GridIndex {
-  /// The finest-level edge to use for `cellSizeDegrees` (see ``init(regions:cellSizeDegrees:)``).
-  internal static func finestEdge(regions: [CircularRegion], cellSizeDegrees: Double?) -> Double {
+  /// The grid for `cellSizeDegrees` (see ``init(regions:cellSizeDegrees:)``).
+  ///
+  /// An explicit size gives square cells (in degrees). `nil` (or NaN) looks at a sample of up to
+  /// 65,536 regions: the column aspect is the median ratio of longitude span to latitude span of
+  /// their boxes (clamped to [1, 16]; 1/cos(latitude) for a single-latitude set), and the
+  /// finest edge is `edgePerSpan` times the smallest box span measured in cell units.
+  internal static func grid(
+    regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double
+  ) -> CellGrid {
+    func clamped(_ edge: Double) -> Double {
+      min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, edge))
+    }
     if let requested = cellSizeDegrees, !requested.isNaN {
-      return min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, requested))
+      return CellGrid(edgeDegrees: clamped(requested), edgePerSpan: edgePerSpan)
     }
     let step = max(1, regions.count / 65_536)
-    var smallest = Double.infinity
+    var spans: [(latitude: Double, longitude: Double)] = []
     var i = 0
     while i < regions.count {
       let region = regions[i]
       i += step
       if region.coversSphere { continue }
       let box = region.boundingBox
-      if box.coversAllLongitudes { continue }
-      let span = max(box.maxLatitude - box.minLatitude, box.longitudeSpan)
-      if span > 0 { smallest = min(smallest, span) }
+      let latitudeSpan = box.maxLatitude - box.minLatitude
+      if box.coversAllLongitudes || !(latitudeSpan > 0) { continue }
+      spans.append((latitudeSpan, box.longitudeSpan))
     }
-    guard smallest.isFinite else { return 1 }
-    return min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, edgePerSpan * smallest))
+    guard !spans.isEmpty else { return CellGrid(edgeDegrees: 1, edgePerSpan: edgePerSpan) }
+    var ratios = spans.map { $0.longitude / $0.latitude }
+    ratios.sort()
+    let aspect = min(16, max(1, ratios[ratios.count / 2]))
+    var smallest = Double.infinity
+    for s in spans { smallest = min(smallest, max(s.latitude, s.longitude / aspect)) }
+    return CellGrid(
+      edgeDegrees: clamped(edgePerSpan * smallest), columnAspect: aspect, edgePerSpan: edgePerSpan)
   }
 
   /// Where `region` is filed in `grid`. Pure function of the region and the grid.
   internal static func placement(of region: CircularRegion, in grid: CellGrid) -> Placement {
     if region.coversSphere { return .everywhere }
+    // A centre outside the documented ranges (an unchecked coordinate) has no meaningful box.
+    let center = region.center
+    guard abs(center.latitude) <= 90 && abs(center.longitude) <= 180 else { return .everywhere }
     let box = region.boundingBox
     if box.coversAllLongitudes || !(box.maxLatitude < 90 - polarMarginDegrees)
       || !(box.minLatitude > -90 + polarMarginDegrees)
     {
       return .everywhere
     }
-    let needed = max(box.maxLatitude - box.minLatitude, box.longitudeSpan) * edgePerSpan
+    let needed =
+      max(box.maxLatitude - box.minLatitude, box.longitudeSpan / grid.columnAspect)
+      * grid.edgePerSpan
     guard needed <= grid.edge(level: grid.levelCount - 1) else { return .everywhere }
     var level = 0
     var edge = grid.edgeDegrees
@@ -86,70 +107,127 @@ extension GridIndex {
     return p
   }
 
+  /// Sorts removed slots after every cell and before the everywhere list.
+  internal static let removedHomeKey: UInt64 = .max - 1
+
+  /// The id of the first cell (lowest row, lowest column) a placement files into, or
+  /// `UInt64.max` for the everywhere list: the order in which regions are stored.
+  internal static func homeKey(_ p: Placement) -> UInt64 {
+    p.level < 0
+      ? UInt64.max : CellGrid.key(level: p.level, row: p.rowLow, column: p.columnLow)
+  }
+
   /// Builds the whole structure (see ``init(regions:cellSizeDegrees:)``).
-  internal static func build(regions: [CircularRegion], cellSizeDegrees: Double?) -> GridIndex {
-    let grid = CellGrid(
-      edgeDegrees: finestEdge(regions: regions, cellSizeDegrees: cellSizeDegrees))
-    var keys: [UInt64] = []
-    var slots: [UInt32] = []
-    keys.reserveCapacity(regions.count * 2)
-    slots.reserveCapacity(regions.count * 2)
-    var everywhere: [UInt32] = []
+  ///
+  /// 1. Every region's placement gives a home cell; refine records are stored in home-cell order
+  ///    (ties by slot), everywhere-list regions last, so that the regions filed in one cell
+  ///    occupy a few contiguous runs of storage.
+  /// 2. Every (cell, storage index) pair is generated in storage order and radix-sorted by cell
+  ///    (stably), giving each cell's run of `entries` in increasing storage order.
+  /// 3. Runs become slots of the open-addressing cell table.
+  ///
+  /// Slots with `removed[slot]` true (``remove(at:)``) are stored between the filed regions and
+  /// the everywhere list with a threshold that matches nothing, and are filed nowhere.
+  internal static func build(
+    regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan,
+    removed: [Bool] = []
+  ) -> GridIndex {
+    let live: [CircularRegion]
+    if removed.isEmpty {
+      live = regions
+    } else {
+      live = zip(regions, removed).filter { !$0.1 }.map(\.0)
+    }
+    let grid = grid(regions: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
+    let n = regions.count
+
+    // 1. Storage order.
+    var homeKeys = [UInt64](repeating: 0, count: n)
+    var slotOfStored = [UInt32](repeating: 0, count: n)
+    var entryTotal = 0
     var nonEmptyLevels: UInt64 = 0
-    for (i, region) in regions.enumerated() {
-      let slot = UInt32(truncatingIfNeeded: i)
-      let p = placement(of: region, in: grid)
-      if p.level < 0 {
-        everywhere.append(slot)
+    for i in 0..<n {
+      slotOfStored[i] = UInt32(truncatingIfNeeded: i)
+      if !removed.isEmpty && removed[i] {
+        homeKeys[i] = removedHomeKey
         continue
       }
-      nonEmptyLevels |= 1 &<< UInt64(p.level)
+      let p = placement(of: regions[i], in: grid)
+      homeKeys[i] = homeKey(p)
+      entryTotal += p.cellCount
+      if p.level >= 0 { nonEmptyLevels |= 1 &<< UInt64(p.level) }
+    }
+    radixSort(keys: &homeKeys, values: &slotOfStored)
+    var everywhereStart = n
+    while everywhereStart > 0 && homeKeys[everywhereStart - 1] == UInt64.max {
+      everywhereStart -= 1
+    }
+    var filedEnd = everywhereStart
+    while filedEnd > 0 && homeKeys[filedEnd - 1] == removedHomeKey { filedEnd -= 1 }
+    homeKeys = []
+    var discs = [Disc]()
+    discs.reserveCapacity(n)
+    for (i, slot) in slotOfStored.enumerated() {
+      let disc = Disc(regions[Int(slot)])
+      discs.append(i >= filedEnd && i < everywhereStart ? disc.removed : disc)
+    }
+
+    // 2. (cell, storage index) pairs, grouped by cell.
+    var keys: [UInt64] = []
+    var entries: [UInt32] = []
+    keys.reserveCapacity(entryTotal)
+    entries.reserveCapacity(entryTotal)
+    for i in 0..<filedEnd {
+      let p = placement(of: regions[Int(slotOfStored[i])], in: grid)
+      let index = UInt32(truncatingIfNeeded: i)
       for row in p.rowLow...p.rowHigh {
         for column in p.columnLow...p.columnHigh {
           keys.append(CellGrid.key(level: p.level, row: row, column: column))
-          slots.append(slot)
+          entries.append(index)
         }
         if p.wrapColumnHigh >= 0 {
           for column in 0...p.wrapColumnHigh {
             keys.append(CellGrid.key(level: p.level, row: row, column: column))
-            slots.append(slot)
+            entries.append(index)
           }
         }
       }
     }
-    radixSort(keys: &keys, values: &slots)
+    radixSort(keys: &keys, values: &entries)
 
-    // Runs of equal keys become cells.
+    // 3. Runs of equal keys become cells.
     var runCount = 0
     var previous = CellSlot.emptyKey
     for key in keys where key != previous {
       runCount += 1
       previous = key
     }
-    var capacity = 4
-    while capacity < 2 * runCount { capacity *= 2 }
+    let capacity = CellSlot.capacity(forCellCount: runCount)
     var table = [CellSlot](
-      repeating: CellSlot(key: CellSlot.emptyKey, start: 0, count: 0),
-      count: runCount == 0 ? 0 : capacity)
-    let mask = table.count - 1
+      repeating: CellSlot(key: CellSlot.emptyKey, start: 0, count: 0), count: capacity)
     var start = 0
     while start < keys.count {
       let key = keys[start]
       var end = start + 1
       while end < keys.count && keys[end] == key { end += 1 }
-      var h = CellSlot.hash(key) & mask
-      while table[h].key != CellSlot.emptyKey { h = (h + 1) & mask }
+      var h = CellSlot.home(key, capacity: capacity)
+      while table[h].key != CellSlot.emptyKey {
+        h += 1
+        if h == capacity { h = 0 }
+      }
       table[h] = CellSlot(
         key: key, start: UInt32(truncatingIfNeeded: start),
         count: UInt32(truncatingIfNeeded: end - start))
       start = end
     }
-    keys = []
-    slots.shrinkToFitIfNeeded()
-    everywhere.shrinkToFitIfNeeded()
-    return GridIndex(
-      regions: regions, grid: grid, nonEmptyLevels: nonEmptyLevels, cells: table,
-      usedCellCount: runCount, entries: slots, everywhere: everywhere)
+    var index = GridIndex(
+      discs: discs, slotOfStored: slotOfStored, centers: regions.map(\.center),
+      radiiMeters: regions.map(\.radiusMeters), everywhereStart: everywhereStart, grid: grid,
+      nonEmptyLevels: nonEmptyLevels, cells: table, usedCellCount: runCount, entries: entries)
+    index.requestedCellSizeDegrees = cellSizeDegrees
+    index.filedEnd = filedEnd
+    index.removedCount = everywhereStart - filedEnd
+    return index
   }
 
   /// Stable least-significant-digit radix sort of `keys`, permuting `values` alongside, with
@@ -203,12 +281,5 @@ extension GridIndex {
       swap(&keys, &keyScratch)
       swap(&values, &valueScratch)
     }
-  }
-}
-
-extension Array {
-  /// Drops spare capacity when it exceeds an eighth of the count.
-  fileprivate mutating func shrinkToFitIfNeeded() {
-    if capacity - count > count / 8 + 16 { self = Array(self) }
   }
 }

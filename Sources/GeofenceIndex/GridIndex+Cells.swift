@@ -4,12 +4,13 @@ import GeofenceGeometry
 ///
 /// ## Layout
 ///
-/// Level 0 (the finest) has square cells of edge `e₀ = finestCellSizeDegrees` degrees. Level `k`
-/// has edge `e₀ · 2^k`, and its cells are exactly the unions of 2 × 2 cells of level `k − 1`:
+/// Level 0 (the finest) has cells `e₀ = finestCellSizeDegrees` degrees of latitude tall and
+/// `w₀ = a · e₀` degrees of longitude wide (`a` = `columnAspect` >= 1). Level `k` has cells
+/// `2^k` times taller and wider, exactly the unions of 2 × 2 cells of level `k − 1`:
 ///
 /// - `row₀(lat) = ⌊(lat + 90) / e₀⌋`, clamped to `[0, rows₀ − 1]` with `rows₀ = ⌈180 / e₀⌉`
 ///   (row 0 touches the south pole; latitude 90 falls in the last row).
-/// - `col₀(lon) = ⌊(lon + 180) / e₀⌋`, clamped to `[0, cols₀ − 1]` with `cols₀ = ⌈360 / e₀⌉`
+/// - `col₀(lon) = ⌊(lon + 180) / w₀⌋`, clamped to `[0, cols₀ − 1]` with `cols₀ = ⌈360 / w₀⌉`
 ///   (column 0 starts at the antimeridian). A query at longitude **180 is mapped to −180**, i.e.
 ///   column 0, since both name the same meridian; a box that reaches 180 from the west is filed
 ///   in column 0 as well.
@@ -21,10 +22,14 @@ import GeofenceGeometry
 /// (level < 64, row and column < 2^29), so `e₀` is at least ``GridIndex/minimumCellSizeDegrees``.
 @usableFromInline
 internal struct CellGrid: Sendable {
-  /// Level-0 cell edge in degrees.
+  /// Level-0 cell edge in degrees of latitude.
   @usableFromInline let edgeDegrees: Double
   /// `1 / edgeDegrees`.
   @usableFromInline let inverseEdge: Double
+  /// Level-0 cell width in degrees of longitude: `edgeDegrees · columnAspect`.
+  @usableFromInline let columnEdgeDegrees: Double
+  /// `1 / columnEdgeDegrees`.
+  @usableFromInline let inverseColumnEdge: Double
   /// Number of level-0 rows, in [1, 2^29).
   @usableFromInline let rows: Int
   /// Number of level-0 columns, in [1, 2^29).
@@ -32,11 +37,25 @@ internal struct CellGrid: Sendable {
   /// Number of levels; the coarsest edge `edgeDegrees · 2^(levelCount − 1)` is >= 180 degrees.
   @usableFromInline let levelCount: Int
 
-  init(edgeDegrees: Double) {
+  /// A region goes to the finest level whose edge is at least this many times its box span.
+  let edgePerSpan: Double
+
+  /// Cell width / height in degrees, >= 1: cells are `columnAspect` times wider in longitude
+  /// than tall in latitude, to match the boxes of regions away from the equator.
+  @usableFromInline let columnAspect: Double
+
+  init(
+    edgeDegrees: Double, columnAspect: Double = 1,
+    edgePerSpan: Double = GridIndex.defaultEdgePerSpan
+  ) {
     self.edgeDegrees = edgeDegrees
+    self.columnAspect = columnAspect
+    self.edgePerSpan = edgePerSpan
     self.inverseEdge = 1 / edgeDegrees
+    self.columnEdgeDegrees = edgeDegrees * columnAspect
+    self.inverseColumnEdge = 1 / columnEdgeDegrees
     self.rows = max(1, Int((180 * inverseEdge).rounded(.up)))
-    self.columns = max(1, Int((360 * inverseEdge).rounded(.up)))
+    self.columns = max(1, Int((360 * inverseColumnEdge).rounded(.up)))
     var levels = 1
     var edge = edgeDegrees
     while edge < 180 {
@@ -64,7 +83,7 @@ internal struct CellGrid: Sendable {
   /// (for filing the east edge of a box). NaN maps to column 0.
   @inlinable @inline(__always)
   func column(longitude: Double) -> Int {
-    let t = (longitude + 180) * inverseEdge
+    let t = (longitude + 180) * inverseColumnEdge
     if !(t > 0) { return 0 }
     if t >= Double(columns) { return columns - 1 }
     return Int(t)
@@ -110,15 +129,23 @@ internal struct CellSlot: Sendable {
     self.count = count
   }
 
-  /// Hash of a cell id (the 64-bit finaliser of MurmurHash3, Austin Appleby, public domain).
+  /// The home slot of a cell id in a table of `capacity` slots: the 64-bit finaliser of
+  /// MurmurHash3 (Austin Appleby, public domain), reduced to `[0, capacity)` by the high half of
+  /// a 64 × 64-bit product (Lemire's multiply-shift), so the capacity need not be a power of two.
   @inlinable @inline(__always)
-  static func hash(_ key: UInt64) -> Int {
+  static func home(_ key: UInt64, capacity: Int) -> Int {
     var h = key
     h ^= h &>> 33
     h &*= 0xff51_afd7_ed55_8ccd
     h ^= h &>> 33
     h &*= 0xc4ce_b9fe_1a85_ec53
     h ^= h &>> 33
-    return Int(truncatingIfNeeded: h)
+    return Int(
+      truncatingIfNeeded: h.multipliedFullWidth(by: UInt64(truncatingIfNeeded: capacity)).high)
+  }
+
+  /// Table capacity for `cellCount` cells: load factor at most 2/3, at least one empty slot.
+  static func capacity(forCellCount cellCount: Int) -> Int {
+    cellCount == 0 ? 0 : max(4, cellCount + cellCount / 2 + 1)
   }
 }

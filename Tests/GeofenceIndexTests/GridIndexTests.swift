@@ -190,6 +190,9 @@ struct GridIndexOracleTests {
     var result: [Int32] = []
     for cellSize in Self.cellSizes {
       let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+      #if GEOFENCE_INDEX_INVARIANTS
+        index.checkInvariants()
+      #endif
       #expect(index.count == size)
       #expect(index.entryCount <= 6 * size, "seed \(seed)")
       for (p, want) in zip(points, expected) {
@@ -237,9 +240,13 @@ struct GridIndexEdgeCaseTests {
   func check(_ regions: [CircularRegion], _ points: [Coordinate], _ label: String) {
     for cellSize in Self.cellSizes {
       let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+      #if GEOFENCE_INDEX_INVARIANTS
+        index.checkInvariants()
+      #endif
       let mismatch = firstMismatch(index, regions, points)
       #expect(
-        mismatch == nil, "\(label), cell \(String(describing: cellSize)): \(String(describing: mismatch))")
+        mismatch == nil,
+        "\(label), cell \(String(describing: cellSize)): \(String(describing: mismatch))")
     }
   }
 
@@ -323,9 +330,11 @@ struct GridIndexEdgeCaseTests {
     regions.append(region(-90, 0, 0.01))
     regions.append(region(0, 180, 0.01))
     regions.append(region(0, -180, 0.01))
-    let points = regions.map(\.center) + regions.map {
-      destination(from: $0.center, meters: 0.0099, bearing: 1)
-    }
+    let points =
+      regions.map(\.center)
+      + regions.map {
+        destination(from: $0.center, meters: 0.0099, bearing: 1)
+      }
     check(regions, points, "tiny, seed 9")
     let index = GridIndex(regions: regions)
     var result: [Int32] = []
@@ -358,6 +367,32 @@ struct GridIndexEdgeCaseTests {
     #expect(one.region(at: 0) == region(1, 2, 300))
   }
 
+  @Test func regionAtReturnsTheGivenRegion() {
+    var rng = SeededGenerator(seed: 21)
+    for mix in RadiusMix.allCases {
+      let regions = randomRegions(count: 300, mix: mix, using: &rng)
+      let index = GridIndex(regions: regions)
+      for (i, r) in regions.enumerated() {
+        #expect(index.region(at: Int32(i)) == r, "seed 21, mix \(mix), slot \(i)")
+      }
+    }
+  }
+
+  /// Unchecked coordinates outside the documented ranges still get the brute-force answer.
+  @Test func outOfRangeCoordinates() {
+    let regions = [
+      region(0, -170, 50_000), region(85, 10, 2_000_000), region(0, 190, 50_000),
+      region(95, 0, 100_000), region(.nan, 0, 10), region(10, 20, 300),
+    ]
+    var points: [Coordinate] = []
+    for lat in [0.0, 85, 95, -95, 10, 100] {
+      for lon in [190.0, -170, -200, 160, 20, 540, -180.0000001, 180.0000001] {
+        points.append(Coordinate(uncheckedLatitude: lat, longitude: lon))
+      }
+    }
+    check(regions, points, "out of range")
+  }
+
   @Test func nanPointFindsNothing() {
     let index = GridIndex(regions: [region(0, 0, 100), region(0, 0, 3e7)])
     var result: [Int32] = []
@@ -376,6 +411,80 @@ struct GridIndexEdgeCaseTests {
       index.query(p, into: &result)
       #expect(seen.sorted() == result.sorted(), "seed 5 at \(p)")
     }
+  }
+}
+
+// MARK: - Incremental updates
+
+struct GridIndexUpdateTests {
+  /// Random insertions and removals (several automatic rebuilds) against a brute-force scan of
+  /// the live regions.
+  @Test(arguments: [(31, 0.01 as Double?), (32, nil), (33, 1)])
+  func insertAndRemoveMatchBruteForce(seed: Int, cellSize: Double?) {
+    var rng = SeededGenerator(seed: UInt64(seed))
+    var regions = randomRegions(count: 400, mix: .mixed, using: &rng)
+    var removed = [Bool](repeating: false, count: regions.count)
+    var index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
+    var result: [Int32] = []
+    for step in 0..<600 {
+      if Int.random(in: 0..<3, using: &rng) == 0 {
+        let slot = Int32.random(in: 0..<Int32(regions.count), using: &rng)
+        index.remove(at: slot)
+        removed[Int(slot)] = true
+      } else {
+        let mix = RadiusMix.allCases[Int.random(in: 0..<4, using: &rng)]
+        let r = randomRegions(count: 1, mix: mix, using: &rng)[0]
+        let slot = index.insert(r)
+        #expect(Int(slot) == regions.count, "seed \(seed)")
+        regions.append(r)
+        removed.append(false)
+      }
+      guard step % 25 == 0 else { continue }
+      #if GEOFENCE_INDEX_INVARIANTS
+        index.checkInvariants()
+      #endif
+      for p in queryPoints(for: regions, count: 40, using: &rng) {
+        index.query(p, into: &result)
+        result.sort()
+        let expected = bruteForce(regions, p).filter { !removed[Int($0)] }
+        if result != expected {
+          Issue.record("seed \(seed), step \(step) at \(p): \(result) expected \(expected)")
+          return
+        }
+      }
+    }
+    #expect(index.count == regions.count)
+    #expect(index.removedSlotCount == removed.filter { $0 }.count)
+    for slot in 0..<regions.count {
+      #expect(index.region(at: Int32(slot)) == regions[slot], "seed \(seed), slot \(slot)")
+      #expect(index.isRemoved(Int32(slot)) == removed[slot], "seed \(seed), slot \(slot)")
+    }
+    index.rebuild()
+    #expect(index.pendingInsertCount == 0)
+    #if GEOFENCE_INDEX_INVARIANTS
+      index.checkInvariants()
+    #endif
+    for p in queryPoints(for: regions, count: 100, using: &rng) {
+      index.query(p, into: &result)
+      result.sort()
+      #expect(result == bruteForce(regions, p).filter { !removed[Int($0)] }, "seed \(seed)")
+    }
+  }
+
+  @Test func insertIntoEmptyIndex() throws {
+    var index = GridIndex(regions: [])
+    let r = try CircularRegion(
+      center: Coordinate(uncheckedLatitude: 0, longitude: 180), radiusMeters: 10)
+    #expect(index.insert(r) == 0)
+    var result: [Int32] = []
+    index.query(Coordinate(uncheckedLatitude: 0, longitude: -180), into: &result)
+    #expect(result == [0])
+    index.remove(at: 0)
+    index.remove(at: 0)
+    index.query(Coordinate(uncheckedLatitude: 0, longitude: -180), into: &result)
+    #expect(result.isEmpty)
+    #expect(index.isRemoved(0))
+    #expect(index.removedSlotCount == 1)
   }
 }
 
