@@ -15,19 +15,6 @@ public enum DropReason: String, CaseIterable, Hashable, Sendable {
   /// Impossible implied speed from the last accepted fix (see ``OutlierFilter``).
   case outlier
 
-  /// Dense index in `0..<DropReason.allCases.count`.
-  @inlinable
-  public var index: Int {
-    switch self {
-    case .invalidAccuracy: return 0
-    case .inaccurate: return 1
-    case .staleFix: return 2
-    case .duplicateFix: return 3
-    case .conflictingTimestamp: return 4
-    case .missingTime: return 5
-    case .outlier: return 6
-    }
-  }
 }
 
 /// Number of dropped fixes per ``DropReason``. A fixed-size value: counting never allocates.
@@ -80,7 +67,7 @@ public struct DropCounts: Hashable, Sendable {
     DropReason.allCases.compactMap { self[$0] > 0 ? ($0, self[$0]) : nil }
   }
 
-  /// Adds `other`'s counts to `lhs`.
+  /// Adds each count of `rhs` to the same reason's count in `lhs`.
   public static func += (lhs: inout DropCounts, rhs: DropCounts) {
     for r in DropReason.allCases { lhs[r] += rhs[r] }
   }

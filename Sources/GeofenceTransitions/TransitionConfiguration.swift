@@ -23,7 +23,7 @@ public struct TransitionConfiguration: Hashable, Sendable {
 
   /// Smallest exit hysteresis in metres. The hysteresis of a region of radius `r` is
   /// `h = max(hysteresisMinimumMeters, hysteresisRadiusFraction * r)`, and an EXIT needs
-  /// `d - accuracy > r + h` (see ``TransitionDetector``).
+  /// `d - accuracy > r + h`, a missing accuracy counting as 0 (see ``TransitionDetector``).
   ///
   /// Default 20 m (about the horizontal accuracy of a phone's GNSS fix in a town, so that the
   /// scatter of fixes at rest on the boundary does not toggle the region). Range: >= 0.
@@ -35,8 +35,9 @@ public struct TransitionConfiguration: Hashable, Sendable {
   public var hysteresisRadiusFraction: Double = 0.1
 
   /// Time inside a region, in seconds, after which one DWELL event is emitted for the visit: at
-  /// the first accepted fix whose time is `>= enterTime + loiteringDelaySeconds`. `nil` turns
-  /// dwell events off. Tracks without times never dwell.
+  /// the first accepted fix whose time is `>= enterTime + loiteringDelaySeconds`, where
+  /// `enterTime` is the time of the fix that emitted the ENTER (the confirming fix when time
+  /// confirmation is on). `nil` turns dwell events off. Tracks without times never dwell.
   ///
   /// Default 300 s (Android's and most SDKs' customary loitering delay). Range: >= 0 or nil.
   public var loiteringDelaySeconds: Double? = 300
@@ -143,8 +144,9 @@ public struct OutlierFilter: Hashable, Sendable {
   public init() {}
 
   /// A filter with the given parameters (see each field for its range).
-  public init(maxSpeedMetersPerSecond: Double, recoveryFixCount: Int = 3, resetGapSeconds: Double = 300)
-  {
+  public init(
+    maxSpeedMetersPerSecond: Double, recoveryFixCount: Int = 3, resetGapSeconds: Double = 300
+  ) {
     self.maxSpeedMetersPerSecond = maxSpeedMetersPerSecond
     self.recoveryFixCount = recoveryFixCount
     self.resetGapSeconds = resetGapSeconds

@@ -42,11 +42,11 @@ import GeofenceIndex
 ///
 /// ## Cost
 /// Per fix: one index query, one haversine distance per region the device is inside (plus one
-/// for each event, and one or two for the outlier filter), and O(q·m) comparisons for q query
-/// results and m regions inside. The per-fix path performs no heap allocation once its
-/// buffers (inside list, query result, event scratch) have reached the largest size the track
-/// needs, provided the caller's `events` array has spare capacity; it uses no Foundation, no
-/// dictionaries and no existentials.
+/// per event, and one or two for the outlier filter), and O(q·m) comparisons for q query
+/// results and m regions inside. In optimised builds the per-fix path performs no heap
+/// allocation once its buffers (inside list, pending list, query result, event scratch) have
+/// reached the largest size the track needs and the caller's `events` array has spare
+/// capacity: it uses no Foundation, no dictionaries and no existentials.
 public struct TransitionDetector: Sendable {
   /// The monitored regions.
   public let regions: RegionSet
@@ -138,8 +138,8 @@ public struct TransitionDetector: Sendable {
   ///   - fix: the next fix of this device.
   ///   - events: receives the events of this fix, appended (the array is not cleared).
   /// - Returns: whether the fix was accepted, or why it was dropped.
-  /// - Complexity: O(q·m + k log n) for q query results, m regions inside and the index's
-  ///   query cost; no allocation after warm-up (see the type's discussion).
+  /// - Complexity: the index query plus O(q·m + e²) for q query results, m regions inside
+  ///   and e events at this fix; no allocation after warm-up (see the type's discussion).
   @discardableResult
   public mutating func process(_ fix: LocationFix, into events: inout [TransitionEvent])
     -> FixOutcome
@@ -264,7 +264,8 @@ public struct TransitionDetector: Sendable {
     // ENTER: regions whose disc contains the fix and that the device is not inside.
     regions.index.query(point, into: &queryResult)
     let immediate =
-      configuration.confirmationFixCount <= 1 || (usesTime && configuration.confirmationSeconds == 0)
+      configuration.confirmationFixCount <= 1
+      || (usesTime && configuration.confirmationSeconds == 0)
     let silent = isFirst && !configuration.initialTrigger
     for slot in queryResult {
       let region = regions.regions[Int(slot)]

@@ -25,7 +25,8 @@ struct OutlierFilterTests {
       walk(150, t: 20), walk(200, t: 25),
     ]
     let on = runLive(fixes, town)
-    #expect(on.outcomes == [.accepted, .accepted, .accepted, .dropped(.outlier), .accepted, .accepted])
+    #expect(
+      on.outcomes == [.accepted, .accepted, .accepted, .dropped(.outlier), .accepted, .accepted])
     #expect(on.events.isEmpty)
     #expect(on.detector.dropCounts[.outlier] == 1)
 
@@ -57,7 +58,8 @@ struct OutlierFilterTests {
     for t in stride(from: 5.0, through: 30, by: 5) { fixes.append(walk(0, t: t, longitude: 0.018)) }
     let run = runLive(fixes, town)
     // At 25 s: (2001.511 - 20) / 25 = 79.3 m/s, rejected; at 30 s: 66.1 m/s, accepted.
-    #expect(run.outcomes == [.accepted] + Array(repeating: .dropped(.outlier), count: 5) + [.accepted])
+    #expect(
+      run.outcomes == [.accepted] + Array(repeating: .dropped(.outlier), count: 5) + [.accepted])
     #expect(summaries(run.events, town) == [Summary(type: .enter, id: "town", time: 30)])
   }
 

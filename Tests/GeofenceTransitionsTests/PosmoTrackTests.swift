@@ -96,8 +96,8 @@ private struct PosmoFixture {
     }
     let lats = fixes.map(\.coordinate.latitude)
     let lons = fixes.map(\.coordinate.longitude)
-    let (minLat, maxLat) = (lats.min()! - 0.1, lats.max()! + 0.1)
-    let (minLon, maxLon) = (lons.min()! - 0.1, lons.max()! + 0.1)
+    let (minLat, maxLat) = ((lats.min() ?? 0) - 0.1, (lats.max() ?? 0) + 0.1)
+    let (minLon, maxLon) = ((lons.min() ?? 0) - 0.1, (lons.max() ?? 0) + 0.1)
 
     var towns: [Town] = []
     for line in try dataLines("places/rg_cities1000_geofences.csv") {
@@ -159,7 +159,9 @@ struct PosmoTrackTests {
       """)
     for e in transitions(result) {
       let name = data.towns[Int(e.slot)].name
-      print("  \(e.type.rawValue) \(name) at +\(Int(e.fix.time! - data.fixes.compactMap(\.time).min()!)) s")
+      print(
+        "  \(e.type.rawValue) \(name) at +\(Int(e.fix.time! - data.fixes.compactMap(\.time).min()!)) s"
+      )
     }
 
     #expect(transitions(naiveResult).count == 83)
@@ -202,8 +204,10 @@ struct PosmoTrackTests {
       let c = data.towns[Int(slot)].center
       let scale = cos(c.latitude * .pi / 180)
       func plane(_ p: Coordinate) -> (Double, Double) {
-        ((p.longitude - c.longitude) * scale * metersPerDegree,
-          (p.latitude - c.latitude) * metersPerDegree)
+        (
+          (p.longitude - c.longitude) * scale * metersPerDegree,
+          (p.latitude - c.latitude) * metersPerDegree
+        )
       }
       var best = (distance: Double.infinity, along: 0.0)
       for k in 0..<(gnss.count - 1) {

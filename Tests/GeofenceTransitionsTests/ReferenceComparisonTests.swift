@@ -19,7 +19,7 @@ private func referenceEvents(
       || (bytes[a.0] == bytes[b.0] && a.0 < b.0)
   }
   for f in fixes {
-    let t = f.time!
+    guard let t = f.time else { continue }
     var exits: [(Int, Double, Double?)] = []
     var enters: [(Int, Double, Double?)] = []
     var dwells: [(Int, Double, Double?)] = []
@@ -47,7 +47,8 @@ private func referenceEvents(
     for (type, list) in [(TransitionType.exit, exits), (.enter, enters), (.dwell, dwells)] {
       for e in list.sorted(by: byID) {
         out.append(
-          TransitionEvent(type: type, slot: Int32(e.0), fix: f, distanceMeters: e.1, dwellSeconds: e.2))
+          TransitionEvent(
+            type: type, slot: Int32(e.0), fix: f, distanceMeters: e.1, dwellSeconds: e.2))
       }
     }
   }
@@ -69,7 +70,8 @@ struct ReferenceComparisonTests {
         uncheckedLatitude: Double.random(in: 45.0...45.05, using: &rng),
         longitude: Double.random(in: 7.0...7.07, using: &rng))
       regions.append(
-        try! CircularRegion(center: center, radiusMeters: Double.random(in: 50...1500, using: &rng)))
+        try! CircularRegion(center: center, radiusMeters: Double.random(in: 50...1500, using: &rng))
+      )
     }
     let set = RegionSet(ids: ids, regions: regions)
 

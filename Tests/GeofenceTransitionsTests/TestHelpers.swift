@@ -7,7 +7,8 @@ let metersPerDegree = Double.pi / 180 * EarthModel.meanRadiusMeters
 
 /// A coordinate `meters` due north of `center` (exact on the sphere: along a meridian).
 func north(of center: Coordinate, _ meters: Double) -> Coordinate {
-  Coordinate(uncheckedLatitude: center.latitude + meters / metersPerDegree, longitude: center.longitude)
+  Coordinate(
+    uncheckedLatitude: center.latitude + meters / metersPerDegree, longitude: center.longitude)
 }
 
 /// A fix at `latitude`, `longitude`.

@@ -48,7 +48,9 @@ struct TransitionDetectorTests {
       ])
   }
 
-  @Test("EXIT only when d - accuracy > r + h, h = max(20 m, 0.1 r); inside regions checked at every fix")
+  @Test(
+    "EXIT only when d - accuracy > r + h, h = max(20 m, 0.1 r); inside regions checked at every fix"
+  )
   func exitWithHysteresis() {
     // r = 100, h = 20. None of the fixes after the first is in the disc, so the index query
     // never returns the region: the exit test runs on the inside list.
