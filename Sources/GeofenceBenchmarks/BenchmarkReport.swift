@@ -14,7 +14,9 @@ public struct BenchmarkReport: Sendable {
     public var threads: Int
     public var repetitions: Int
     public var cellSizeDegrees: Double?
-    public init(seed: UInt64, fixCount: Int, threads: Int, repetitions: Int, cellSizeDegrees: Double?) {
+    public init(
+      seed: UInt64, fixCount: Int, threads: Int, repetitions: Int, cellSizeDegrees: Double?
+    ) {
       self.seed = seed
       self.fixCount = fixCount
       self.threads = threads
@@ -42,7 +44,8 @@ public struct BenchmarkReport: Sendable {
     ]
     var rows: [[String]] = []
     for r in results {
-      let pairsPerFix = r.fixesMeasured == 0 ? 0 : Double(r.checksum.pairs) / Double(r.fixesMeasured)
+      let pairsPerFix =
+        r.fixesMeasured == 0 ? 0 : Double(r.checksum.pairs) / Double(r.fixesMeasured)
       rows.append([
         r.workload, grouped(r.regionCount),
         grouped(r.fixesMeasured) + (r.complete ? "" : "*"),
@@ -203,33 +206,43 @@ public struct BenchmarkReport: Sendable {
     // Axes and grid.
     for panel in 0..<2 {
       let l = lefts[panel]
-      s += "<rect x=\"\(f(l))\" y=\"\(f(top))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#444\"/>\n"
+      s +=
+        "<rect x=\"\(f(l))\" y=\"\(f(top))\" width=\"\(f(panelWidth))\" height=\"\(f(panelHeight))\" fill=\"none\" stroke=\"#444\"/>\n"
       var e = xLow
       while e <= xHigh + 1e-9 {
         let n = pow(10, e)
         let px = x(n, panel)
-        s += "<line x1=\"\(f(px))\" y1=\"\(f(top))\" x2=\"\(f(px))\" y2=\"\(f(top + panelHeight))\" stroke=\"#ddd\"/>\n"
-        s += "<text x=\"\(f(px))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(shortCount(n))</text>\n"
+        s +=
+          "<line x1=\"\(f(px))\" y1=\"\(f(top))\" x2=\"\(f(px))\" y2=\"\(f(top + panelHeight))\" stroke=\"#ddd\"/>\n"
+        s +=
+          "<text x=\"\(f(px))\" y=\"\(f(top + panelHeight + 16))\" text-anchor=\"middle\">\(shortCount(n))</text>\n"
         e += 1
       }
-      s += "<text x=\"\(f(l + panelWidth / 2))\" y=\"\(f(top + panelHeight + 34))\" text-anchor=\"middle\">regions (N)</text>\n"
+      s +=
+        "<text x=\"\(f(l + panelWidth / 2))\" y=\"\(f(top + panelHeight + 34))\" text-anchor=\"middle\">regions (N)</text>\n"
     }
     var e = yLow
     while e <= yHigh + 1e-9 {
       let v = pow(10, e)
-      s += "<line x1=\"\(f(lefts[0]))\" y1=\"\(f(yRate(v)))\" x2=\"\(f(lefts[0] + panelWidth))\" y2=\"\(f(yRate(v)))\" stroke=\"#ddd\"/>\n"
-      s += "<text x=\"\(f(lefts[0] - 6))\" y=\"\(f(yRate(v) + 4))\" text-anchor=\"end\">\(shortCount(v))</text>\n"
+      s +=
+        "<line x1=\"\(f(lefts[0]))\" y1=\"\(f(yRate(v)))\" x2=\"\(f(lefts[0] + panelWidth))\" y2=\"\(f(yRate(v)))\" stroke=\"#ddd\"/>\n"
+      s +=
+        "<text x=\"\(f(lefts[0] - 6))\" y=\"\(f(yRate(v) + 4))\" text-anchor=\"end\">\(shortCount(v))</text>\n"
       e += 1
     }
     var b = 0.0
     while b <= bytesHigh + 1e-9 {
-      s += "<line x1=\"\(f(lefts[1]))\" y1=\"\(f(yBytes(b)))\" x2=\"\(f(lefts[1] + panelWidth))\" y2=\"\(f(yBytes(b)))\" stroke=\"#ddd\"/>\n"
-      s += "<text x=\"\(f(lefts[1] - 6))\" y=\"\(f(yBytes(b) + 4))\" text-anchor=\"end\">\(Int(b))</text>\n"
+      s +=
+        "<line x1=\"\(f(lefts[1]))\" y1=\"\(f(yBytes(b)))\" x2=\"\(f(lefts[1] + panelWidth))\" y2=\"\(f(yBytes(b)))\" stroke=\"#ddd\"/>\n"
+      s +=
+        "<text x=\"\(f(lefts[1] - 6))\" y=\"\(f(yBytes(b) + 4))\" text-anchor=\"end\">\(Int(b))</text>\n"
       b += bytesHigh <= 128 ? 16 : (bytesHigh <= 512 ? 64 : 256)
     }
     // The 64-byte-per-region target.
-    s += "<line x1=\"\(f(lefts[1]))\" y1=\"\(f(yBytes(64)))\" x2=\"\(f(lefts[1] + panelWidth))\" y2=\"\(f(yBytes(64)))\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n"
-    s += "<text x=\"\(f(lefts[1] + panelWidth - 4))\" y=\"\(f(yBytes(64) - 4))\" text-anchor=\"end\" fill=\"#555\">target 64 B</text>\n"
+    s +=
+      "<line x1=\"\(f(lefts[1]))\" y1=\"\(f(yBytes(64)))\" x2=\"\(f(lefts[1] + panelWidth))\" y2=\"\(f(yBytes(64)))\" stroke=\"#555\" stroke-dasharray=\"3 3\"/>\n"
+    s +=
+      "<text x=\"\(f(lefts[1] + panelWidth - 4))\" y=\"\(f(yBytes(64) - 4))\" text-anchor=\"end\" fill=\"#555\">target 64 B</text>\n"
     // Series.
     for (i, name) in names.enumerated() {
       let colour = palette[i % palette.count]
@@ -239,10 +252,12 @@ public struct BenchmarkReport: Sendable {
         var out = ""
         if points.count > 1 {
           let list = points.map { "\(f($0.0)),\(f($0.1))" }.joined(separator: " ")
-          out += "<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\"\(dashed ? " stroke-dasharray=\"6 4\"" : "")/>\n"
+          out +=
+            "<polyline points=\"\(list)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\"\(dashed ? " stroke-dasharray=\"6 4\"" : "")/>\n"
         }
         for p in points {
-          out += "<circle cx=\"\(f(p.0))\" cy=\"\(f(p.1))\" r=\"3.5\" fill=\"\(dashed ? "white" : colour)\" stroke=\"\(colour)\"/>\n"
+          out +=
+            "<circle cx=\"\(f(p.0))\" cy=\"\(f(p.1))\" r=\"3.5\" fill=\"\(dashed ? "white" : colour)\" stroke=\"\(colour)\"/>\n"
         }
         return out
       }
@@ -259,7 +274,8 @@ public struct BenchmarkReport: Sendable {
       // Legend.
       let lx = 80.0 + Double(i) * 125
       let ly = height - 22
-      s += "<rect x=\"\(f(lx))\" y=\"\(f(ly - 9))\" width=\"14\" height=\"10\" fill=\"\(colour)\"/>\n"
+      s +=
+        "<rect x=\"\(f(lx))\" y=\"\(f(ly - 9))\" width=\"14\" height=\"10\" fill=\"\(colour)\"/>\n"
       s += "<text x=\"\(f(lx + 19))\" y=\"\(f(ly))\">\(name)</text>\n"
     }
     s += "</svg>\n"

@@ -42,7 +42,9 @@ public struct BenchmarkResult: Sendable {
   public var buildSeconds: Double
   /// Bytes held by the index, including the regions' geometry.
   public var indexBytes: Int
-  public var bytesPerRegion: Double { regionCount == 0 ? 0 : Double(indexBytes) / Double(regionCount) }
+  public var bytesPerRegion: Double {
+    regionCount == 0 ? 0 : Double(indexBytes) / Double(regionCount)
+  }
   /// Growth of the resident set across the first build, bytes (a cross-check of `indexBytes`).
   public var residentBytesDelta: Int
   /// How the index filed the regions: finest cell edge, levels probed per query, entries
@@ -142,7 +144,8 @@ public enum BenchmarkRunner {
     var buffer: [Int32] = []
     buffer.reserveCapacity(4096)
     var latencies: [Double] = []
-    latencies.reserveCapacity(workload.fixes.count / max(1, options.latencyBatchSize) + workload.trackCount + 1)
+    latencies.reserveCapacity(
+      workload.fixes.count / max(1, options.latencyBatchSize) + workload.trackCount + 1)
     let budget = UInt64(max(0, options.timeBudgetSeconds) * 1e9)
     var tracksDone = 0
     var checksum = Checksum()
@@ -232,7 +235,8 @@ public enum BenchmarkRunner {
       fixCount: workload.fixes.count, fixesMeasured: fixesMeasured, tracksMeasured: tracksDone,
       buildSeconds: median(buildTimes), indexBytes: indexBytes, residentBytesDelta: residentDelta,
       indexShape: IndexShape(index),
-      singleThreadFixesPerSecond: median(singleRates), multiThreadFixesPerSecond: median(multiRates),
+      singleThreadFixesPerSecond: median(singleRates),
+      multiThreadFixesPerSecond: median(multiRates),
       threads: threads, latencyP50Nanoseconds: percentile(latencies, 0.50),
       latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
       detectorSingleThreadFixesPerSecond: detectorSingle.isEmpty ? 0 : median(detectorSingle),
@@ -345,18 +349,21 @@ public enum BenchmarkRunner {
 
   /// Per-thread values in separate heap cells, so threads never share an array buffer.
   final class PerThread<Value>: @unchecked Sendable {
-    let cells: UnsafeMutableBufferPointer<Value>
+    let base: UnsafeMutablePointer<Value>
+    let count: Int
     init(count: Int, _ make: () -> Value) {
-      cells = .allocate(capacity: count)
-      for i in 0..<count { (cells.baseAddress! + i).initialize(to: make()) }
+      self.count = count
+      base = .allocate(capacity: max(1, count))
+      for i in 0..<count { (base + i).initialize(to: make()) }
     }
     deinit {
-      cells.deinitialize()
-      cells.deallocate()
+      base.deinitialize(count: count)
+      base.deallocate()
     }
+    /// Every thread's value, once the threads are done.
+    var values: [Value] { Array(UnsafeBufferPointer(start: base, count: count)) }
     /// The value of thread `i`; only thread `i` may touch it while the threads run.
-    var values: [Value] { Array(cells) }
-    func pointer(_ i: Int) -> UnsafeMutablePointer<Value> { cells.baseAddress! + i }
+    func pointer(_ i: Int) -> UnsafeMutablePointer<Value> { base + i }
   }
 
   static func reservedBuffer() -> [Int32] {
@@ -370,9 +377,10 @@ public enum BenchmarkRunner {
   /// one call of `body`.
   static func parallelPass(
     _ workload: Workload, _ index: GridIndex, _ groups: [Range<Int>],
-    body: @escaping @Sendable (
-      GridIndex, UnsafeBufferPointer<Coordinate>, Range<Int>, inout [Int32], inout [Int32]
-    ) -> (Checksum, UInt64, UInt64)
+    body:
+      @escaping @Sendable (
+        GridIndex, UnsafeBufferPointer<Coordinate>, Range<Int>, inout [Int32], inout [Int32]
+      ) -> (Checksum, UInt64, UInt64)
   ) -> ((Checksum, UInt64, UInt64), Double) {
     let results = PerThread(count: groups.count) { (Checksum(), UInt64(0), UInt64(0)) }
     let buffers = PerThread(count: groups.count) { (reservedBuffer(), reservedBuffer()) }
@@ -384,7 +392,8 @@ public enum BenchmarkRunner {
         let buffer = buffers.pointer(g)
         var total = (Checksum(), UInt64(0), UInt64(0))
         for k in groups[g] {
-          let r = body(index, fixes, starts[k]..<starts[k + 1], &buffer.pointee.0, &buffer.pointee.1)
+          let r = body(
+            index, fixes, starts[k]..<starts[k + 1], &buffer.pointee.0, &buffer.pointee.1)
           total.0.merge(r.0)
           total.1 &+= r.1
           total.2 &+= r.2

@@ -39,8 +39,7 @@ public enum WorkloadFiles {
   }
 
   /// Writes the fixes file.
-  public static func writeFixes(_ workload: Workload, to path: String) throws(WorkloadFileError)
-  {
+  public static func writeFixes(_ workload: Workload, to path: String) throws(WorkloadFileError) {
     var out = try TextFileWriter(path: path)
     try out.write(fixesHeader + "\n")
     for k in 0..<workload.trackCount {
@@ -63,7 +62,8 @@ public enum WorkloadFiles {
     try parseNumericRows(bytes, path: path, header: regionsHeader, columns: 4) {
       (line, v) throws(WorkloadFileError) in
       guard v[0] == Double(regions.count) else {
-        throw .malformed(path: path, line: line, message: "id \(v[0]) is not the slot \(regions.count)")
+        throw .malformed(
+          path: path, line: line, message: "id \(v[0]) is not the slot \(regions.count)")
       }
       do {
         let c = try Coordinate(latitude: v[1], longitude: v[2])
@@ -130,8 +130,9 @@ public enum WorkloadFiles {
     var values = [Double](repeating: 0, count: columns)
     var failure: WorkloadFileError?
     bytes.withUnsafeBufferPointer { buf in
-      let base = UnsafeMutableRawPointer(mutating: buf.baseAddress!)
-        .assumingMemoryBound(to: CChar.self)
+      // `bytes` is non-empty (it holds at least the header), so it has a base address.
+      guard let address = buf.baseAddress else { return }
+      let base = UnsafeMutableRawPointer(mutating: address).assumingMemoryBound(to: CChar.self)
       let end = buf.count - 1  // the NUL
       var i = headerBytes.count
       var line = 1
@@ -148,7 +149,8 @@ public enum WorkloadFiles {
           let consumed = (next ?? base + i) - (base + i)
           let terminator = buf[i + consumed]
           let expected: Bool =
-            c < columns - 1 ? terminator == 44 : (terminator == 10 || terminator == 13 || terminator == 0)
+            c < columns - 1
+            ? terminator == 44 : (terminator == 10 || terminator == 13 || terminator == 0)
           if consumed == 0 || !expected {
             failure = .malformed(path: path, line: line, message: "expected \(columns) numbers")
             return

@@ -152,7 +152,8 @@ public enum WorkloadGenerator {
       uncheckedLatitude: (box.minLatitude + box.maxLatitude) / 2,
       longitude: (box.minLongitude + box.maxLongitude) / 2)
     for length in trackLengths(fixCount) {
-      let speed = rng.uniform(speedRangeMetersPerSecond.lowerBound, speedRangeMetersPerSecond.upperBound)
+      let speed = rng.uniform(
+        speedRangeMetersPerSecond.lowerBound, speedRangeMetersPerSecond.upperBound)
       var position = randomPoint(in: box, &rng)
       var heading = rng.uniform(0, 2 * Double.pi)
       for i in 0..<length {
@@ -179,7 +180,8 @@ public enum WorkloadGenerator {
     var rng = BenchmarkRandom(seed: seed, stream: 4)
     var out = Tracks(capacity: fixCount)
     for (k, length) in trackLengths(fixCount).enumerated() {
-      let speed = rng.uniform(speedRangeMetersPerSecond.lowerBound, speedRangeMetersPerSecond.upperBound)
+      let speed = rng.uniform(
+        speedRangeMetersPerSecond.lowerBound, speedRangeMetersPerSecond.upperBound)
       var position: Coordinate
       var heading = rng.uniform(0, 2 * Double.pi)
       switch k % 10 {
@@ -238,7 +240,8 @@ public enum WorkloadGenerator {
         let leg = min(boundaryLegFixes, length - i)
         for j in 0..<leg {
           let d = r + a * cos(Double.pi * (Double(j) + 0.25) / Double(p))
-          out.append(destination(from: region.center, bearing: angle, distanceMeters: d), time: time)
+          out.append(
+            destination(from: region.center, bearing: angle, distanceMeters: d), time: time)
           angle += 3 / r
           time += 1
         }
@@ -281,8 +284,7 @@ public enum WorkloadGenerator {
       uncheckedLatitude: degrees(fromRadians: asin(z)), longitude: rng.uniform(-180, 180))
   }
 
-  static func logUniform(_ rng: inout BenchmarkRandom, _ lower: Double, _ upper: Double) -> Double
-  {
+  static func logUniform(_ rng: inout BenchmarkRandom, _ lower: Double, _ upper: Double) -> Double {
     lower * exp(rng.unit() * log(upper / lower))
   }
 

@@ -137,7 +137,8 @@ enum BenchCommand {
     }
     s.options.threads = try a.int("threads", range: 1...1024) ?? s.options.threads
     s.options.repetitions = try a.int("repetitions", range: 1...100) ?? s.options.repetitions
-    s.options.timeBudgetSeconds = try a.double("budget", range: 0...1e6) ?? s.options.timeBudgetSeconds
+    s.options.timeBudgetSeconds =
+      try a.double("budget", range: 0...1e6) ?? s.options.timeBudgetSeconds
     s.options.cellSizeDegrees = try a.double("cell-size", range: 1e-6...180)
     s.options.measureDetector = !a.flag("no-detector")
     s.dataDirectory = a.last("data") ?? s.dataDirectory
@@ -179,7 +180,8 @@ enum BenchCommand {
       for (name, kind, regionsPath, fixesPath) in try workloadFiles(in: from, kinds: s.kinds) {
         progress.update("\(name): reading \(regionsPath)", phase: true)
         try handle(
-          WorkloadFiles.read(name: name, kind: kind, regionsPath: regionsPath, fixesPath: fixesPath))
+          WorkloadFiles.read(name: name, kind: kind, regionsPath: regionsPath, fixesPath: fixesPath)
+        )
       }
     } else {
       for kind in s.kinds where kind != .real {
@@ -235,7 +237,8 @@ enum BenchCommand {
     }
     found.sort { ($0.2.order, $0.0, $0.1) < ($1.2.order, $1.0, $1.1) }
     if found.isEmpty {
-      throw WorkloadFileError.cannotOpen(path: dir, reason: "no workload files for the selected workloads")
+      throw WorkloadFileError.cannotOpen(
+        path: dir, reason: "no workload files for the selected workloads")
     }
     return found.map { ($0.0, $0.2, $0.3, $0.4) }
   }
