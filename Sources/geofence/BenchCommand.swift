@@ -87,12 +87,12 @@ enum BenchCommand {
     do {
       return try execute(settings)
     } catch let error as WorkloadFileError {
-      Progress.shared.clear()
+      BenchProgress.shared.clear()
       printError("geofence bench: \(error)")
       if case .cannotOpen = error { return ExitStatus.noInput }
       return ExitStatus.dataError
     } catch {
-      Progress.shared.clear()
+      BenchProgress.shared.clear()
       printError("geofence bench: \(error)")
       return ExitStatus.failure
     }
@@ -155,7 +155,7 @@ enum BenchCommand {
   }
 
   static func execute(_ s: Settings) throws -> Int32 {
-    let progress = Progress.shared
+    let progress = BenchProgress.shared
     progress.enabled = !s.quiet
     if let dir = s.writeDirectory {
       try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
@@ -250,8 +250,8 @@ extension WorkloadKind {
 
 /// The progress line on standard error: rewritten in place on a terminal; otherwise only the
 /// start of each phase is written, one per line.
-final class Progress: @unchecked Sendable {
-  static let shared = Progress()
+final class BenchProgress: @unchecked Sendable {
+  static let shared = BenchProgress()
   var enabled = true
   private let isTerminal = isatty(2) != 0
   private var shown = false
