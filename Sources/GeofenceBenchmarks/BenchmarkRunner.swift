@@ -1,0 +1,446 @@
+import Dispatch
+import GeofenceGeometry
+import GeofenceIndex
+import GeofenceTransitions
+
+/// Settings of one benchmark run.
+public struct BenchmarkOptions: Sendable {
+  /// Threads for the all-cores figures. Default: the number of online processors.
+  public var threads: Int = SystemProbes.processorCount()
+  /// Timed passes per figure; the median is reported. Default 3, valid 1...100.
+  public var repetitions: Int = 3
+  /// Fixes per latency batch (latency per fix = batch time / batch size). Default 100.
+  public var latencyBatchSize: Int = 100
+  /// Wall-time budget of the first single-thread pass, seconds. When it runs out, the pass
+  /// stops at the end of the current track and every figure uses only the tracks done so far
+  /// (the result says so in ``BenchmarkResult/complete``). Default 120.
+  public var timeBudgetSeconds: Double = 120
+  /// Cell size passed to ``GridIndex``; `nil` lets the index choose. Default `nil`.
+  public var cellSizeDegrees: Double? = nil
+  /// Whether to measure the detector path as well. Default true.
+  public var measureDetector: Bool = true
+  /// Rules of the detector path. Default: ``TransitionConfiguration``'s defaults (hysteresis,
+  /// dwell after 300 s, outlier filter). Fixes carry their track time and no accuracy.
+  public var detectorConfiguration = TransitionConfiguration()
+
+  public init() {}
+}
+
+/// The figures of one workload at one size.
+public struct BenchmarkResult: Sendable {
+  public var workload: String
+  public var kind: WorkloadKind
+  public var regionCount: Int
+  /// Fixes in the workload.
+  public var fixCount: Int
+  /// Fixes measured (all of them unless the time budget ran out).
+  public var fixesMeasured: Int
+  public var tracksMeasured: Int
+  /// True when every fix was measured, so the checksum covers the whole workload.
+  public var complete: Bool { fixesMeasured == fixCount }
+  /// Median index build time, seconds.
+  public var buildSeconds: Double
+  /// Bytes held by the index, including the regions' geometry.
+  public var indexBytes: Int
+  public var bytesPerRegion: Double {
+    regionCount == 0 ? 0 : Double(indexBytes) / Double(regionCount)
+  }
+  /// Growth of the resident set across the first build, bytes (a cross-check of `indexBytes`).
+  public var residentBytesDelta: Int
+  /// How the index filed the regions: finest cell edge, levels probed per query, entries
+  /// (cell, region) per region, regions checked on every query.
+  public var indexShape: IndexShape
+  /// Median fixes per second of the index query, one thread.
+  public var singleThreadFixesPerSecond: Double
+  /// Median fixes per second of the index query on ``threads`` threads.
+  public var multiThreadFixesPerSecond: Double
+  public var threads: Int
+  /// Per-fix latency percentiles, nanoseconds, from batches of the first single-thread pass.
+  public var latencyP50Nanoseconds: Double
+  public var latencyP99Nanoseconds: Double
+  /// Digest of the containment pairs of the measured fixes.
+  public var checksum: Checksum
+  /// Detector path (``TransitionDetector`` per device, one device per track), median fixes
+  /// per second; 0 when not run.
+  public var detectorSingleThreadFixesPerSecond: Double
+  public var detectorMultiThreadFixesPerSecond: Double
+  /// Events and dropped fixes of the detector path, over the measured tracks.
+  public var detectorCounts: DetectorCounts
+}
+
+/// The shape of a built ``GridIndex``.
+public struct IndexShape: Hashable, Sendable {
+  public var finestCellSizeDegrees: Double
+  public var levels: [Int]
+  public var cellCount: Int
+  public var entriesPerRegion: Double
+  public var everywhereCount: Int
+
+  public init(_ index: GridIndex) {
+    finestCellSizeDegrees = index.finestCellSizeDegrees
+    levels = index.nonEmptyLevelList
+    cellCount = index.cellCount
+    entriesPerRegion = index.count == 0 ? 0 : Double(index.entryCount) / Double(index.count)
+    everywhereCount = index.everywhereCount
+  }
+}
+
+/// What the detector path produced.
+public struct DetectorCounts: Hashable, Sendable {
+  public var enters: UInt64 = 0
+  public var exits: UInt64 = 0
+  public var dwells: UInt64 = 0
+  /// Fixes the detector dropped (outliers, duplicates, ...).
+  public var droppedFixes: UInt64 = 0
+
+  public init() {}
+
+  public var events: UInt64 { enters &+ exits &+ dwells }
+
+  mutating func merge(_ o: DetectorCounts) {
+    enters &+= o.enters
+    exits &+= o.exits
+    dwells &+= o.dwells
+    droppedFixes &+= o.droppedFixes
+  }
+}
+
+/// Runs the measurements on one workload.
+public enum BenchmarkRunner {
+  /// Builds the index, then measures the query path and the detector path.
+  ///
+  /// The timed loops do not allocate: each thread owns one result buffer, reserved before the
+  /// clock starts. Checksums of every pass and thread split are compared; a difference stops
+  /// the program, since it means the index answered differently from one pass to the next.
+  /// - Parameters:
+  ///   - workload: regions and tracks.
+  ///   - options: threads, repetitions, budget.
+  ///   - progress: called with a short status text between phases and after each track of the
+  ///     first pass (from the calling thread).
+  public static func run(
+    _ workload: Workload, options: BenchmarkOptions = BenchmarkOptions(),
+    progress: (String) -> Void = { _ in }
+  ) -> BenchmarkResult {
+    let repetitions = max(1, options.repetitions)
+    let threads = max(1, options.threads)
+    let label = "\(workload.name) N=\(workload.regions.count)"
+
+    // Build.
+    progress("\(label): building index")
+    let residentBefore = SystemProbes.residentBytes()
+    var buildTimes: [Double] = []
+    var index = GridIndex(regions: [], cellSizeDegrees: options.cellSizeDegrees)
+    var residentDelta = 0
+    for r in 0..<repetitions {
+      index = GridIndex(regions: [], cellSizeDegrees: options.cellSizeDegrees)
+      let start = SystemProbes.monotonicNanoseconds()
+      index = GridIndex(regions: workload.regions, cellSizeDegrees: options.cellSizeDegrees)
+      buildTimes.append(seconds(since: start))
+      if r == 0 { residentDelta = SystemProbes.residentBytes() - residentBefore }
+    }
+    let indexBytes = IndexMemory.bytes(of: index)
+
+    // First single-thread pass: sets the measured prefix and the latency figures.
+    var buffer: [Int32] = []
+    buffer.reserveCapacity(4096)
+    var latencies: [Double] = []
+    latencies.reserveCapacity(
+      workload.fixes.count / max(1, options.latencyBatchSize) + workload.trackCount + 1)
+    let budget = UInt64(max(0, options.timeBudgetSeconds) * 1e9)
+    var tracksDone = 0
+    var checksum = Checksum()
+    var firstPassNanoseconds: UInt64 = 0
+    workload.fixes.withUnsafeBufferPointer { fixes in
+      let start = SystemProbes.monotonicNanoseconds()
+      var lastReport = start
+      while tracksDone < workload.trackCount {
+        let range = workload.trackRange(tracksDone)
+        var batchStart = range.lowerBound
+        while batchStart < range.upperBound {
+          let batchEnd = min(batchStart + options.latencyBatchSize, range.upperBound)
+          let t0 = SystemProbes.monotonicNanoseconds()
+          queryFixes(index, fixes, batchStart..<batchEnd, &buffer, &checksum)
+          let t1 = SystemProbes.monotonicNanoseconds()
+          latencies.append(Double(t1 - t0) / Double(batchEnd - batchStart))
+          batchStart = batchEnd
+        }
+        tracksDone += 1
+        let now = SystemProbes.monotonicNanoseconds()
+        if now - lastReport > 250_000_000 {
+          lastReport = now
+          progress("\(label): query pass 1, track \(tracksDone)/\(workload.trackCount)")
+        }
+        if now - start > budget { break }
+      }
+      firstPassNanoseconds = SystemProbes.monotonicNanoseconds() - start
+    }
+    let fixesMeasured = workload.trackStarts[tracksDone]
+    let measured = 0..<fixesMeasured
+    latencies.sort()
+
+    // Further single-thread passes.
+    var singleRates = [Double(fixesMeasured) / (Double(firstPassNanoseconds) / 1e9)]
+    for r in 1..<repetitions {
+      progress("\(label): query pass \(r + 1)/\(repetitions), 1 thread")
+      var sum = Checksum()
+      let start = SystemProbes.monotonicNanoseconds()
+      workload.fixes.withUnsafeBufferPointer { fixes in
+        queryFixes(index, fixes, measured, &buffer, &sum)
+      }
+      singleRates.append(Double(fixesMeasured) / seconds(since: start))
+      precondition(sum == checksum, "query answers changed between passes")
+    }
+
+    // All threads.
+    let groups = splitTracks(workload, tracks: tracksDone, threads: threads)
+    var multiRates: [Double] = []
+    for r in 0..<repetitions {
+      progress("\(label): query pass \(r + 1)/\(repetitions), \(threads) threads")
+      let (sum, elapsed) = parallelPass(workload, index, groups) { index, fixes, range, buffer, _ in
+        var partial = Checksum()
+        queryFixes(index, fixes, range, &buffer, &partial)
+        return (partial, 0, 0)
+      }
+      precondition(sum.0 == checksum, "query answers differ between 1 and \(threads) threads")
+      multiRates.append(Double(fixesMeasured) / elapsed)
+    }
+
+    // Detector path.
+    var detectorSingle: [Double] = []
+    var detectorMulti: [Double] = []
+    var counts = DetectorCounts()
+    if options.measureDetector {
+      progress("\(label): building detector region set")
+      let set = RegionSet(
+        ids: workload.regions.indices.map { String($0) }, regions: workload.regions,
+        cellSizeDegrees: options.cellSizeDegrees)
+      let configuration = options.detectorConfiguration
+      for r in 0..<repetitions {
+        progress("\(label): detector pass \(r + 1)/\(repetitions), 1 thread")
+        let (c, elapsed) = detectorPass(workload, set, configuration, [0..<tracksDone])
+        if r > 0 { precondition(c == counts, "detector answers changed between passes") }
+        counts = c
+        detectorSingle.append(Double(fixesMeasured) / elapsed)
+      }
+      for r in 0..<repetitions {
+        progress("\(label): detector pass \(r + 1)/\(repetitions), \(threads) threads")
+        let (c, elapsed) = detectorPass(workload, set, configuration, groups)
+        precondition(c == counts, "detector answers differ between 1 and \(threads) threads")
+        detectorMulti.append(Double(fixesMeasured) / elapsed)
+      }
+    }
+
+    return BenchmarkResult(
+      workload: workload.name, kind: workload.kind, regionCount: workload.regions.count,
+      fixCount: workload.fixes.count, fixesMeasured: fixesMeasured, tracksMeasured: tracksDone,
+      buildSeconds: median(buildTimes), indexBytes: indexBytes, residentBytesDelta: residentDelta,
+      indexShape: IndexShape(index),
+      singleThreadFixesPerSecond: median(singleRates),
+      multiThreadFixesPerSecond: median(multiRates),
+      threads: threads, latencyP50Nanoseconds: percentile(latencies, 0.50),
+      latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
+      detectorSingleThreadFixesPerSecond: detectorSingle.isEmpty ? 0 : median(detectorSingle),
+      detectorMultiThreadFixesPerSecond: detectorMulti.isEmpty ? 0 : median(detectorMulti),
+      detectorCounts: counts)
+  }
+
+  // MARK: Inner loops
+
+  /// Queries every fix in `range` and adds its pairs to `checksum`. Allocation-free once
+  /// `buffer` has grown to the largest answer.
+  @inline(never)
+  static func queryFixes(
+    _ index: GridIndex, _ fixes: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>,
+    _ buffer: inout [Int32], _ checksum: inout Checksum
+  ) {
+    for f in range {
+      index.query(fixes[f], into: &buffer)
+      for slot in buffer { checksum.add(fixIndex: f, slot: slot) }
+    }
+  }
+
+  /// The detector path over tracks `range` of `workload`: one ``TransitionDetector`` per track
+  /// (device), fed every fix in order; counts the events by type. `events` is cleared after
+  /// each fix and keeps its capacity.
+  @inline(never)
+  static func detectTracks(
+    _ set: RegionSet, _ configuration: TransitionConfiguration,
+    _ fixes: UnsafeBufferPointer<Coordinate>, _ times: UnsafeBufferPointer<Double>,
+    _ starts: UnsafeBufferPointer<Int>, _ tracks: Range<Int>, _ usesTime: Bool,
+    _ events: inout [TransitionEvent]
+  ) -> DetectorCounts {
+    var counts = DetectorCounts()
+    for k in tracks {
+      var detector = TransitionDetector(
+        regions: set, configuration: configuration, usesTime: usesTime)
+      for f in starts[k]..<starts[k + 1] {
+        let fix = LocationFix(coordinate: fixes[f], time: times[f], sourceIndex: f)
+        if case .dropped = detector.process(fix, into: &events) { counts.droppedFixes += 1 }
+        for e in events {
+          switch e.type {
+          case .enter: counts.enters += 1
+          case .exit: counts.exits += 1
+          case .dwell: counts.dwells += 1
+          }
+        }
+        events.removeAll(keepingCapacity: true)
+      }
+    }
+    return counts
+  }
+
+  /// Runs the detector path over each group of tracks on its own thread; returns the merged
+  /// counts and the wall time in seconds.
+  static func detectorPass(
+    _ workload: Workload, _ set: RegionSet, _ configuration: TransitionConfiguration,
+    _ groups: [Range<Int>]
+  ) -> (DetectorCounts, Double) {
+    let usesTime = workload.hasFixTimes
+    let counts = PerThread(count: groups.count) { DetectorCounts() }
+    let eventBuffers = PerThread(count: groups.count) { () -> [TransitionEvent] in
+      var a: [TransitionEvent] = []
+      a.reserveCapacity(1024)
+      return a
+    }
+    let elapsed: Double = workload.fixes.withUnsafeBufferPointer { fixes in
+      workload.fixTimes.withUnsafeBufferPointer { times in
+        workload.trackStarts.withUnsafeBufferPointer { starts in
+          nonisolated(unsafe) let fixes = fixes
+          nonisolated(unsafe) let times = times
+          nonisolated(unsafe) let starts = starts
+          let start = SystemProbes.monotonicNanoseconds()
+          let work: @Sendable (Int) -> Void = { g in
+            counts.pointer(g).pointee = detectTracks(
+              set, configuration, fixes, times, starts, groups[g], usesTime,
+              &eventBuffers.pointer(g).pointee)
+          }
+          if groups.count == 1 {
+            work(0)
+          } else {
+            DispatchQueue.concurrentPerform(iterations: groups.count, execute: work)
+          }
+          return seconds(since: start)
+        }
+      }
+    }
+    var merged = DetectorCounts()
+    for c in counts.values { merged.merge(c) }
+    return (merged, elapsed)
+  }
+
+  // MARK: Threads
+
+  /// Splits tracks `0..<tracks` into at most `threads` contiguous groups of about equal fix
+  /// counts; returns track ranges.
+  static func splitTracks(_ workload: Workload, tracks: Int, threads: Int) -> [Range<Int>] {
+    let total = workload.trackStarts[tracks]
+    var groups: [Range<Int>] = []
+    var first = 0
+    for g in 1...threads {
+      let target = total * g / threads
+      var last = first
+      while last < tracks && workload.trackStarts[last] < target { last += 1 }
+      if g == threads { last = tracks }
+      if last > first { groups.append(first..<last) }
+      first = last
+    }
+    return groups
+  }
+
+  /// Per-thread values in separate heap cells, so threads never share an array buffer.
+  final class PerThread<Value>: @unchecked Sendable {
+    let base: UnsafeMutablePointer<Value>
+    let count: Int
+    init(count: Int, _ make: () -> Value) {
+      self.count = count
+      base = .allocate(capacity: max(1, count))
+      for i in 0..<count { (base + i).initialize(to: make()) }
+    }
+    deinit {
+      base.deinitialize(count: count)
+      base.deallocate()
+    }
+    /// Every thread's value, once the threads are done.
+    var values: [Value] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    /// The value of thread `i`; only thread `i` may touch it while the threads run.
+    func pointer(_ i: Int) -> UnsafeMutablePointer<Value> { base + i }
+  }
+
+  static func reservedBuffer() -> [Int32] {
+    var a: [Int32] = []
+    a.reserveCapacity(4096)
+    return a
+  }
+
+  /// Runs `body` over each group of tracks on its own thread (Dispatch `concurrentPerform`);
+  /// returns the merged digests and the wall time in seconds. Each track is processed whole by
+  /// one call of `body`.
+  static func parallelPass(
+    _ workload: Workload, _ index: GridIndex, _ groups: [Range<Int>],
+    body:
+      @escaping @Sendable (
+        GridIndex, UnsafeBufferPointer<Coordinate>, Range<Int>, inout [Int32], inout [Int32]
+      ) -> (Checksum, UInt64, UInt64)
+  ) -> ((Checksum, UInt64, UInt64), Double) {
+    let results = PerThread(count: groups.count) { (Checksum(), UInt64(0), UInt64(0)) }
+    let buffers = PerThread(count: groups.count) { (reservedBuffer(), reservedBuffer()) }
+    let elapsed: Double = workload.fixes.withUnsafeBufferPointer { fixes in
+      nonisolated(unsafe) let fixes = fixes
+      let starts = workload.trackStarts
+      let start = SystemProbes.monotonicNanoseconds()
+      let work: @Sendable (Int) -> Void = { g in
+        let buffer = buffers.pointer(g)
+        var total = (Checksum(), UInt64(0), UInt64(0))
+        for k in groups[g] {
+          let r = body(
+            index, fixes, starts[k]..<starts[k + 1], &buffer.pointee.0, &buffer.pointee.1)
+          total.0.merge(r.0)
+          total.1 &+= r.1
+          total.2 &+= r.2
+        }
+        results.pointer(g).pointee = total
+      }
+      if groups.count == 1 {
+        work(0)
+      } else {
+        DispatchQueue.concurrentPerform(iterations: groups.count, execute: work)
+      }
+      return seconds(since: start)
+    }
+    var merged = (Checksum(), UInt64(0), UInt64(0))
+    for r in results.values {
+      merged.0.merge(r.0)
+      merged.1 &+= r.1
+      merged.2 &+= r.2
+    }
+    return (merged, elapsed)
+  }
+
+  // MARK: Statistics
+
+  static func seconds(since start: UInt64) -> Double {
+    Double(SystemProbes.monotonicNanoseconds() - start) / 1e9
+  }
+
+  /// Median of a non-empty list.
+  static func median(_ values: [Double]) -> Double {
+    let s = values.sorted()
+    let n = s.count
+    return n % 2 == 1 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2
+  }
+
+  /// Nearest-rank percentile of a sorted list; 0 when empty.
+  static func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return 0 }
+    let rank = Int((p * Double(sorted.count)).rounded(.up))
+    return sorted[min(sorted.count, max(1, rank)) - 1]
+  }
+}
+
+/// Bytes an index holds, regions' geometry included.
+public enum IndexMemory {
+  /// ``GridIndex/memoryFootprintBytes``: the grid arrays plus the region array, by capacity.
+  public static func bytes(of index: GridIndex) -> Int {
+    index.memoryFootprintBytes
+  }
+}

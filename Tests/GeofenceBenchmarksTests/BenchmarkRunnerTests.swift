@@ -1,0 +1,117 @@
+import GeofenceGeometry
+import GeofenceTransitions
+import Testing
+
+@testable import GeofenceBenchmarks
+
+@Suite struct BenchmarkRunnerTests {
+  static func options(threads: Int) -> BenchmarkOptions {
+    var o = BenchmarkOptions()
+    o.threads = threads
+    o.repetitions = 1
+    return o
+  }
+
+  @Test(arguments: [WorkloadKind.metro, .global, .mixed, .transitions])
+  func checksumEqualsBruteForce(kind: WorkloadKind) {
+    let w = WorkloadGenerator.make(kind: kind, regionCount: 400, fixCount: 3_000, seed: 21)
+    let expected = bruteForceChecksum(w)
+    let result = BenchmarkRunner.run(w, options: Self.options(threads: 2))
+    #expect(result.checksum == expected)
+    #expect(result.complete)
+    #expect(result.fixesMeasured == 3_000)
+    #expect(result.singleThreadFixesPerSecond > 0)
+    #expect(result.multiThreadFixesPerSecond > 0)
+    #expect(result.latencyP50Nanoseconds <= result.latencyP99Nanoseconds)
+    #expect(result.indexBytes > 0)
+  }
+
+  @Test func metroHasPairs() {
+    let w = WorkloadGenerator.make(kind: .metro, regionCount: 3_000, fixCount: 1_000, seed: 2)
+    #expect(bruteForceChecksum(w).pairs > 0)
+  }
+
+  @Test func checksumDefinition() {
+    var c = Checksum()
+    c.add(fixIndex: 3, slot: 5)
+    c.add(fixIndex: 4, slot: 7)
+    #expect(c == Checksum(pairs: 2, slotSum: 12, weightedSum: 43))
+    var a = Checksum()
+    a.add(fixIndex: 3, slot: 5)
+    var b = Checksum()
+    b.add(fixIndex: 4, slot: 7)
+    a.merge(b)
+    #expect(a == c)
+  }
+
+  @Test func enterAndExitCountsEqualBruteForce() {
+    let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 2_500, seed: 6)
+    var enters: UInt64 = 0
+    var exits: UInt64 = 0
+    for k in 0..<w.trackCount {
+      var previous: Set<Int> = []
+      for f in w.trackRange(k) {
+        let v = UnitVector(w.fixes[f])
+        let now = Set(w.regions.indices.filter { w.regions[$0].contains(v) })
+        enters += UInt64(now.subtracting(previous).count)
+        exits += UInt64(previous.subtracting(now).count)
+        previous = now
+      }
+    }
+    // Without hysteresis, outlier filter, dwell or initial suppression the detector's enters
+    // and exits are exactly the membership changes.
+    var configuration = TransitionConfiguration()
+    configuration.hysteresisMinimumMeters = 0
+    configuration.hysteresisRadiusFraction = 0
+    configuration.loiteringDelaySeconds = nil
+    configuration.outlierFilter = nil
+    for threads in [1, 2, 3] {
+      var o = Self.options(threads: threads)
+      o.detectorConfiguration = configuration
+      let result = BenchmarkRunner.run(w, options: o)
+      #expect(result.detectorCounts.enters == enters)
+      #expect(result.detectorCounts.exits == exits)
+      #expect(result.detectorCounts.dwells == 0)
+      #expect(result.detectorSingleThreadFixesPerSecond > 0)
+    }
+    #expect(enters > 0 && exits > 0)
+  }
+
+  @Test func defaultDetectorSeesTransitionsOnTransitionTracks() {
+    let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 2_000, seed: 6)
+    let result = BenchmarkRunner.run(w, options: Self.options(threads: 2))
+    // One enter and one exit of the circled region every 4-10 fixes at least, and no fix
+    // looks like an outlier.
+    #expect(result.detectorCounts.exits >= 2_000 / 12)
+    #expect(result.detectorCounts.enters >= result.detectorCounts.exits)
+    #expect(result.detectorCounts.droppedFixes == 0)
+  }
+
+  @Test func timeBudgetMeasuresWholeTracksOnly() {
+    let w = WorkloadGenerator.make(kind: .metro, regionCount: 100, fixCount: 5_000, seed: 2)
+    var o = Self.options(threads: 2)
+    o.timeBudgetSeconds = 0
+    let result = BenchmarkRunner.run(w, options: o)
+    #expect(result.tracksMeasured == 1)
+    #expect(result.fixesMeasured == 1_000)
+    #expect(!result.complete)
+    #expect(result.checksum == bruteForceChecksum(w.prefix(tracks: 1)))
+  }
+
+  @Test func splitTracksCoversEveryTrackOnce() {
+    let w = WorkloadGenerator.make(kind: .metro, regionCount: 1, fixCount: 7_500, seed: 1)
+    for threads in 1...10 {
+      let groups = BenchmarkRunner.splitTracks(w, tracks: w.trackCount, threads: threads)
+      #expect(groups.flatMap { Array($0) } == Array(0..<w.trackCount))
+      #expect(groups.count <= threads)
+    }
+  }
+
+  @Test func percentiles() {
+    let values = (1...100).map(Double.init)
+    #expect(BenchmarkRunner.percentile(values, 0.5) == 50)
+    #expect(BenchmarkRunner.percentile(values, 0.99) == 99)
+    #expect(BenchmarkRunner.median([3, 1, 2]) == 2)
+    #expect(BenchmarkRunner.median([4, 1, 2, 3]) == 2.5)
+  }
+}

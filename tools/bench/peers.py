@@ -1,0 +1,462 @@
+#!/usr/bin/env python3
+"""Runs the peer geofence engines on the workload files of `geofence bench --write-workloads`
+and prints one table of throughput ratios (ours / peer) with the checksums compared.
+
+Peers: the C baselines of peers.c (grid with haversine refine, cell lookup only, GEOS C API
+STRtree, brute force), shapely 2 STRtree + haversine, an H3 cell cover in a dictionary +
+haversine, and PostGIS ST_DWithin on geography with a GiST index (a throwaway cluster on
+127.0.0.1). Containment everywhere: haversine distance <= radius on the sphere of radius
+6,371,008.8 m, boundary inside (PostGIS: its own sphere, 6,371,008.771 m).
+
+Checksum of a run over the first K fixes: pairs, sum of region ids mod 2^64, sum of
+fix index x region id mod 2^64. A peer that measures only a prefix of the fixes (to bound its
+run time) is checked against the C grid on the same prefix, and the C grid on all fixes against
+ours.
+"""
+import argparse
+import json
+import math
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+EARTH_RADIUS_M = 6371008.8
+MASK64 = (1 << 64) - 1
+
+# Fixes each peer measures, by region count (None: all fixes; 0: skipped). Chosen so that
+# each run stays within about half a minute on a 2-core machine.
+LIMITS = {
+    "c-grid": lambda n: None,
+    "c-lookup": lambda n: None,
+    "c-geos": lambda n: None if n <= 200_000 else 200_000,
+    "c-brute": lambda n: 100_000 if n <= 20_000 else (20_000 if n <= 200_000 else 0),
+    "shapely": lambda n: None if n <= 200_000 else 200_000,
+    "h3": lambda n: 100_000 if n <= 200_000 else 0,
+    "postgis": lambda n: 20_000 if n <= 20_000 else (5_000 if n <= 200_000 else 0),
+}
+SKIP_REASON = {
+    "c-brute": "O(N) per fix: about 1 fix per ms at 1M regions",
+    "h3": "the cover of 1M regions does not fit a Python dictionary in reasonable time and memory",
+    "postgis": "about 1k fixes/s or less at 1M regions",
+}
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+def read_regions(path):
+    a = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+    if not np.array_equal(a[:, 0], np.arange(len(a))):
+        raise SystemExit(f"{path}: ids are not 0, 1, 2, ...")
+    return a[:, 1].copy(), a[:, 2].copy(), a[:, 3].copy()
+
+
+def read_fixes(path, limit):
+    a = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2, max_rows=limit)
+    return a[:, 2].copy(), a[:, 3].copy()
+
+
+def cap_boxes(lat, lon, radius):
+    """Bounding boxes of the caps, as BoundingBox.cap in the Swift engine (padded 1e-9 deg).
+    Returns min/max lat/lon arrays; min_lon > max_lon wraps the antimeridian."""
+    pad = 1e-9
+    delta = radius / EARTH_RADIUS_M
+    dd = np.degrees(delta) + pad
+    mn = lat - dd
+    mx = lat + dd
+    full = (delta >= math.pi) | (mx >= 90) | (mn <= -90)
+    mx = np.minimum(mx, 90)
+    mn = np.maximum(mn, -90)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratio = np.sin(delta) / np.cos(np.radians(lat))
+    full |= ~(ratio < 1)
+    dlon = np.degrees(np.arcsin(np.where(full, 0, ratio))) + pad
+    full |= dlon >= 180
+    a = lon - dlon
+    b = lon + dlon
+    a = np.where(a < -180, a + 360, a)
+    b = np.where(b > 180, b - 360, b)
+    a = np.where(full, -180.0, a)
+    b = np.where(full, 180.0, b)
+    return mn, mx, a, b
+
+
+def haversine_inside(flat, flon, rlat, rlon, radius):
+    """Vectorised: hav(fix, centre) <= sin^2(r / 2R) (whole sphere when r / R >= pi)."""
+    p1 = np.radians(flat)
+    p2 = np.radians(rlat)
+    s1 = np.sin((p2 - p1) / 2)
+    s2 = np.sin(np.radians(rlon - flon) / 2)
+    h = s1 * s1 + np.cos(p1) * np.cos(p2) * s2 * s2
+    delta = np.minimum(radius / EARTH_RADIUS_M, math.pi)
+    t = np.sin(delta / 2) ** 2
+    return (h <= t) | (radius / EARTH_RADIUS_M >= math.pi)
+
+
+class Sum:
+    def __init__(self):
+        self.pairs = 0
+        self.slots = 0
+        self.weighted = 0
+
+    def add_arrays(self, fix_idx, slots):
+        f = fix_idx.astype(np.uint64)
+        s = slots.astype(np.uint64)
+        self.pairs += len(s)
+        with np.errstate(over="ignore"):
+            self.slots = (self.slots + int(s.sum(dtype=np.uint64))) & MASK64
+            self.weighted = (self.weighted + int((f * s).sum(dtype=np.uint64))) & MASK64
+
+    def as_dict(self):
+        return {"pairs": self.pairs, "slot_sum": self.slots, "weighted_sum": self.weighted}
+
+
+# ---- shapely 2 STRtree ----
+
+def run_shapely(regions, fixes, repetitions):
+    import shapely
+
+    rlat, rlon, rr = regions
+    flat, flon = fixes
+    mn, mx, a, b = cap_boxes(rlat, rlon, rr)
+    wrap = a > b
+    t0 = time.perf_counter()
+    owner = np.concatenate([np.arange(len(rlat)), np.nonzero(wrap)[0]])
+    x0 = np.concatenate([np.where(wrap, a, a), np.full(wrap.sum(), -180.0)])
+    x1 = np.concatenate([np.where(wrap, 180.0, b), b[wrap]])
+    y0 = np.concatenate([mn, mn[wrap]])
+    y1 = np.concatenate([mx, mx[wrap]])
+    tree = shapely.STRtree(shapely.box(x0, y0, x1, y1))
+    points = shapely.points(flon, flat)
+    tree.query(points[:1])  # the tree is built lazily
+    build = time.perf_counter() - t0
+    rates = []
+    result = None
+    for _ in range(repetitions):
+        s = Sum()
+        t0 = time.perf_counter()
+        chunk = 20_000
+        for start in range(0, len(flat), chunk):
+            pi, ti = tree.query(points[start:start + chunk])
+            slots = owner[ti]
+            fi = pi + start
+            keep = haversine_inside(flat[fi], flon[fi], rlat[slots], rlon[slots], rr[slots])
+            s.add_arrays(fi[keep], slots[keep])
+        rates.append(len(flat) / (time.perf_counter() - t0))
+        result = s
+    return build, float(np.median(rates)), result
+
+
+# ---- H3 cover ----
+
+def run_h3(regions, fixes, repetitions):
+    import h3.api.basic_int as h3
+
+    rlat, rlon, rr = regions
+    flat, flon = fixes
+    edges = [h3.average_hexagon_edge_length(res, unit="m") for res in range(16)]
+    t0 = time.perf_counter()
+    cover = {}
+    everywhere = []
+    used = set()
+    for i in range(len(rlat)):
+        r = rr[i]
+        # Finest resolution whose average edge is at least the radius; a 2-ring disk then
+        # reaches at least 4.3 edges from the centre's cell centre, over twice r + one edge.
+        res = max([k for k in range(16) if edges[k] >= r], default=-1)
+        if res < 0 or abs(rlat[i]) + math.degrees(r / EARTH_RADIUS_M) * 3 > 89.9:
+            everywhere.append(i)
+            continue
+        used.add(res)
+        for c in h3.grid_disk(h3.latlng_to_cell(rlat[i], rlon[i], res), 2):
+            cover.setdefault(c, []).append(i)
+    levels = sorted(used, reverse=True)
+    build = time.perf_counter() - t0
+    finest = levels[0] if levels else 0
+    coarser = levels[1:]
+    rl = np.radians(rlat).tolist()
+    rlo = np.radians(rlon).tolist()
+    rc = np.cos(np.radians(rlat)).tolist()
+    th = [math.sin(min(r / EARTH_RADIUS_M, math.pi) / 2) ** 2 if r / EARTH_RADIUS_M < math.pi else 2.0 for r in rr]
+    latl = flat.tolist()
+    lonl = flon.tolist()
+    rates = []
+    result = None
+    sin = math.sin
+    cos = math.cos
+    for _ in range(repetitions):
+        pairs = 0
+        ssum = 0
+        wsum = 0
+        t0 = time.perf_counter()
+        for f in range(len(latl)):
+            la = latl[f]
+            lo = lonl[f]
+            p1 = math.radians(la)
+            l1 = math.radians(lo)
+            c1 = cos(p1)
+            cell = h3.latlng_to_cell(la, lo, finest)
+            cand = list(everywhere)
+            got = cover.get(cell)
+            if got:
+                cand += got
+            for res in coarser:
+                got = cover.get(h3.cell_to_parent(cell, res))
+                if got:
+                    cand += got
+            seen = set()
+            for i in cand:
+                if i in seen:
+                    continue
+                seen.add(i)
+                s1 = sin((rl[i] - p1) / 2)
+                s2 = sin((rlo[i] - l1) / 2)
+                if s1 * s1 + c1 * rc[i] * s2 * s2 <= th[i]:
+                    pairs += 1
+                    ssum += i
+                    wsum += f * i
+        rates.append(len(latl) / (time.perf_counter() - t0))
+        s = Sum()
+        s.pairs, s.slots, s.weighted = pairs, ssum & MASK64, wsum & MASK64
+        result = s
+    return build, float(np.median(rates)), result
+
+
+# ---- PostGIS ----
+
+class PostGIS:
+    """A throwaway cluster in a temporary directory, on 127.0.0.1 and a free port, run as an
+    unprivileged user when started as root."""
+
+    def __init__(self):
+        self.bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip()
+        if not os.path.exists(os.path.join(self.bindir, "initdb")):
+            self.bindir = sorted(
+                os.path.join("/usr/lib/postgresql", v, "bin") for v in os.listdir("/usr/lib/postgresql"))[-1]
+        self.dir = tempfile.mkdtemp(prefix="geofence-pg-")
+        os.chmod(self.dir, 0o777)
+        self.user = None
+        if os.geteuid() == 0:
+            self.user = "geofencebench"
+            if subprocess.run(["id", self.user], capture_output=True).returncode != 0:
+                subprocess.run(["useradd", "--system", "--no-create-home", self.user], check=True)
+            shutil.chown(self.dir, self.user)
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.data = os.path.join(self.dir, "data")
+        self._run([os.path.join(self.bindir, "initdb"), "-D", self.data, "-U", "bench", "-A", "trust"])
+        self._run([os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-w", "-l", os.path.join(self.dir, "log"),
+                   "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c shared_buffers=256MB "
+                         f"-c work_mem=64MB -c fsync=off -c synchronous_commit=off -c jit=off", "start"])
+
+    def _run(self, cmd, **kw):
+        if self.user:
+            cmd = ["runuser", "-u", self.user, "--"] + cmd
+        return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+    def psql(self, sql):
+        out = subprocess.run(
+            ["psql", "-h", "127.0.0.1", "-p", str(self.port), "-U", "bench", "-d", "postgres",
+             "-v", "ON_ERROR_STOP=1", "-q", "-At", "-F", ",", "-c", "SET client_min_messages = warning", "-f", "-"],
+            input=sql, capture_output=True, text=True)
+        if out.returncode != 0:
+            raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "psql failed")
+        return out.stdout
+
+    def stop(self):
+        try:
+            self._run([os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-m", "immediate", "stop"])
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def run_postgis(pg, regions_path, fixes, max_radius):
+    flat, flon = fixes
+    tmp = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+    for i, (la, lo) in enumerate(zip(flat.tolist(), flon.tolist())):
+        tmp.write(f"{i},{la!r},{lo!r}\n")
+    tmp.close()
+    pg.psql(f"""
+CREATE EXTENSION IF NOT EXISTS postgis;
+DROP TABLE IF EXISTS rin, fin, regions, fixes;
+CREATE UNLOGGED TABLE rin(id int, lat float8, lon float8, radius float8);
+\\copy rin FROM '{regions_path}' CSV HEADER
+CREATE UNLOGGED TABLE fin(idx bigint, lat float8, lon float8);
+\\copy fin FROM '{tmp.name}' CSV
+CREATE UNLOGGED TABLE fixes AS SELECT idx, ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography AS g FROM fin;
+""")
+    os.unlink(tmp.name)
+    t0 = time.perf_counter()
+    pg.psql("""
+CREATE UNLOGGED TABLE regions AS
+  SELECT id, radius, ST_SetSRID(ST_MakePoint(lon, lat), 4326)::geography AS g FROM rin;
+CREATE INDEX regions_g ON regions USING gist (g);
+ANALYZE regions; ANALYZE fixes;
+""")
+    build = time.perf_counter() - t0
+    # A per-row radius cannot drive the index, so the index condition uses the largest radius
+    # and the exact test the region's own.
+    query = f"""
+SET max_parallel_workers_per_gather = 0;
+SELECT count(*), coalesce(sum(r.id::numeric), 0), coalesce(sum(f.idx::numeric * r.id), 0)
+FROM fixes f JOIN regions r
+  ON ST_DWithin(r.g, f.g, {max_radius!r}, false) AND ST_DWithin(r.g, f.g, r.radius, false);
+"""
+    t0 = time.perf_counter()
+    out = pg.psql(query).strip().splitlines()[-1]
+    elapsed = time.perf_counter() - t0
+    n, ssum, wsum = out.split(",")
+    s = Sum()
+    s.pairs, s.slots, s.weighted = int(n), int(ssum) & MASK64, int(wsum) & MASK64
+    return build, len(flat) / elapsed, s
+
+
+# ---- driver ----
+
+def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads):
+    cmd = [binary, mode, regions_path, fixes_path, "--repetitions", str(repetitions), "--threads", str(threads)]
+    if limit:
+        cmd += ["--limit", str(limit)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def fmt_rate(v):
+    if v is None:
+        return "-"
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if v >= scale:
+            return f"{v / scale:.3g} {unit}"
+    return f"{v:.0f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", required=True, help="workload files directory")
+    ap.add_argument("--ours", required=True, help="JSON written by geofence bench --from DIR --json")
+    ap.add_argument("--peers-binary", required=True, help="the compiled peers.c")
+    ap.add_argument("--peers", default="c-grid,c-lookup,c-geos,shapely,h3,postgis,c-brute")
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--json", help="write every measurement as JSON")
+    args = ap.parse_args()
+
+    ours = json.load(open(args.ours))["results"]
+    peers = [p for p in args.peers.split(",") if p]
+    rows = []
+    notes = []
+    pg = None
+    try:
+        for o in ours:
+            name, n = o["workload"], o["regions"]
+            rpath = os.path.join(args.dir, f"{name}-{n}-regions.csv")
+            fpath = os.path.join(args.dir, f"{name}-{n}-fixes.csv")
+            total = o["fixes"]
+            ref_full = {"pairs": o["pairs"], "slot_sum": o["slot_sum"], "weighted_sum": o["weighted_sum"]}
+            references = {}
+            regions = None
+            row = {"workload": name, "regions": n, "ours": o, "peers": {}}
+            for p in peers:
+                limit = LIMITS[p](n)
+                if limit == 0:
+                    row["peers"][p] = {"skipped": SKIP_REASON.get(p, "skipped")}
+                    continue
+                k = total if limit is None else min(limit, total)
+                log(f"{name} N={n}: {p} on {k} fixes")
+                try:
+                    if p.startswith("c-"):
+                        r = run_c(args.peers_binary, p[2:], rpath, fpath, None if k == total else k,
+                                  args.repetitions, args.threads)
+                        res = {"build_seconds": r["build_seconds"], "fixes_per_second": r["fixes_per_second"],
+                               "fixes": r["fixes"], "threads": r["threads"],
+                               "checksum": {x: r[x] for x in ("pairs", "slot_sum", "weighted_sum")}}
+                        if p == "c-grid":
+                            res["bytes_per_region"] = r["bytes_per_region"]
+                    else:
+                        if regions is None:
+                            regions = read_regions(rpath)
+                        fixes = read_fixes(fpath, k)
+                        if p == "shapely":
+                            b, rate, s = run_shapely(regions, fixes, args.repetitions)
+                        elif p == "h3":
+                            b, rate, s = run_h3(regions, fixes, 1)
+                        else:
+                            if pg is None:
+                                pg = PostGIS()
+                            b, rate, s = run_postgis(pg, os.path.abspath(rpath), fixes, float(regions[2].max()))
+                        res = {"build_seconds": b, "fixes_per_second": rate, "fixes": k, "threads": 1,
+                               "checksum": s.as_dict()}
+                except Exception as e:  # a peer failing must not hide the others
+                    row["peers"][p] = {"skipped": f"failed: {e}".splitlines()[0][:200]}
+                    continue
+                # The reference checksum for this prefix.
+                if res["fixes"] == total:
+                    ref = ref_full
+                else:
+                    if res["fixes"] not in references:
+                        g = run_c(args.peers_binary, "grid", rpath, fpath, res["fixes"], 1, 1)
+                        references[res["fixes"]] = {x: g[x] for x in ("pairs", "slot_sum", "weighted_sum")}
+                    ref = references[res["fixes"]]
+                res["agrees"] = p == "c-lookup" or res["checksum"] == ref
+                if not res["agrees"]:
+                    notes.append(f"{name} N={n}: {p} checksum {res['checksum']} differs from {ref}")
+                row["peers"][p] = res
+            rows.append(row)
+    finally:
+        if pg:
+            pg.stop()
+
+    # Table: ours (1 thread, all threads), then per peer fixes/s and ratio ours(1T)/peer.
+    threads = ours[0]["threads"] if ours else 1
+    head = ["workload", "N", "ours 1T", f"ours {threads}T", "build s", "B/region"]
+    for p in peers:
+        head += [p, "ratio"]
+    table = [head]
+    for row in rows:
+        o = row["ours"]
+        line = [row["workload"], f"{row['regions']:,}", fmt_rate(o["fixes_per_second_1_thread"]),
+                fmt_rate(o["fixes_per_second_all_threads"]), f"{o['build_seconds']:.3f}",
+                f"{o['bytes_per_region']:.1f}"]
+        for p in peers:
+            r = row["peers"].get(p, {})
+            if "skipped" in r:
+                line += ["skip", "-"]
+                continue
+            mark = "" if r.get("agrees") else " !"
+            part = "" if r["fixes"] == o["fixes"] else "*"
+            line += [fmt_rate(r["fixes_per_second"]) + part + mark,
+                     f"{o['fixes_per_second_1_thread'] / r['fixes_per_second']:.2f}"]
+        table.append(line)
+    widths = [max(len(r[i]) for r in table) for i in range(len(head))]
+    for j, r in enumerate(table):
+        print("  ".join(c.ljust(widths[i]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
+        if j == 0:
+            print("  ".join("-" * w for w in widths))
+    print()
+    print("ratio = ours (1 thread) / peer; * = peer measured on a prefix of the fixes (see LIMITS in"
+          " peers.py), checked against the C grid on the same prefix; ! = checksum differs.")
+    print(f"c-brute uses {args.threads} threads; every other peer one thread. c-lookup does no refine"
+          " (cell lookup only: the limit of a grid design).")
+    skipped = sorted({(p, r["skipped"]) for row in rows for p, r in row["peers"].items() if "skipped" in r})
+    for p, why in skipped:
+        print(f"skipped {p}: {why}")
+    agree = all(r.get("agrees", True) for row in rows for r in row["peers"].values())
+    print("checksums: all contenders agree" if agree and not notes else "checksums: DISAGREEMENTS")
+    for n in notes:
+        print("  " + n)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
