@@ -25,6 +25,8 @@ enum GeofenceCommand {
     switch command {
     case "replay":
       return ReplayCommand.run(rest)
+    case "bench":
+      return BenchCommand.run(rest)
     case "sync":
       return SyncCommand.run(rest)
     case "run":
