@@ -54,7 +54,8 @@ let package = Package(
 
     // Tests.
     .target(
-      name: "GeofenceTestSupport", dependencies: ["GeofenceGeometry"], path: "Tests/GeofenceTestSupport"),
+      name: "GeofenceTestSupport", dependencies: ["GeofenceGeometry"],
+      path: "Tests/GeofenceTestSupport"),
     .testTarget(
       name: "GeofenceGeometryTests", dependencies: ["GeofenceGeometry", "GeofenceTestSupport"]),
     .testTarget(
@@ -62,7 +63,9 @@ let package = Package(
       dependencies: ["GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport"]),
     .testTarget(
       name: "GeofenceTransitionsTests",
-      dependencies: ["GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport"]),
+      dependencies: [
+        "GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport",
+      ]),
     .testTarget(name: "DelimitedTextTests", dependencies: ["DelimitedText"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),

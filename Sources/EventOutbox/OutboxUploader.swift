@@ -204,7 +204,6 @@ public final class OutboxUploader {
     return Data(text.utf8)
   }
 
-
   struct Answer {
     var accepted: [String]
     var duplicates: [String]

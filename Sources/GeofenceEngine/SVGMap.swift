@@ -72,7 +72,8 @@ public struct SVGMap {
       """
     for g in geofences {
       let c = g.region.center
-      let rx = degrees(fromRadians: g.region.angularRadius)
+      let rx =
+        degrees(fromRadians: g.region.angularRadius)
         / max(0.01, cos(radians(fromDegrees: c.latitude))) * kx * scale
       let ry = degrees(fromRadians: g.region.angularRadius) * scale
       out += """

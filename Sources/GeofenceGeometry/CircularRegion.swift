@@ -92,7 +92,8 @@ public struct Geofence: Hashable, Sendable {
   /// Metadata as a JSON object text (for example a deep-link URL), kept verbatim.
   public var metadataJSON: String?
 
-  public init(id: String, name: String? = nil, region: CircularRegion, metadataJSON: String? = nil) {
+  public init(id: String, name: String? = nil, region: CircularRegion, metadataJSON: String? = nil)
+  {
     self.id = id
     self.name = name
     self.region = region

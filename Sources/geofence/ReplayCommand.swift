@@ -170,7 +170,8 @@ enum ReplayCommand {
       if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory)
         || !isDirectory.boolValue || !FileManager.default.isWritableFile(atPath: folder)
       {
-        printError("geofence replay: --svg \(svgPath): folder \(folder) does not exist or is not writable")
+        printError(
+          "geofence replay: --svg \(svgPath): folder \(folder) does not exist or is not writable")
         return ExitStatus.cannotCreate
       }
       if FileManager.default.fileExists(atPath: svgPath, isDirectory: &isDirectory),

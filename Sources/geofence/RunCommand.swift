@@ -428,7 +428,8 @@ enum RunCommand {
         atPath: upload.store, withIntermediateDirectories: true)
     } catch {
       return .failure(
-        LoadFailure.failed("cannot create \(upload.store): \(error.localizedDescription)", ExitStatus.failure))
+        LoadFailure.failed(
+          "cannot create \(upload.store): \(error.localizedDescription)", ExitStatus.failure))
     }
     let storePath = URL(fileURLWithPath: upload.store).appendingPathComponent("geofences.sqlite")
       .path

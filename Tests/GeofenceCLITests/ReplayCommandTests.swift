@@ -40,8 +40,10 @@ private func temporaryDirectory() throws -> URL {
   #expect(Set(enters).count == enters.count, "a town was entered twice: \(enters)")
   #expect(enters.first == "Cornaux")
   #expect(enters.last == "Lausanne")
-  let order = ["Neuchatel", "Bevaix", "Grandson", "Yverdon-les-Bains", "Bavois", "Cossonay",
-    "Renens"]
+  let order = [
+    "Neuchatel", "Bevaix", "Grandson", "Yverdon-les-Bains", "Bavois", "Cossonay",
+    "Renens",
+  ]
   let positions = order.compactMap { enters.firstIndex(of: $0) }
   #expect(positions.count == order.count)
   #expect(positions == positions.sorted())
@@ -50,8 +52,10 @@ private func temporaryDirectory() throws -> URL {
 @Test func presetsReproduceTheNaiveAndHysteresisCounts() throws {
   func townEvents(_ preset: String) throws -> Int {
     let r = try CommandRunner.run(
-      ["replay", "--preset", preset, "--quiet", "--radius", "1500", "--regions",
-        "data/places/rg_cities1000_geofences.csv", "data/tracks/csv/posmo_trajectory.csv"])
+      [
+        "replay", "--preset", preset, "--quiet", "--radius", "1500", "--regions",
+        "data/places/rg_cities1000_geofences.csv", "data/tracks/csv/posmo_trajectory.csv",
+      ])
     #expect(r.status == 0)
     return r.stdout.split(separator: "\n").filter { !$0.contains("\"dwell\"") }.count
   }
@@ -84,11 +88,11 @@ private func temporaryDirectory() throws -> URL {
     to: regions, atomically: true, encoding: .utf8)
   let broken = dir.appendingPathComponent("cut.gpx")
   try """
-    <?xml version="1.0"?>
-    <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
-    <trkpt lat="46.0" lon="7.0"><time>2020-01-01T00:00:00Z</time></trkpt>
-    <trkpt lat="46.0
-    """.write(to: broken, atomically: true, encoding: .utf8)
+  <?xml version="1.0"?>
+  <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+  <trkpt lat="46.0" lon="7.0"><time>2020-01-01T00:00:00Z</time></trkpt>
+  <trkpt lat="46.0
+  """.write(to: broken, atomically: true, encoding: .utf8)
   let good = dir.appendingPathComponent("good.csv")
   try "latitude,longitude,time\n46.01,7.0,2020-01-01T00:00:00Z\n46.0,7.0,2020-01-01T00:01:00Z\n"
     .write(to: good, atomically: true, encoding: .utf8)
@@ -109,7 +113,8 @@ private func temporaryDirectory() throws -> URL {
   let dir = try temporaryDirectory()
   defer { try? FileManager.default.removeItem(at: dir) }
   let regions = dir.appendingPathComponent("places.csv")
-  try "id,name,latitude,longitude,radius\nA,Alpha,46.0,7.0,500\nB,Beta,95,7.0,500\nC,Gamma,46.0,7.0,-3\n"
+  try
+    "id,name,latitude,longitude,radius\nA,Alpha,46.0,7.0,500\nB,Beta,95,7.0,500\nC,Gamma,46.0,7.0,-3\n"
     .write(to: regions, atomically: true, encoding: .utf8)
   let track = dir.appendingPathComponent("t.csv")
   try "lat,lon,timestamp\n46.0,7.0,1577836800\n".write(
@@ -128,19 +133,26 @@ private func temporaryDirectory() throws -> URL {
   defer { try? FileManager.default.removeItem(at: dir) }
   let svg = dir.appendingPathComponent("map.svg")
   let csv = try CommandRunner.run(
-    ["replay", "--format", "csv", "--quiet", "--svg", svg.path, "--radius", "3000", "--regions",
-      "data/places/airports_geofences.csv", "data/tracks/csv/posmo_trajectory.csv"])
+    [
+      "replay", "--format", "csv", "--quiet", "--svg", svg.path, "--radius", "3000", "--regions",
+      "data/places/airports_geofences.csv", "data/tracks/csv/posmo_trajectory.csv",
+    ])
   #expect(csv.status == 0)
   let lines = csv.stdout.split(separator: "\n")
-  #expect(lines.first == "type,region_id,region_name,device_id,time,fix_index,latitude,longitude,accuracy,distance_m,dwell_s,track")
+  #expect(
+    lines.first
+      == "type,region_id,region_name,device_id,time,fix_index,latitude,longitude,accuracy,distance_m,dwell_s,track"
+  )
   #expect(lines.count == 1 + 7 + 1)  // header, 7 enter/exit, 1 dwell (LSGL)
   let map = try String(contentsOf: svg, encoding: .utf8)
   #expect(map.hasPrefix("<svg"))
   #expect(map.contains("ENTER Neuchatel Airport"))
 
   let geojson = try CommandRunner.run(
-    ["replay", "--format", "geojson", "--quiet", "--radius", "3000", "--regions",
-      "data/places/airports_geofences.csv", "data/tracks/csv/posmo_trajectory.csv"])
+    [
+      "replay", "--format", "geojson", "--quiet", "--radius", "3000", "--regions",
+      "data/places/airports_geofences.csv", "data/tracks/csv/posmo_trajectory.csv",
+    ])
   let object = try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any]
   #expect(object?["type"] as? String == "FeatureCollection")
   #expect((object?["features"] as? [Any])?.count == 8)

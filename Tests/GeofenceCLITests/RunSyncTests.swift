@@ -38,7 +38,9 @@ struct RunSyncTests {
     server.stop()
     let offline = try CommandRunner.run(arguments + ["--no-upload"])
     #expect(offline.status == 0, "\(offline.stderr)")
-    #expect(offline.stderr.contains("geofences: sync failed; using the 28298 stored at version v1 (stale: "))
+    #expect(
+      offline.stderr.contains(
+        "geofences: sync failed; using the 28298 stored at version v1 (stale: "))
   }
 
   @Test func runWithoutRegionsAndWithoutAnyStoredSetFailsWith69() throws {
