@@ -54,8 +54,9 @@ public struct MonitorApplyOptions: Hashable, Sendable {
 public struct MonitorApplyReport: Sendable {
   /// Removal EXITs (empty unless asked for).
   public var events: [MonitorEvent]
-  /// Whether the spatial index was rebuilt (any added, removed or moved geofence); a
-  /// metadata-only change updates names and metadata in place.
+  /// Whether the spatial index was rebuilt: only when the insertions since the last build pass
+  /// the index's limit (``GeofenceIndex/GridIndex/pendingLimit``); otherwise added, removed and
+  /// moved geofences are applied in place.
   public var rebuiltIndex: Bool
   /// Visits carried over to the new set, over all devices.
   public var carriedVisits: Int
@@ -79,25 +80,25 @@ public struct MonitorApplyReport: Sendable {
 ///   contains it;
 /// - added geofences start outside and ENTER at the next fix inside.
 ///
-/// **Cost of apply.** Name or metadata changes: O(k) for k changed geofences, no rebuild. Any
-/// other change: the ``GeofenceIndex/GridIndex`` is immutable (no insert or remove), so the
-/// region set is rebuilt, O(n log n) for n geofences, and each device's visits are remapped,
-/// O(m) for m visits. Measured on 1,000,000 geofences (release build, 2 shared cores): about
-/// 1.2 s for a change of 100 (40 moved, 30 added, 30 removed), against about 0.9 s to build
-/// the monitor from scratch.
-///
-/// Applying k changes in O(k) would take, in `GeofenceIndex` and `GeofenceTransitions`:
-/// stable slots (a removed or moved region leaves a tombstone; added and moved regions get new
-/// slots at the end); a tombstone bitmap tested in the query's refine step; a small delta
-/// index (or a sorted list, while it is small) of the appended slots, queried after the base
-/// grid; a rebuild in the background once the delta or the tombstones pass a few percent of
-/// n; and event ordering by comparing ids at emission time instead of the precomputed
-/// ``GeofenceTransitions/RegionSet/ranks``. Detectors would then keep their slots, so no
-/// remapping either. Not `Sendable`: use from one isolation domain.
+/// **Cost of apply.** Name or metadata changes: O(k) for k changed geofences. Added, removed
+/// and moved geofences change the live index in place, without a rebuild: a removal is O(1)
+/// (the slot is retired), an addition or a move goes to the index's short list of recent
+/// insertions (O(1), queried until the index folds it in with a rebuild every ~√n insertions,
+/// see ``GeofenceIndex/GridIndex/insert(_:)``). Each device's visits are then remapped, O(m)
+/// for m visits. Not `Sendable`: use from one isolation domain.
 public final class GeofenceMonitor {
-  /// Geofences by slot.
-  public private(set) var geofences: [Geofence]
-  /// The regions of ``geofences`` (same slots).
+  /// Geofence per slot of ``regions``; slots of removed or moved geofences keep their last
+  /// definition (``GeofenceTransitions/RegionSet/isRemoved(_:)`` tells them).
+  private var slotGeofences: [Geofence]
+  /// The monitored geofences, in slot order.
+  /// - Complexity: O(n) for n slots; allocates.
+  public var geofences: [Geofence] {
+    slotGeofences.indices.filter { !regions.isRemoved(Int32($0)) }.map { slotGeofences[$0] }
+  }
+  /// Number of monitored geofences. O(1).
+  public var count: Int { regions.liveCount }
+  /// The regions, by slot. Slots are stable: a removed or moved geofence retires its slot, and
+  /// added or moved geofences get new slots at the end.
   public private(set) var regions: RegionSet
   /// The detector rules, shared by every device.
   public let configuration: TransitionConfiguration
@@ -116,7 +117,7 @@ public final class GeofenceMonitor {
     geofences: [Geofence], configuration: TransitionConfiguration = TransitionConfiguration(),
     cellSizeDegrees: Double? = nil
   ) {
-    self.geofences = geofences
+    self.slotGeofences = geofences
     self.configuration = configuration
     self.cellSizeDegrees = cellSizeDegrees
     self.regions = RegionSet(geofences: geofences, cellSizeDegrees: cellSizeDegrees)
@@ -128,13 +129,13 @@ public final class GeofenceMonitor {
 
   /// The geofence with `id`, if monitored.
   public func geofence(id: String) -> Geofence? {
-    slotByID[id].map { geofences[Int($0)] }
+    slotByID[id].map { slotGeofences[Int($0)] }
   }
 
   /// Ids of the geofences `deviceID` is inside, sorted.
   public func insideIDs(device deviceID: String?) -> [String] {
     guard let detector = detectors[deviceID] else { return [] }
-    return detector.insideSlots.map { geofences[Int($0)].id }.sorted()
+    return detector.insideSlots.map { slotGeofences[Int($0)].id }.sorted()
   }
 
   /// Feeds one fix of its device (``GeofenceGeometry/LocationFix/deviceID``) and returns the
@@ -150,7 +151,8 @@ public final class GeofenceMonitor {
     detectors[fix.deviceID] = detector
     return scratch.map { e in
       MonitorEvent(
-        type: e.type, geofenceID: geofences[Int(e.slot)].id, deviceID: fix.deviceID, fix: e.fix,
+        type: e.type, geofenceID: slotGeofences[Int(e.slot)].id, deviceID: fix.deviceID,
+        fix: e.fix,
         time: e.fix.time, distanceMeters: e.distanceMeters, dwellSeconds: e.dwellSeconds)
     }
   }
@@ -175,46 +177,45 @@ public final class GeofenceMonitor {
   ) -> MonitorApplyReport {
     precondition(diff.includesDetails, "applying a diff needs its geofences")
     let carriedBefore = detectors.values.reduce(0) { $0 + $1.visitStates.count }
-    // Name and metadata only: same regions, same slots.
-    if diff.added.isEmpty && diff.removed.allSatisfy({ slotByID[$0] == nil })
-      && diff.geometryChanged.isEmpty
-    {
-      for g in diff.metadataChanged {
-        if let slot = slotByID[g.id] { geofences[Int(slot)] = g }
+
+    // Classify by slot: removed, moved (geometry changed: a new slot), renamed in place, new.
+    var removedSlots = Set<Int32>()
+    for id in diff.removed { if let s = slotByID[id] { removedSlots.insert(s) } }
+    var moves: [(old: Int32, geofence: Geofence)] = []
+    var renames: [(slot: Int32, geofence: Geofence)] = []
+    var additions: [Geofence] = []
+    func classify(_ g: Geofence) {
+      guard let s = slotByID[g.id], !removedSlots.contains(s) else {
+        additions.append(g)
+        return
       }
+      if slotGeofences[Int(s)].region == g.region {
+        renames.append((s, g))
+      } else {
+        moves.append((s, g))
+      }
+    }
+    for g in diff.geometryChanged { classify(g) }
+    for g in diff.metadataChanged { classify(g) }
+    for g in diff.added { classify(g) }
+
+    for (s, g) in renames { slotGeofences[Int(s)] = g }
+    if removedSlots.isEmpty && moves.isEmpty && additions.isEmpty {
       return MonitorApplyReport(
         events: [], rebuiltIndex: false, carriedVisits: carriedBefore, droppedVisits: 0)
     }
 
-    var replacement: [String: Geofence] = [:]
-    for g in diff.geometryChanged { replacement[g.id] = g }
-    for g in diff.metadataChanged { replacement[g.id] = g }
-    var addedNew: [Geofence] = []
-    for g in diff.added {
-      if slotByID[g.id] != nil { replacement[g.id] = g } else { addedNew.append(g) }
-    }
-    let removed = Set(diff.removed)
-
-    var next: [Geofence] = []
-    next.reserveCapacity(geofences.count - removed.count + addedNew.count)
-    var slotMap = [Int32](repeating: -1, count: geofences.count)
-    for (old, g) in geofences.enumerated() {
-      if removed.contains(g.id) { continue }
-      slotMap[old] = Int32(next.count)
-      next.append(replacement[g.id] ?? g)
-    }
-    next += addedNew
-
+    // Visits of removed geofences end here (silently, or with a flagged EXIT).
     var events: [MonitorEvent] = []
     var dropped = 0
     for (device, detector) in detectors {
-      for visit in detector.visitStates where slotMap[Int(visit.slot)] < 0 {
+      for visit in detector.visitStates where removedSlots.contains(visit.slot) {
         dropped += 1
         if options.emitsExitForRemovedGeofences {
           events.append(
             MonitorEvent(
-              type: .exit, geofenceID: geofences[Int(visit.slot)].id, deviceID: device, fix: nil,
-              time: time, distanceMeters: nil, isRemoval: true))
+              type: .exit, geofenceID: slotGeofences[Int(visit.slot)].id, deviceID: device,
+              fix: nil, time: time, distanceMeters: nil, isRemoval: true))
         }
       }
     }
@@ -222,21 +223,41 @@ public final class GeofenceMonitor {
       ($0.deviceID ?? "", $0.geofenceID) < ($1.deviceID ?? "", $1.geofenceID)
     }
 
-    let newRegions = RegionSet(geofences: next, cellSizeDegrees: cellSizeDegrees)
-    var slots: [String: Int32] = [:]
-    slots.reserveCapacity(next.count)
-    for (i, g) in next.enumerated() { slots[g.id] = Int32(i) }
-    for (device, detector) in detectors {
-      detectors[device] = detector.migrated(to: newRegions) { old in
-        let new = slotMap[Int(old)]
-        return new < 0 ? nil : new
+    // Detach the detectors from the region set so that the changes below mutate it in place
+    // instead of copying its arrays.
+    var detached = detectors
+    detectors = [:]
+    let placeholder = RegionSet(geofences: [])
+    for key in Array(detached.keys) { detached[key]?.detachRegions(placeholder) }
+
+    let pendingBefore = regions.index.pendingInsertCount
+    var moved: [Int32: Int32] = [:]
+    for s in removedSlots {
+      regions.remove(s)
+      slotByID[slotGeofences[Int(s)].id] = nil
+    }
+    for (old, g) in moves {
+      regions.remove(old)
+      let slot = regions.append(id: g.id, region: g.region)
+      slotGeofences.append(g)
+      slotByID[g.id] = slot
+      moved[old] = slot
+    }
+    for g in additions {
+      let slot = regions.append(id: g.id, region: g.region)
+      slotGeofences.append(g)
+      slotByID[g.id] = slot
+    }
+    let rebuilt =
+      regions.index.pendingInsertCount < pendingBefore + moves.count + additions.count
+
+    for (device, detector) in detached {
+      detectors[device] = detector.migrated(to: regions) { old in
+        removedSlots.contains(old) ? nil : (moved[old] ?? old)
       }
     }
-    geofences = next
-    regions = newRegions
-    slotByID = slots
     return MonitorApplyReport(
-      events: events, rebuiltIndex: true, carriedVisits: carriedBefore - dropped,
+      events: events, rebuiltIndex: rebuilt, carriedVisits: carriedBefore - dropped,
       droppedVisits: dropped)
   }
 }

@@ -5,27 +5,28 @@ import GeofenceIndex
 /// happen at the same fix are reported.
 ///
 /// Regions are addressed by **slot**, their position in the array given to `init` (as in
-/// ``GridIndex``). Events of one type at one fix are ordered by the UTF-8 bytes of the region
-/// id (lexicographically, shorter prefix first); the rank of each slot in that order is
-/// computed once here. Equal ids (which a valid set does not have) are ordered by slot.
+/// ``GridIndex``); ``append(id:region:)`` adds slots at the end and ``remove(_:)`` retires a
+/// slot for good, so slots are stable across incremental changes. Events of one type at one
+/// fix are ordered by the UTF-8 bytes of the region id (lexicographically, shorter prefix
+/// first), see ``precedes(_:_:)``; equal ids (which a valid set does not have) by slot.
 ///
 /// A value type whose arrays are shared between copies: giving the same set to many
-/// detectors does not copy it.
+/// detectors does not copy it (a later change to one copy copies its arrays once).
 public struct RegionSet: Sendable {
   /// The spatial index over the regions.
-  public let index: GridIndex
-  /// Region id per slot.
-  public let ids: [String]
+  public private(set) var index: GridIndex
+  /// Region id per slot (removed slots keep their last id).
+  public private(set) var ids: [String]
   /// Region per slot (the same regions as in ``index``).
-  public let regions: [CircularRegion]
-  /// Rank of each slot in UTF-8 byte order of ``ids`` (0-based).
-  public let ranks: [Int32]
+  public private(set) var regions: [CircularRegion]
+  /// Number of slots not removed.
+  public private(set) var liveCount: Int
 
   /// Builds the set from geofences; slot `i` is `geofences[i]`.
   /// - Parameters:
   ///   - geofences: the regions, at most `Int32.max` of them.
   ///   - cellSizeDegrees: passed to ``GridIndex/init(regions:cellSizeDegrees:)``.
-  /// - Complexity: O(n log n · L) for n geofences with ids of length L, plus the index build.
+  /// - Complexity: the index build, O(n) for n geofences.
   public init(geofences: [Geofence], cellSizeDegrees: Double? = nil) {
     self.init(
       ids: geofences.map(\.id), regions: geofences.map(\.region),
@@ -34,27 +35,17 @@ public struct RegionSet: Sendable {
 
   /// Builds the set from parallel arrays; slot `i` is `(ids[i], regions[i])`.
   /// - Precondition: `ids.count == regions.count <= Int32.max`.
-  /// - Complexity: O(n log n · L) for n regions with ids of length L, plus the index build.
+  /// - Complexity: the index build, O(n) for n regions.
   public init(ids: [String], regions: [CircularRegion], cellSizeDegrees: Double? = nil) {
     precondition(ids.count == regions.count, "one id per region")
     precondition(ids.count <= Int(Int32.max), "at most Int32.max regions")
     self.index = GridIndex(regions: regions, cellSizeDegrees: cellSizeDegrees)
     self.ids = ids
     self.regions = regions
-    let bytes = ids.map { Array($0.utf8) }
-    let order = ids.indices.sorted { a, b in
-      let x = bytes[a]
-      let y = bytes[b]
-      if x.lexicographicallyPrecedes(y) { return true }
-      if y.lexicographicallyPrecedes(x) { return false }
-      return a < b
-    }
-    var ranks = [Int32](repeating: 0, count: ids.count)
-    for (rank, slot) in order.enumerated() { ranks[slot] = Int32(rank) }
-    self.ranks = ranks
+    self.liveCount = ids.count
   }
 
-  /// Number of regions.
+  /// Number of slots, removed ones included (slots are `0 ..< count`).
   public var count: Int { ids.count }
 
   /// The id of the region in `slot`.
@@ -62,4 +53,40 @@ public struct RegionSet: Sendable {
 
   /// The region in `slot`.
   public func region(at slot: Int32) -> CircularRegion { regions[Int(slot)] }
+
+  /// True when `slot` was removed: queries never return it again.
+  public func isRemoved(_ slot: Int32) -> Bool { index.isRemoved(slot) }
+
+  /// Whether events of `a` are reported before events of `b` at one fix: UTF-8 byte order of
+  /// the ids, then slot order.
+  /// - Complexity: O(L) for ids of length L; no allocation.
+  @inlinable
+  public func precedes(_ a: Int32, _ b: Int32) -> Bool {
+    let x = ids[Int(a)].utf8
+    let y = ids[Int(b)].utf8
+    if x.lexicographicallyPrecedes(y) { return true }
+    if y.lexicographicallyPrecedes(x) { return false }
+    return a < b
+  }
+
+  /// Adds a region in a new slot (`count` before the call) and returns the slot.
+  /// - Complexity: amortised O(√n), see ``GridIndex/insert(_:)``.
+  @discardableResult
+  public mutating func append(id: String, region: CircularRegion) -> Int32 {
+    let slot = index.insert(region)
+    ids.append(id)
+    regions.append(region)
+    liveCount += 1
+    return slot
+  }
+
+  /// Retires `slot`: no query returns it again; the slot number is never reused. Removing a
+  /// removed slot does nothing.
+  /// - Precondition: `0 <= slot < count`.
+  /// - Complexity: O(1), see ``GridIndex/remove(at:)``.
+  public mutating func remove(_ slot: Int32) {
+    if index.isRemoved(slot) { return }
+    index.remove(at: slot)
+    liveCount -= 1
+  }
 }

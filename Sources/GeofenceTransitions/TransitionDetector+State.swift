@@ -65,4 +65,13 @@ extension TransitionDetector {
     }
     return next
   }
+
+  /// Points this detector at `placeholder` (normally an empty set) so that it no longer shares
+  /// the arrays of its region set: the owner can then change that set in place without
+  /// copying it, and hand it back with ``migrated(to:slotMap:)``. Visits are kept as they are;
+  /// do not process fixes before migrating.
+  /// - Complexity: O(1).
+  public mutating func detachRegions(_ placeholder: RegionSet) {
+    regions = placeholder
+  }
 }

@@ -35,7 +35,7 @@ import GeofenceIndex
 ///
 /// Events of one fix are appended in this order: every EXIT, then every ENTER, then every
 /// DWELL (a region entered at this fix with a loitering delay of 0 dwells at once); within
-/// each group by the UTF-8 byte order of the region id (``RegionSet/ranks``).
+/// each group by the UTF-8 byte order of the region id (``RegionSet/precedes(_:_:)``).
 ///
 /// A detector created with `usesTime: false` (for tracks without any time) ignores fix times:
 /// no time checks, no outlier filter, no dwell, confirmation by fix count only.
@@ -81,7 +81,6 @@ public struct TransitionDetector: Sendable {
   /// An event about to be emitted at the current fix.
   private struct Emission: Sendable {
     var slot: Int32
-    var rank: Int32
     var distanceMeters: Double
     var dwellSeconds: Double
   }
@@ -257,7 +256,7 @@ public struct TransitionDetector: Sendable {
         if isConfirmed(count: visits[i].exitCount, since: visits[i].exitSince, now: time) {
           exits.append(
             Emission(
-              slot: slot, rank: regions.ranks[Int(slot)], distanceMeters: d, dwellSeconds: 0))
+              slot: slot, distanceMeters: d, dwellSeconds: 0))
           visits.swapAt(i, visits.count - 1)
           visits.removeLast()
           continue
@@ -301,7 +300,7 @@ public struct TransitionDetector: Sendable {
       if !silent {
         enters.append(
           Emission(
-            slot: slot, rank: regions.ranks[Int(slot)],
+            slot: slot,
             distanceMeters: haversineDistance(region.center, point), dwellSeconds: 0))
       }
     }
@@ -328,16 +327,16 @@ public struct TransitionDetector: Sendable {
           let slot = visits[k].slot
           dwells.append(
             Emission(
-              slot: slot, rank: regions.ranks[Int(slot)],
+              slot: slot,
               distanceMeters: haversineDistance(regions.regions[Int(slot)].center, point),
               dwellSeconds: inside))
         }
       }
     }
 
-    Self.sortByRank(&exits)
-    Self.sortByRank(&enters)
-    Self.sortByRank(&dwells)
+    sortByID(&exits)
+    sortByID(&enters)
+    sortByID(&dwells)
     for e in exits {
       events.append(
         TransitionEvent(type: .exit, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters))
@@ -354,13 +353,14 @@ public struct TransitionDetector: Sendable {
     }
   }
 
-  /// Insertion sort by rank: the lists hold a handful of events, and it allocates nothing.
-  private static func sortByRank(_ list: inout [Emission]) {
+  /// Insertion sort by region id bytes: the lists hold a handful of events, and it allocates
+  /// nothing.
+  private func sortByID(_ list: inout [Emission]) {
     if list.count < 2 { return }
     for i in 1..<list.count {
       let item = list[i]
       var j = i
-      while j > 0 && list[j - 1].rank > item.rank {
+      while j > 0 && regions.precedes(item.slot, list[j - 1].slot) {
         list[j] = list[j - 1]
         j -= 1
       }

@@ -59,7 +59,7 @@ struct GeofenceMonitorTests {
     #expect(report.diff.counts == .init(removed: 1, geometryChanged: 2, metadataChanged: 1))
     let applied = monitor.apply(
       report.diff, at: 150, options: MonitorApplyOptions(emitsExitForRemovedGeofences: removalExit))
-    #expect(applied.rebuiltIndex)
+    #expect(!applied.rebuiltIndex)
     #expect(applied.droppedVisits == 1)
     #expect(applied.carriedVisits == 2)
     if removalExit {
