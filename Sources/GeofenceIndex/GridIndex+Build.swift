@@ -77,8 +77,8 @@ extension GridIndex {
       max(box.maxLatitude - box.minLatitude, box.longitudeSpan / grid.columnAspect)
       * grid.edgePerSpan
     guard needed <= grid.edge(level: grid.levelCount - 1) else { return .everywhere }
-    var level = 0
-    var edge = grid.edgeDegrees
+    var level = grid.minimumLevel
+    var edge = grid.edge(level: level)
     while edge < needed {
       edge *= 2
       level += 1
@@ -105,6 +105,54 @@ extension GridIndex {
       p.wrapColumnHigh = -1
     }
     return p
+  }
+
+  /// Regions per occupied home cell above which folding a level into a coarser one is not worth
+  /// the saved probe (see ``chooseMinimumLevel(_:in:)``).
+  internal static let foldedDensityLimit: Double = 4
+
+  /// The finest level regions may be filed at, chosen so that a query probes few levels
+  /// without scanning many more candidates.
+  ///
+  /// For each candidate floor `L` (finest first) every region's home cell is computed at
+  /// `max(its own level, L)`, and the density `regions / distinct home cells` measured; the
+  /// result is the coarsest `L` whose density stays within `max(foldedDensityLimit,
+  /// 1.25 · density(0))`. Sparse sets (global, mixed) fold into one or two levels; dense city
+  /// sets, whose density grows at once, keep their levels. Filing coarser never costs entries:
+  /// a box at most two thirds of a cell touches at most 2 × 2 cells at any coarser level.
+  /// - Complexity: O(n) per candidate level (a radix sort of n keys), at most `levelCount`.
+  internal static func chooseMinimumLevel(_ regions: [CircularRegion], in grid: CellGrid) -> Int {
+    var natural: [(level: Int, row: Int, column: Int)] = []
+    natural.reserveCapacity(regions.count)
+    var finest = Int.max
+    var coarsest = -1
+    for region in regions {
+      let p = placement(of: region, in: grid)
+      guard p.level >= 0 else { continue }
+      natural.append((p.level, p.rowLow << p.level, p.columnLow << p.level))
+      finest = min(finest, p.level)
+      coarsest = max(coarsest, p.level)
+    }
+    guard natural.count > 1, coarsest > finest else { return 0 }
+    var keys = [UInt64](repeating: 0, count: natural.count)
+    var values = [UInt32](repeating: 0, count: natural.count)
+    func density(floor: Int) -> Double {
+      for (i, r) in natural.enumerated() {
+        let level = max(r.level, floor)
+        keys[i] = CellGrid.key(level: level, row: r.row >> level, column: r.column >> level)
+      }
+      radixSort(keys: &keys, values: &values)
+      var distinct = 1
+      for i in 1..<keys.count where keys[i] != keys[i - 1] { distinct += 1 }
+      return Double(keys.count) / Double(distinct)
+    }
+    let limit = max(foldedDensityLimit, 1.25 * density(floor: finest))
+    var chosen = 0
+    for floor in (finest + 1)...coarsest {
+      if density(floor: floor) > limit { break }
+      chosen = floor
+    }
+    return chosen
   }
 
   /// Sorts removed slots after every cell and before the everywhere list.
@@ -138,7 +186,10 @@ extension GridIndex {
     } else {
       live = zip(regions, removed).filter { !$0.1 }.map(\.0)
     }
-    let grid = grid(regions: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
+    var grid = grid(regions: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
+    if cellSizeDegrees == nil || cellSizeDegrees?.isNaN == true {
+      grid = grid.withMinimumLevel(chooseMinimumLevel(live, in: grid))
+    }
     let n = regions.count
 
     // 1. Storage order.

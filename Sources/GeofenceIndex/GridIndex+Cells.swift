@@ -40,13 +40,17 @@ internal struct CellGrid: Sendable {
   /// A region goes to the finest level whose edge is at least this many times its box span.
   let edgePerSpan: Double
 
+  /// No region is filed finer than this level (see ``GridIndex/chooseMinimumLevel``): sparse
+  /// sets fold their small regions into a coarser level, so a query probes fewer levels.
+  let minimumLevel: Int
+
   /// Cell width / height in degrees, >= 1: cells are `columnAspect` times wider in longitude
   /// than tall in latitude, to match the boxes of regions away from the equator.
   @usableFromInline let columnAspect: Double
 
   init(
     edgeDegrees: Double, columnAspect: Double = 1,
-    edgePerSpan: Double = GridIndex.defaultEdgePerSpan
+    edgePerSpan: Double = GridIndex.defaultEdgePerSpan, minimumLevel: Int = 0
   ) {
     self.edgeDegrees = edgeDegrees
     self.columnAspect = columnAspect
@@ -63,6 +67,14 @@ internal struct CellGrid: Sendable {
       levels += 1
     }
     self.levelCount = levels
+    self.minimumLevel = min(max(0, minimumLevel), levels - 1)
+  }
+
+  /// The same grid with another ``minimumLevel``.
+  func withMinimumLevel(_ level: Int) -> CellGrid {
+    CellGrid(
+      edgeDegrees: edgeDegrees, columnAspect: columnAspect, edgePerSpan: edgePerSpan,
+      minimumLevel: level)
   }
 
   /// Cell edge of `level` in degrees (exact: a power-of-two multiple of the level-0 edge).
