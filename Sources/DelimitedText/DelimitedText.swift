@@ -136,10 +136,19 @@ public enum DelimitedText {
       i += 1
     }
     if inQuotes {
+      // The open field holds the rest of the file (and the sentinel line break): its line
+      // breaks, trailing ones aside, say on which line the file ends.
+      var content = field[...]
+      while let last = content.last, last == lf || last == cr { content = content.dropLast() }
+      let lastLine = quoteStartLine + content.reduce(0) { $0 + ($1 == lf ? 1 : 0) }
+      let span =
+        lastLine > quoteStartLine
+        ? "lines \(quoteStartLine)-\(lastLine) (to the end of the file) are skipped with it"
+        : "the line is skipped"
       issues.append(
         DelimitedTextIssue(
           line: quoteStartLine,
-          message: "quoted field opened here is never closed; the record is incomplete"))
+          message: "quoted field opened here is never closed; \(span)"))
     }
     return (records, issues)
   }

@@ -22,6 +22,11 @@ import Testing
   #expect(records.count == 2)
   #expect(issues == [DelimitedTextIssue(line: 3, message: issues.first?.message ?? "")])
   #expect(issues.first?.message.contains("never closed") == true)
+  #expect(issues.first?.message.contains("the line is skipped") == true)
+  let (_, spanning) = DelimitedText.records(
+    in: "a,b\n1,\"open\n2,3\n4,5\n", delimiter: UInt8(ascii: ","))
+  #expect(spanning.first?.line == 2)
+  #expect(spanning.first?.message.contains("lines 2-4 (to the end of the file)") == true)
 }
 
 @Test func detectsTheDelimiterOutsideQuotes() {
