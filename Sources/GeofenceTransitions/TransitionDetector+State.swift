@@ -56,6 +56,7 @@ extension TransitionDetector {
       moved.slot = slot
       return moved
     }
+    next.insideSorted = next.visits.map(\.slot).sorted()
     next.pendingEnters = pendingEnters.compactMap { pending in
       guard let slot = slotMap(pending.slot) else { return nil }
       precondition(slot >= 0 && Int(slot) < regions.count, "slot map out of range")

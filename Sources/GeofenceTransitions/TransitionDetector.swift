@@ -95,6 +95,9 @@ public struct TransitionDetector: Sendable {
   var visits: [Visit] = []
   var pendingEnters: [PendingEnter] = []
   private var queryResult: [Int32] = []
+  /// The slots of ``visits``, sorted, kept in step with it, so that each query result is looked
+  /// up in O(log m) instead of a scan of the inside list.
+  var insideSorted: [Int32] = []
   private var exits: [Emission] = []
   private var enters: [Emission] = []
   private var dwells: [Emission] = []
@@ -243,14 +246,23 @@ public struct TransitionDetector: Sendable {
     enters.removeAll(keepingCapacity: true)
     dwells.removeAll(keepingCapacity: true)
 
-    // EXIT: every region inside, whether or not the query returns it.
+    // EXIT: every region inside, whether or not the query returns it. A fix inside the disc
+    // (the squared-chord test, no trigonometry) cannot satisfy `d - a > r + h` when `h + a`
+    // exceeds the test's rounding (1 µm here); only the others need a distance.
+    let pointVector = UnitVector(point)
     var i = 0
     while i < visits.count {
       let slot = visits[i].slot
       let region = regions.regions[Int(slot)]
-      let d = haversineDistance(region.center, point)
       let r = region.radiusMeters
-      if d - exitAccuracy > r + configuration.hysteresisMeters(forRadius: r) {
+      let h = configuration.hysteresisMeters(forRadius: r)
+      if h + exitAccuracy > 1e-6 && region.contains(pointVector) {
+        visits[i].exitCount = 0
+        i += 1
+        continue
+      }
+      let d = haversineDistance(region.center, point)
+      if d - exitAccuracy > r + h {
         if visits[i].exitCount == 0 { visits[i].exitSince = time }
         visits[i].exitCount += 1
         if isConfirmed(count: visits[i].exitCount, since: visits[i].exitSince, now: time) {
@@ -259,6 +271,7 @@ public struct TransitionDetector: Sendable {
               slot: slot, distanceMeters: d, dwellSeconds: 0))
           visits.swapAt(i, visits.count - 1)
           visits.removeLast()
+          if let k = Self.sortedIndex(of: slot, in: insideSorted) { insideSorted.remove(at: k) }
           continue
         }
       } else {
@@ -280,7 +293,7 @@ public struct TransitionDetector: Sendable {
       {
         continue
       }
-      if visits.contains(where: { $0.slot == slot }) { continue }
+      if Self.sortedIndex(of: slot, in: insideSorted) != nil { continue }
       if exits.contains(where: { $0.slot == slot }) { continue }
       if !(silent || immediate) {
         var j = 0
@@ -297,6 +310,7 @@ public struct TransitionDetector: Sendable {
       }
       visits.append(
         Visit(slot: slot, enterTime: time, dwellEmitted: false, exitCount: 0, exitSince: 0))
+      insideSorted.insert(slot, at: Self.lowerBound(slot, in: insideSorted))
       if !silent {
         enters.append(
           Emission(
@@ -351,6 +365,23 @@ public struct TransitionDetector: Sendable {
           type: .dwell, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters,
           dwellSeconds: e.dwellSeconds))
     }
+  }
+
+  /// The first position in `sorted` whose element is not less than `value`. O(log n).
+  static func lowerBound(_ value: Int32, in sorted: [Int32]) -> Int {
+    var low = 0
+    var high = sorted.count
+    while low < high {
+      let mid = (low + high) / 2
+      if sorted[mid] < value { low = mid + 1 } else { high = mid }
+    }
+    return low
+  }
+
+  /// The position of `value` in `sorted`, or nil. O(log n), no allocation.
+  static func sortedIndex(of value: Int32, in sorted: [Int32]) -> Int? {
+    let k = lowerBound(value, in: sorted)
+    return k < sorted.count && sorted[k] == value ? k : nil
   }
 
   /// Insertion sort by region id bytes: the lists hold a handful of events, and it allocates
