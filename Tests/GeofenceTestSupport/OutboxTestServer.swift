@@ -35,7 +35,7 @@ public final class OutboxTestServer: @unchecked Sendable {
     directory = FileManager.default.temporaryDirectory.appendingPathComponent(
       "outbox-server-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    port = try Self.freePort()
+    port = try ReferenceServer.freePort()
     url = Self.baseURL(port: port)
     process = Process()
     process.executableURL = TestPaths.packageRoot.appendingPathComponent("tools/server/run")
@@ -139,28 +139,5 @@ public final class OutboxTestServer: @unchecked Sendable {
     components.host = "127.0.0.1"
     components.port = port
     return components.url ?? URL(fileURLWithPath: "/")
-  }
-
-  /// A TCP port nobody listens on now (bound to port 0 and released).
-  static func freePort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw ServerError(message: "socket failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-        bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-      }
-    }
-    guard bound == 0 else { throw ServerError(message: "bind failed") }
-    let named = withUnsafeMutablePointer(to: &address) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    guard named == 0 else { throw ServerError(message: "getsockname failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
   }
 }
