@@ -436,17 +436,11 @@ enum RunCommand {
     let options = SyncCommand.Options(
       configuration: SyncConfiguration(baseURL: server, apiKey: upload.key),
       storePath: storePath, full: false, quiet: true, live: false)
-    let box = SyncCommand.ResultBox()
-    let semaphore = DispatchSemaphore(value: 0)
-    Task {
-      box.status = await SyncCommand.sync(options)
-      semaphore.signal()
-    }
-    semaphore.wait()
+    let syncStatus = SyncCommand.syncWaiting(options)
     do {
       let store = try GeofenceStore(path: storePath)
       let state = try store.state()
-      if box.status != ExitStatus.ok && state.version == nil {
+      if syncStatus != ExitStatus.ok && state.version == nil {
         return .failure(
           LoadFailure.failed("the geofence sync failed and no earlier set is stored", 69))
       }

@@ -70,6 +70,15 @@ enum SyncCommand {
       printError("geofence sync: cannot create the store folder: \(error.localizedDescription)")
       return ioError
     }
+    return syncWaiting(options)
+  }
+
+  /// Runs ``sync(_:)`` from synchronous command code (the main thread, outside the
+  /// cooperative pool) and waits for its exit status.
+  static func syncWaiting(_ options: Options) -> Int32 {
+    final class ResultBox: @unchecked Sendable {
+      var status: Int32 = ExitStatus.software
+    }
     let box = ResultBox()
     let semaphore = DispatchSemaphore(value: 0)
     Task {
@@ -78,10 +87,6 @@ enum SyncCommand {
     }
     semaphore.wait()
     return box.status
-  }
-
-  final class ResultBox: @unchecked Sendable {
-    var status: Int32 = ExitStatus.software
   }
 
   static func parse(_ parsed: CommandLineArguments) throws(UsageError) -> Options {
