@@ -50,7 +50,7 @@ public struct CircularRegion: Hashable, Sendable {
     centerVector.chordSquared(to: point) <= chordSquaredThreshold
   }
 
-  /// Whether the closed disc contains `coordinate`. O(1), four trigonometric calls.
+  /// Whether the closed disc contains `coordinate`. O(1), two ``sineCosine(degrees:)`` calls.
   @inlinable
   public func contains(_ coordinate: Coordinate) -> Bool {
     contains(UnitVector(coordinate))

@@ -23,16 +23,20 @@ public struct UnitVector: Hashable, Sendable {
     self.z = z
   }
 
-  /// The unit vector of a WGS84 coordinate (treated as spherical).
-  /// - Complexity: O(1), four trigonometric calls.
+  /// The unit vector of a WGS84 coordinate (treated as spherical):
+  /// `(cos φ cos λ, cos φ sin λ, sin φ)`.
+  ///
+  /// Sines and cosines come from ``sineCosine(degrees:)`` (within about one ulp; exact at
+  /// multiples of 90°, so the poles are exactly `(0, 0, ±1)`).
+  /// - Complexity: O(1), two ``sineCosine(degrees:)`` calls (about 40 floating-point
+  ///   operations, no libm call for coordinates in range).
   @inlinable
   public init(_ c: Coordinate) {
-    let phi = radians(fromDegrees: c.latitude)
-    let lambda = radians(fromDegrees: c.longitude)
-    let cosPhi = cos(phi)
-    self.x = cosPhi * cos(lambda)
-    self.y = cosPhi * sin(lambda)
-    self.z = sin(phi)
+    let phi = sineCosine(degrees: c.latitude)
+    let lambda = sineCosine(degrees: c.longitude)
+    self.x = phi.cos * lambda.cos
+    self.y = phi.cos * lambda.sin
+    self.z = phi.sin
   }
 
   /// Squared chord length to `other` (dimensionless, in [0, 4]).

@@ -1,0 +1,74 @@
+import GeofenceGeometry
+import GeofenceTestSupport
+import Testing
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+#if arch(x86_64) || arch(i386)
+  /// Oracle: sine and cosine in 80-bit extended precision (64-bit significand, about 2,000 times
+  /// finer than a Double's). The angle is first written exactly as `r + 90° q` with
+  /// `|r| <= 45°` (exact in Double arithmetic), so that the extended-precision radian angle has
+  /// a small relative error even next to multiples of 90°, where the function values are tiny.
+  private func extendedSineCosine(_ degrees: Double) -> (sin: Float80, cos: Float80) {
+    let q = (degrees / 90).rounded()
+    let r = degrees - 90 * q
+    let x = Float80(r) * (Float80.pi / 180)
+    let (s, c) = (sin(x), cos(x))
+    switch ((Int(q) % 4) + 4) % 4 {
+    case 0: return (s, c)
+    case 1: return (c, -s)
+    case 2: return (-s, -c)
+    default: return (-c, s)
+    }
+  }
+
+  /// Error in units of the last place of the Double nearest to `exact`.
+  private func ulps(_ value: Double, _ exact: Float80) -> Double {
+    let error = abs(Float80(value) - exact)
+    let rounded = Double(exact)
+    let ulp = rounded == 0 ? Double.leastNonzeroMagnitude : rounded.ulp
+    return Double(error) / ulp
+  }
+
+  @Test func sineCosineIsWithinOneAndAHalfUlpOfExtendedPrecision() {
+    var rng = SeededGenerator(seed: 90)
+    var worst = 0.0
+    var angles: [Double] = [
+      0, 1e-300, 1e-9, 0.5, 30, 44.999_999, 45, 45.000_001, 60, 89.999_999_9,
+      -179.999_999, 180, -180, 270, 359.999, 720.5, -1234.567,
+    ]
+    for _ in 0..<200_000 { angles.append(Double.random(in: -360...360, using: &rng)) }
+    for _ in 0..<20_000 { angles.append(Double.random(in: -1e-6...1e-6, using: &rng)) }
+    for d in angles {
+      let (s, c) = sineCosine(degrees: d)
+      let exact = extendedSineCosine(d)
+      let e = max(ulps(s, exact.sin), ulps(c, exact.cos))
+      worst = max(worst, e)
+      #expect(e <= 1.5, "\(d)°: sin \(s) cos \(c), \(e) ulp")
+    }
+    // Rounding is visible to the oracle (worst seen: 1.12 ulp), so the bound is not vacuous.
+    #expect(worst > 0.5, "the oracle should see rounding (worst \(worst) ulp)")
+  }
+#endif
+
+@Test func sineCosineIsExactAtMultiplesOfNinetyDegrees() {
+  for k in -8...8 {
+    let (s, c) = sineCosine(degrees: Double(k) * 90)
+    let expected: [(Double, Double)] = [(0, 1), (1, 0), (0, -1), (-1, 0)]
+    let (es, ec) = expected[((k % 4) + 4) % 4]
+    #expect(s == es && c == ec, "\(k * 90)°: (\(s), \(c))")
+  }
+  #expect(
+    UnitVector(Coordinate(uncheckedLatitude: 90, longitude: 37)) == UnitVector(x: 0, y: 0, z: 1))
+  #expect(UnitVector(Coordinate(uncheckedLatitude: -90, longitude: -123)).z == -1)
+}
+
+@Test func sineCosineOfNonFiniteAndHugeAngles() {
+  #expect(sineCosine(degrees: .nan).sin.isNaN)
+  #expect(sineCosine(degrees: .infinity).cos.isNaN)
+  let big = 1e12 + 30
+  let (s, c) = sineCosine(degrees: big)
+  #expect(s == sin(big * (Double.pi / 180)) && c == cos(big * (Double.pi / 180)))
+}
