@@ -246,35 +246,17 @@ extension GridIndex {
     }
     radixSort(keys: &keys, values: &entries)
 
-    // 3. Runs of equal keys become cells.
-    var runCount = 0
-    var previous = CellSlot.emptyKey
-    for key in keys where key != previous {
-      runCount += 1
-      previous = key
-    }
-    let capacity = CellSlot.capacity(forCellCount: runCount)
-    var table = [CellSlot](
-      repeating: CellSlot(key: CellSlot.emptyKey, start: 0, count: 0), count: capacity)
-    var start = 0
-    while start < keys.count {
-      let key = keys[start]
-      var end = start + 1
-      while end < keys.count && keys[end] == key { end += 1 }
-      var h = CellSlot.home(key, capacity: capacity)
-      while table[h].key != CellSlot.emptyKey {
-        h += 1
-        if h == capacity { h = 0 }
-      }
-      table[h] = CellSlot(
-        key: key, start: UInt32(truncatingIfNeeded: start),
-        count: UInt32(truncatingIfNeeded: end - start))
-      start = end
-    }
+    // 3. Runs of equal keys become cells: dense levels get CSR offsets by position, the
+    //    others slots of the hash table.
+    let layout = CellLayout(sortedKeys: keys, grid: grid, regionCount: n)
+    let offsets = layout.offsets(sortedKeys: keys)
+    let table = layout.hashTable(sortedKeys: keys)
     var index = GridIndex(
       discs: discs, slotOfStored: slotOfStored, centers: regions.map(\.center),
       radiiMeters: regions.map(\.radiusMeters), everywhereStart: everywhereStart, grid: grid,
-      nonEmptyLevels: nonEmptyLevels, cells: table, usedCellCount: runCount, entries: entries)
+      nonEmptyLevels: nonEmptyLevels, denseLevels: layout.denseLevels,
+      levelTables: layout.levelTables, offsets: offsets, cells: table,
+      usedCellCount: layout.cellCount, entries: entries)
     index.requestedCellSizeDegrees = cellSizeDegrees
     index.filedEnd = filedEnd
     index.removedCount = everywhereStart - filedEnd

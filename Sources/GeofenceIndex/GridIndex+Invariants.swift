@@ -39,13 +39,14 @@ import GeofenceGeometry
         }
       }
 
-      // Cell table: every used slot is reachable from its home, runs partition `entries`.
-      precondition(cells.isEmpty || cells.count > usedCellCount, "table has no empty slot")
-      var used = 0
+      // Cell table (levels not dense): every used slot is reachable from its home.
+      precondition(
+        cells.isEmpty || cells.count > cells.filter { $0.key != CellSlot.emptyKey }.count,
+        "table has no empty slot")
       var levels: UInt64 = 0
       var runs: [(start: Int, count: Int, key: UInt64)] = []
       for (h, cell) in cells.enumerated() where cell.key != CellSlot.emptyKey {
-        used += 1
+        precondition(denseLevels & (1 &<< (cell.key >> 58)) == 0, "dense level in the table")
         levels |= 1 &<< (cell.key >> 58)
         runs.append((Int(cell.start), Int(cell.count), cell.key))
         var probe = CellSlot.home(cell.key, capacity: cells.count)
@@ -54,7 +55,25 @@ import GeofenceGeometry
           probe = (probe + 1) % cells.count
         }
       }
-      precondition(used == usedCellCount && levels == nonEmptyLevels)
+      // Dense levels: offsets never decrease; each non-empty position is a run.
+      precondition(levelTables.count == grid.levelCount)
+      for level in 0..<grid.levelCount where denseLevels & (1 &<< UInt64(level)) != 0 {
+        let t = levelTables[level]
+        let positions = t.rowCount * t.columnCount
+        precondition(positions > 0 && t.base + positions < offsets.count)
+        for p in 0..<positions {
+          let start = Int(offsets[t.base + p])
+          let end = Int(offsets[t.base + p + 1])
+          precondition(start <= end, "offsets decrease at level \(level), position \(p)")
+          if start == end { continue }
+          levels |= 1 &<< UInt64(level)
+          let key = CellGrid.key(
+            level: level, row: t.rowLow + p / t.columnCount,
+            column: t.columnLow + p % t.columnCount)
+          runs.append((start, end - start, key))
+        }
+      }
+      precondition(runs.count == usedCellCount && levels == nonEmptyLevels)
       runs.sort { $0.start < $1.start }
       var next = 0
       var filedIn = [Int](repeating: 0, count: n)

@@ -35,9 +35,12 @@ import GeofenceGeometry
 ///   covers the sphere, when its box covers all longitudes or comes within
 ///   ``polarMarginDegrees`` of a pole, or when `1.5 s` exceeds the coarsest cell height.
 /// - **Storage** (flat, struct-of-arrays):
-///   - `entries: [UInt32]`, storage indices grouped by cell (CSR runs), and an open-addressing
-///     table of `(cell id, start, count)` (16 bytes a slot, linear probing, load <= 2/3) holding
-///     only non-empty cells;
+///   - `entries: [UInt32]`, storage indices grouped by cell (CSR runs, sorted by cell id);
+///   - per level, where its cells' runs are: a level whose rectangle of occupied cells is small
+///     is **dense**, an offset array by position in that rectangle (4 bytes a position, no
+///     hashing; see `CellLayout` for the rule: city and regional sets are dense at every
+///     level); the other levels share an open-addressing table of `(cell id, start, count)`
+///     (16 bytes a slot, linear probing, load <= 2/3) holding only non-empty cells;
 ///   - one 32-byte refine record per region (centre unit vector and squared-chord threshold,
 ///     copied from the region) in **storage order**: regions sorted by the first cell they are
 ///     filed in, so the candidates of one cell are a few contiguous runs of records;
@@ -45,20 +48,20 @@ import GeofenceGeometry
 ///     (24 bytes a region, slot order) from which ``region(at:)`` rebuilds the region.
 ///
 ///   Geometry is 56 bytes a region. The grid adds the slot map (4 bytes), about 2.2 entries
-///   (9 bytes) and 24 bytes per non-empty cell: 14 bytes a region for 1,000,000 regions of
-///   50-500 m in a 55 km city (few, shared cells), up to about 56 bytes a region when the same
-///   regions are spread over 2,000 km and most cells hold one region. See
+///   (9 bytes) and the cells: 4 bytes a dense position or 24 bytes a hashed cell. See
 ///   ``memoryFootprintBytes``.
 ///
 /// ## Cost
 ///
-/// A query computes the point's unit vector once (four trigonometric calls), then for each
-/// non-empty level one hash probe and one squared-chord test (three multiplies) per slot filed
-/// in the point's cell, plus one test per region in the everywhere list. A cell of level `k`
-/// holds the regions of that level whose boxes touch it; since a region's box spans a third to
-/// two thirds of the cell, typically 5 % to 20 % of a cell's candidates contain a point in it
-/// (7 % for 1,000,000 regions of 50-500 m in a 55 km city). Queries never allocate (beyond
-/// growing `result` the first time).
+/// A query finds the point's row and column once, then for each non-empty level either reads
+/// two offsets (dense level) or makes one hash probe, and tests each slot filed in the point's
+/// cell with one squared-chord comparison (three multiplies), plus one test per region in the
+/// everywhere list. The point's unit vector (two ``sineCosine(degrees:)`` calls) is computed
+/// only when the first candidate turns up, so a point in empty cells costs only the lookups.
+/// A cell of level `k` holds the regions of that level whose boxes touch it; since a region's
+/// box spans a third to two thirds of the cell, typically 5 % to 20 % of a cell's candidates
+/// contain a point in it (7 % for 1,000,000 regions of 50-500 m in a 55 km city). Queries never
+/// allocate (beyond growing `result` the first time).
 ///
 /// `GridIndex` is a `Sendable` value: queries only read it, so many threads may query one value
 /// at once; ``insert(_:)`` and ``remove(at:)`` mutate a copy (copy-on-write arrays).
@@ -91,9 +94,18 @@ public struct GridIndex: Sendable {
   @usableFromInline internal var grid: CellGrid
   /// Bit `k` is set when level `k` has at least one filed region.
   @usableFromInline internal var nonEmptyLevels: UInt64
-  /// Open-addressing table of non-empty cells (linear probing, load <= 2/3; empty when no cell).
+  /// Levels stored densely: their cells are found by position in `offsets` (see ``LevelTable``),
+  /// without hashing. The other non-empty levels are in `cells`.
+  @usableFromInline internal var denseLevels: UInt64
+  /// Level → its dense rectangle (`grid.levelCount` records; zero-sized for other levels).
+  @usableFromInline internal var levelTables: [LevelTable]
+  /// CSR offsets of the dense levels' cells into `entries`: the cell at position `p` of a level
+  /// owns `entries[offsets[base + p] ..< offsets[base + p + 1]]`; empty cells own an empty run.
+  @usableFromInline internal var offsets: [UInt32]
+  /// Open-addressing table of the non-empty cells of the levels not in `denseLevels` (linear
+  /// probing, load <= 2/3; empty when there are none).
   @usableFromInline internal var cells: [CellSlot]
-  /// Number of used slots in `cells`.
+  /// Number of non-empty cells over all levels, dense or hashed.
   @usableFromInline internal var usedCellCount: Int
   /// Storage indices grouped by cell: cell `c` owns `entries[c.start ..< c.start + c.count]`,
   /// in increasing order.
@@ -141,8 +153,9 @@ public struct GridIndex: Sendable {
   @usableFromInline
   internal init(
     discs: [Disc], slotOfStored: [UInt32], centers: [Coordinate], radiiMeters: [Double],
-    everywhereStart: Int, grid: CellGrid, nonEmptyLevels: UInt64, cells: [CellSlot],
-    usedCellCount: Int, entries: [UInt32]
+    everywhereStart: Int, grid: CellGrid, nonEmptyLevels: UInt64, denseLevels: UInt64,
+    levelTables: [LevelTable], offsets: [UInt32], cells: [CellSlot], usedCellCount: Int,
+    entries: [UInt32]
   ) {
     self.discs = discs
     self.slotOfStored = slotOfStored
@@ -151,6 +164,9 @@ public struct GridIndex: Sendable {
     self.everywhereStart = everywhereStart
     self.grid = grid
     self.nonEmptyLevels = nonEmptyLevels
+    self.denseLevels = denseLevels
+    self.levelTables = levelTables
+    self.offsets = offsets
     self.cells = cells
     self.usedCellCount = usedCellCount
     self.entries = entries
@@ -166,7 +182,7 @@ public struct GridIndex: Sendable {
   /// The index keeps each region's centre and radius and rebuilds the derived fields (centre
   /// vector, threshold) on each call.
   /// - Precondition: `0 <= slot < count`.
-  /// - Complexity: O(1), four trigonometric calls.
+  /// - Complexity: O(1), two ``sineCosine(degrees:)`` calls.
   public func region(at slot: Int32) -> CircularRegion {
     let i = Int(slot)
     guard let region = try? CircularRegion(center: centers[i], radiusMeters: radiiMeters[i])
@@ -189,7 +205,7 @@ public struct GridIndex: Sendable {
   ///   the point's cell at each of those levels, `w` regions in the everywhere list. Each
   ///   candidate costs one squared-chord comparison (three multiplies) on a 32-byte record.
   public func query(_ point: Coordinate, into result: inout [Int32]) {
-    result.removeAll(keepingCapacity: true)
+    if !result.isEmpty { result.removeAll(keepingCapacity: true) }
     forEachRegion(containing: point) { result.append($0) }
   }
 
@@ -199,32 +215,75 @@ public struct GridIndex: Sendable {
   /// Same answers, preconditions and cost as ``query(_:into:)``.
   @inlinable
   public func forEachRegion(containing point: Coordinate, _ body: (Int32) -> Void) {
-    let v = UnitVector(point)
     // Outside the documented ranges the grid's row and column would not name the point's
     // position on the sphere: test every region.
     let inRange = abs(point.latitude) <= 90 && abs(point.longitude) <= 180
     discs.withUnsafeBufferPointer { discBuffer in
       slotOfStored.withUnsafeBufferPointer { slotOf in
-        for i in (inRange ? everywhereStart : 0)..<discBuffer.count
-        where discBuffer[i].contains(v) {
-          body(Int32(truncatingIfNeeded: slotOf[i]))
+        // The unit vector costs two sineCosine calls: computed when the first candidate turns
+        // up, so a point in empty cells costs only the cell lookups.
+        var v = UnitVector(x: 0, y: 0, z: 0)
+        var haveVector = false
+        let listStart = inRange ? everywhereStart : 0
+        if listStart < discBuffer.count {
+          v = UnitVector(point)
+          haveVector = true
+          for i in listStart..<discBuffer.count where discBuffer[i].contains(v) {
+            body(Int32(truncatingIfNeeded: slotOf[i]))
+          }
         }
-        var levels = inRange ? nonEmptyLevels : 0
-        if levels == 0 { return }
+        if !inRange || nonEmptyLevels == 0 { return }
         let row0 = grid.row(latitude: point.latitude)
         let column0 = grid.queryColumn(longitude: point.longitude)
-        cells.withUnsafeBufferPointer { table in
-          entries.withUnsafeBufferPointer { stored in
+        entries.withUnsafeBufferPointer { stored in
+          var dense = denseLevels
+          if dense != 0 {
+            levelTables.withUnsafeBufferPointer { tables in
+              offsets.withUnsafeBufferPointer { offset in
+                while dense != 0 {
+                  let level = dense.trailingZeroBitCount
+                  dense &= dense &- 1
+                  let table = tables[level]
+                  let r = (row0 &>> level) &- table.rowLow
+                  let c = (column0 &>> level) &- table.columnLow
+                  if UInt(bitPattern: r) >= UInt(bitPattern: table.rowCount)
+                    || UInt(bitPattern: c) >= UInt(bitPattern: table.columnCount)
+                  {
+                    continue
+                  }
+                  let k = table.base &+ r &* table.columnCount &+ c
+                  let start = Int(offset[k])
+                  let end = Int(offset[k &+ 1])
+                  if start == end { continue }
+                  if !haveVector {
+                    v = UnitVector(point)
+                    haveVector = true
+                  }
+                  for e in start..<end {
+                    let i = Int(stored[e])
+                    if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+                  }
+                }
+              }
+            }
+          }
+          var hashed = nonEmptyLevels & ~denseLevels
+          if hashed == 0 { return }
+          cells.withUnsafeBufferPointer { table in
             let capacity = table.count
-            while levels != 0 {
-              let level = levels.trailingZeroBitCount
-              levels &= levels &- 1
+            while hashed != 0 {
+              let level = hashed.trailingZeroBitCount
+              hashed &= hashed &- 1
               let key = CellGrid.key(
                 level: level, row: row0 &>> level, column: column0 &>> level)
               var h = CellSlot.home(key, capacity: capacity)
               while true {
                 let cell = table[h]
                 if cell.key == key {
+                  if !haveVector {
+                    v = UnitVector(point)
+                    haveVector = true
+                  }
                   let start = Int(cell.start)
                   for e in start..<(start &+ Int(cell.count)) {
                     let i = Int(stored[e])
@@ -241,6 +300,30 @@ public struct GridIndex: Sendable {
         }
       }
     }
+  }
+}
+
+/// Where a dense level's cells are: the rectangle `rowLow ..< rowLow + rowCount` ×
+/// `columnLow ..< columnLow + columnCount` of that level's rows and columns (the smallest one
+/// holding all its non-empty cells), stored row by row from `offsets[base]`.
+@usableFromInline
+internal struct LevelTable: Sendable {
+  @usableFromInline var rowLow: Int
+  @usableFromInline var columnLow: Int
+  @usableFromInline var rowCount: Int
+  @usableFromInline var columnCount: Int
+  @usableFromInline var base: Int
+
+  /// The record of a level that is not dense: no position falls in it.
+  @usableFromInline static let none = LevelTable(
+    rowLow: 0, columnLow: 0, rowCount: 0, columnCount: 0, base: 0)
+
+  @inlinable init(rowLow: Int, columnLow: Int, rowCount: Int, columnCount: Int, base: Int) {
+    self.rowLow = rowLow
+    self.columnLow = columnLow
+    self.rowCount = rowCount
+    self.columnCount = columnCount
+    self.base = base
   }
 }
 
@@ -309,12 +392,15 @@ extension GridIndex {
   /// Number of regions checked on every query (sphere- or pole-covering, or very large).
   public var everywhereCount: Int { discs.count - everywhereStart - pendingCount }
 
-  /// Bytes held by the grid structure: the entry array (4 bytes per entry), the cell table
-  /// (16 bytes per table slot, 1.5 slots per non-empty cell) and the storage → slot map
-  /// (4 bytes per region; 8 once ``insert(_:)`` or ``remove(at:)`` has been used). Counts
-  /// capacity.
+  /// Bytes held by the grid structure: the entry array (4 bytes per entry), the dense levels'
+  /// offsets (4 bytes per position), the cell table of the other levels (16 bytes per table
+  /// slot, 1.5 slots per non-empty cell), the level records (40 bytes per level) and the
+  /// storage → slot map (4 bytes per region; 8 once ``insert(_:)`` or ``remove(at:)`` has been
+  /// used). Counts capacity.
   public var indexFootprintBytes: Int {
     entries.capacity * MemoryLayout<UInt32>.stride
+      + offsets.capacity * MemoryLayout<UInt32>.stride
+      + levelTables.capacity * MemoryLayout<LevelTable>.stride
       + cells.capacity * MemoryLayout<CellSlot>.stride
       + (slotOfStored.capacity + storedOfSlot.capacity) * MemoryLayout<UInt32>.stride
   }
@@ -339,23 +425,27 @@ extension GridIndex {
   /// the point's cell at every non-empty level. For measurements.
   internal func _candidateCount(at point: Coordinate) -> Int {
     var total = everywhereCount
-    var levels = nonEmptyLevels
-    if levels == 0 { return total }
     let row0 = grid.row(latitude: point.latitude)
     let column0 = grid.queryColumn(longitude: point.longitude)
-    let capacity = cells.count
-    while levels != 0 {
-      let level = levels.trailingZeroBitCount
-      levels &= levels - 1
+    for level in nonEmptyLevelList {
+      if denseLevels & (1 &<< UInt64(level)) != 0 {
+        let t = levelTables[level]
+        let r = (row0 >> level) - t.rowLow
+        let c = (column0 >> level) - t.columnLow
+        guard (0..<t.rowCount).contains(r) && (0..<t.columnCount).contains(c) else { continue }
+        let k = t.base + r * t.columnCount + c
+        total += Int(offsets[k + 1] - offsets[k])
+        continue
+      }
       let key = CellGrid.key(level: level, row: row0 >> level, column: column0 >> level)
-      var h = CellSlot.home(key, capacity: capacity)
+      var h = CellSlot.home(key, capacity: cells.count)
       while cells[h].key != CellSlot.emptyKey {
         if cells[h].key == key {
           total += Int(cells[h].count)
           break
         }
         h += 1
-        if h == capacity { h = 0 }
+        if h == cells.count { h = 0 }
       }
     }
     return total

@@ -507,6 +507,32 @@ struct GridIndexStructureTests {
     #expect(CellGrid.key(level: 3, row: 5, column: 7) == (3 << 58) | (5 << 29) | 7)
   }
 
+  @Test func denseAndHashedLevelsBothAnswerExactly() {
+    // 0.001° cells over the whole sphere: the finest levels have billions of positions and go
+    // to the hash table, the coarse ones are dense. A city set is dense at every level.
+    var rng = SeededGenerator(seed: 41)
+    let world = randomRegions(count: 3000, mix: .mixed, using: &rng)
+    let sparse = GridIndex(regions: world, cellSizeDegrees: 0.001)
+    let hashed = sparse.nonEmptyLevels & ~sparse.denseLevels
+    #expect(sparse.denseLevels != 0 && hashed != 0, "seed 41: dense \(sparse.denseLevels)")
+    #expect(firstMismatch(sparse, world, queryPoints(for: world, count: 1000, using: &rng)) == nil)
+
+    let city = Coordinate(uncheckedLatitude: 47.37, longitude: 8.54)
+    let local = (0..<3000).map { _ in
+      // swift-format-ignore: NeverUseForceTry
+      try! CircularRegion(
+        center: destination(
+          from: city, meters: Double.random(in: 0...20_000, using: &rng),
+          bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
+        radiusMeters: Double.random(in: 50...500, using: &rng))
+    }
+    let dense = GridIndex(regions: local)
+    #expect(dense.nonEmptyLevels != 0 && dense.denseLevels == dense.nonEmptyLevels)
+    // Positions of the dense rectangles stay within the memory allowance.
+    #expect(dense.offsets.count <= 6 * dense.cellCount + CellLayout.allowance(regionCount: 3000))
+    #expect(firstMismatch(dense, local, queryPoints(for: local, count: 1000, using: &rng)) == nil)
+  }
+
   @Test func placementSplitsAtAntimeridian() throws {
     let grid = CellGrid(edgeDegrees: 0.01)
     let straddler = try CircularRegion(

@@ -1,0 +1,135 @@
+/// How the non-empty cells of each level are stored: densely (CSR offsets by position in the
+/// level's rectangle of occupied cells, no hashing) or in the open-addressing hash table.
+///
+/// A level is dense when its rectangle costs no more memory than hashing its cells would
+/// (4 bytes a position against 24 bytes a hashed cell), or, coarsest levels first, while the
+/// rectangles stay within an allowance of `2 n + 65,536` extra positions (at most 8 bytes a
+/// region plus 256 KiB). City and regional sets are dense at every level; sparse sets spread
+/// over the whole sphere keep their finest levels in the hash table.
+internal struct CellLayout {
+  /// Bits of the dense levels.
+  private(set) var denseLevels: UInt64 = 0
+  /// Level → rectangle (``LevelTable/none`` for levels that are not dense).
+  private(set) var levelTables: [LevelTable]
+  /// Number of runs (non-empty cells) over all levels.
+  private(set) var cellCount = 0
+  /// Number of runs in levels that are not dense.
+  private(set) var hashedCellCount = 0
+  /// Total length of the offset array (one more than the positions of each dense level).
+  private(set) var offsetCount = 0
+
+  /// Extra dense positions allowed beyond the memory-neutral ones: `2 n + 65,536`.
+  static func allowance(regionCount n: Int) -> Int { 2 * n + 65_536 }
+
+  /// Chooses the layout from the sorted cell keys of every (cell, region) entry.
+  /// - Complexity: O(m) for `m` keys.
+  init(sortedKeys keys: [UInt64], grid: CellGrid, regionCount: Int) {
+    let levelCount = grid.levelCount
+    var rowLow = [Int](repeating: .max, count: levelCount)
+    var rowHigh = [Int](repeating: -1, count: levelCount)
+    var columnLow = [Int](repeating: .max, count: levelCount)
+    var columnHigh = [Int](repeating: -1, count: levelCount)
+    var runs = [Int](repeating: 0, count: levelCount)
+    var previous = CellSlot.emptyKey
+    for key in keys where key != previous {
+      previous = key
+      let (level, row, column) = CellLayout.split(key)
+      runs[level] += 1
+      rowLow[level] = min(rowLow[level], row)
+      rowHigh[level] = max(rowHigh[level], row)
+      columnLow[level] = min(columnLow[level], column)
+      columnHigh[level] = max(columnHigh[level], column)
+    }
+    levelTables = Array(repeating: .none, count: levelCount)
+    var allowance = CellLayout.allowance(regionCount: regionCount)
+    for level in (0..<levelCount).reversed() where runs[level] > 0 {
+      cellCount += runs[level]
+      let rows = rowHigh[level] - rowLow[level] + 1
+      let columns = columnHigh[level] - columnLow[level] + 1
+      let positions = rows.multipliedReportingOverflow(by: columns)
+      var dense = false
+      if !positions.overflow && positions.partialValue < Int(UInt32.max) / 2 {
+        if positions.partialValue <= 6 * runs[level] {
+          dense = true
+        } else if positions.partialValue <= allowance {
+          allowance -= positions.partialValue
+          dense = true
+        }
+      }
+      if dense {
+        denseLevels |= 1 &<< UInt64(level)
+        levelTables[level] = LevelTable(
+          rowLow: rowLow[level], columnLow: columnLow[level], rowCount: rows,
+          columnCount: columns, base: offsetCount)
+        offsetCount += positions.partialValue + 1
+      } else {
+        hashedCellCount += runs[level]
+      }
+    }
+  }
+
+  /// Level, row and column of a cell id.
+  static func split(_ key: UInt64) -> (level: Int, row: Int, column: Int) {
+    let mask: UInt64 = (1 << 29) - 1
+    return (Int(key >> 58), Int((key >> 29) & mask), Int(key & mask))
+  }
+
+  /// The CSR offsets of the dense levels, from the sorted keys (a level's keys are sorted by
+  /// row, then column: the order of positions).
+  func offsets(sortedKeys keys: [UInt64]) -> [UInt32] {
+    var offsets = [UInt32](repeating: 0, count: offsetCount)
+    // For each dense level, the next position whose offset is not yet written.
+    var next = [Int](repeating: 0, count: levelTables.count)
+    var current = -1
+    func finish(_ level: Int, at end: Int) {
+      let t = levelTables[level]
+      for p in next[level]...(t.rowCount * t.columnCount) {
+        offsets[t.base + p] = UInt32(truncatingIfNeeded: end)
+      }
+    }
+    var previous = CellSlot.emptyKey
+    for (e, key) in keys.enumerated() where key != previous {
+      previous = key
+      let (level, row, column) = CellLayout.split(key)
+      if level != current {
+        if current >= 0 && denseLevels & (1 << UInt64(current)) != 0 { finish(current, at: e) }
+        current = level
+      }
+      guard denseLevels & (1 << UInt64(level)) != 0 else { continue }
+      let t = levelTables[level]
+      let position = (row - t.rowLow) * t.columnCount + (column - t.columnLow)
+      while next[level] <= position {
+        offsets[t.base + next[level]] = UInt32(truncatingIfNeeded: e)
+        next[level] += 1
+      }
+    }
+    if current >= 0 && denseLevels & (1 << UInt64(current)) != 0 {
+      finish(current, at: keys.count)
+    }
+    return offsets
+  }
+
+  /// The open-addressing table of the cells of levels that are not dense.
+  func hashTable(sortedKeys keys: [UInt64]) -> [CellSlot] {
+    let capacity = CellSlot.capacity(forCellCount: hashedCellCount)
+    var table = [CellSlot](
+      repeating: CellSlot(key: CellSlot.emptyKey, start: 0, count: 0), count: capacity)
+    var start = 0
+    while start < keys.count {
+      let key = keys[start]
+      var end = start + 1
+      while end < keys.count && keys[end] == key { end += 1 }
+      defer { start = end }
+      if denseLevels & (1 << (key >> 58)) != 0 { continue }
+      var h = CellSlot.home(key, capacity: capacity)
+      while table[h].key != CellSlot.emptyKey {
+        h += 1
+        if h == capacity { h = 0 }
+      }
+      table[h] = CellSlot(
+        key: key, start: UInt32(truncatingIfNeeded: start),
+        count: UInt32(truncatingIfNeeded: end - start))
+    }
+    return table
+  }
+}
