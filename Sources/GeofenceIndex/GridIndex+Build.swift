@@ -62,7 +62,13 @@ extension GridIndex {
   }
 
   /// Where `region` is filed in `grid`. Pure function of the region and the grid.
-  internal static func placement(of region: CircularRegion, in grid: CellGrid) -> Placement {
+  ///
+  /// - Parameter forcedLevel: file at this level (at most the natural one) instead of the
+  ///   natural level; `nil` for the grid's rule (natural level, raised to
+  ///   ``CellGrid/minimumLevel``, lowered to it for ``CellGrid/replicatedLevels``).
+  internal static func placement(
+    of region: CircularRegion, in grid: CellGrid, forcedLevel: Int? = nil
+  ) -> Placement {
     if region.coversSphere { return .everywhere }
     // A centre outside the documented ranges (an unchecked coordinate) has no meaningful box.
     let center = region.center
@@ -82,6 +88,11 @@ extension GridIndex {
     while edge < needed {
       edge *= 2
       level += 1
+    }
+    if let forced = forcedLevel {
+      level = min(level, forced)
+    } else if grid.replicatedLevels & (1 &<< UInt64(level)) != 0 {
+      level = grid.minimumLevel
     }
     let lastColumn = grid.columns(level: level) - 1
     var p = Placement(
@@ -155,6 +166,45 @@ extension GridIndex {
     return chosen
   }
 
+  /// Extra entries that replicating coarse levels into the minimum level may add:
+  /// `n / 2 + 4,096` (at most 2 bytes a region plus 16 KiB).
+  internal static func replicationAllowance(regionCount n: Int) -> Int { n / 2 + 4_096 }
+
+  /// The levels above `grid.minimumLevel` whose regions are filed at the minimum level instead
+  /// (``CellGrid/replicatedLevels``), so that a query probes fewer levels.
+  ///
+  /// Filing a region at a finer level puts it in more cells but never adds candidates to a
+  /// query (the finer cells are inside the coarse one). Levels are taken cheapest first (by
+  /// the entries they add) while the added entries stay within ``replicationAllowance``. A
+  /// sparse set with a few large or near-polar regions on many coarse levels (the global set:
+  /// 8 levels at 1,000,000 regions) ends with one or two.
+  /// - Complexity: O(n) placements.
+  internal static func chooseReplicatedLevels(_ regions: [CircularRegion], in grid: CellGrid)
+    -> UInt64
+  {
+    let floor = grid.minimumLevel
+    var added = [Int](repeating: 0, count: grid.levelCount)
+    var present: UInt64 = 0
+    for region in regions {
+      let p = placement(of: region, in: grid)
+      guard p.level > floor else { continue }
+      present |= 1 &<< UInt64(p.level)
+      added[p.level] += placement(of: region, in: grid, forcedLevel: floor).cellCount - p.cellCount
+    }
+    var candidates: [(level: Int, added: Int)] = []
+    for level in 0..<grid.levelCount where present & (1 &<< UInt64(level)) != 0 {
+      candidates.append((level, added[level]))
+    }
+    candidates.sort { ($0.added, $0.level) < ($1.added, $1.level) }
+    var allowance = replicationAllowance(regionCount: regions.count)
+    var replicated: UInt64 = 0
+    for c in candidates where c.added <= allowance {
+      allowance -= c.added
+      replicated |= 1 &<< UInt64(c.level)
+    }
+    return replicated
+  }
+
   /// Sorts removed slots after every cell and before the everywhere list.
   internal static let removedHomeKey: UInt64 = .max - 1
 
@@ -188,7 +238,10 @@ extension GridIndex {
     }
     var grid = grid(regions: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
     if cellSizeDegrees == nil || cellSizeDegrees?.isNaN == true {
-      grid = grid.withMinimumLevel(chooseMinimumLevel(live, in: grid))
+      grid = grid.with(minimumLevel: chooseMinimumLevel(live, in: grid))
+      grid = grid.with(
+        minimumLevel: grid.minimumLevel,
+        replicatedLevels: chooseReplicatedLevels(live, in: grid))
     }
     let n = regions.count
 

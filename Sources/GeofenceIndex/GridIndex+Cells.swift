@@ -44,14 +44,21 @@ internal struct CellGrid: Sendable {
   /// sets fold their small regions into a coarser level, so a query probes fewer levels.
   let minimumLevel: Int
 
+  /// Levels above ``minimumLevel`` whose regions are filed at ``minimumLevel`` instead, in
+  /// every cell of that level their box touches (see ``GridIndex/chooseReplicatedLevels``):
+  /// a query probes fewer levels for a few more entries.
+  let replicatedLevels: UInt64
+
   /// Cell width / height in degrees, >= 1: cells are `columnAspect` times wider in longitude
   /// than tall in latitude, to match the boxes of regions away from the equator.
   @usableFromInline let columnAspect: Double
 
   init(
     edgeDegrees: Double, columnAspect: Double = 1,
-    edgePerSpan: Double = GridIndex.defaultEdgePerSpan, minimumLevel: Int = 0
+    edgePerSpan: Double = GridIndex.defaultEdgePerSpan, minimumLevel: Int = 0,
+    replicatedLevels: UInt64 = 0
   ) {
+    self.replicatedLevels = replicatedLevels
     self.edgeDegrees = edgeDegrees
     self.columnAspect = columnAspect
     self.edgePerSpan = edgePerSpan
@@ -70,11 +77,11 @@ internal struct CellGrid: Sendable {
     self.minimumLevel = min(max(0, minimumLevel), levels - 1)
   }
 
-  /// The same grid with another ``minimumLevel``.
-  func withMinimumLevel(_ level: Int) -> CellGrid {
+  /// The same grid with another ``minimumLevel`` and ``replicatedLevels``.
+  func with(minimumLevel level: Int, replicatedLevels replicated: UInt64 = 0) -> CellGrid {
     CellGrid(
       edgeDegrees: edgeDegrees, columnAspect: columnAspect, edgePerSpan: edgePerSpan,
-      minimumLevel: level)
+      minimumLevel: level, replicatedLevels: replicated)
   }
 
   /// Cell edge of `level` in degrees (exact: a power-of-two multiple of the level-0 edge).

@@ -533,6 +533,38 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(dense, local, queryPoints(for: local, count: 1000, using: &rng)) == nil)
   }
 
+  @Test func sparseSetsReplicateCoarseLevelsIntoTheFloor() {
+    // Area-uniform centres, 100 m - 5 km: folding raises the floor, and the few large and
+    // near-polar regions of the coarser levels are filed at the floor in more cells, so a
+    // query probes one level.
+    var rng = SeededGenerator(seed: 43)
+    let regions = (0..<20_000).map { _ in
+      // swift-format-ignore: NeverUseForceTry
+      try! CircularRegion(
+        center: randomSpherePoint(using: &rng),
+        radiusMeters: Double.random(in: 100...5_000, using: &rng))
+    }
+    let index = GridIndex(regions: regions)
+    let natural = GridIndex(regions: regions, cellSizeDegrees: index.finestCellSizeDegrees)
+    #expect(index.grid.minimumLevel > 0 && index.grid.replicatedLevels != 0)
+    #expect(index.nonEmptyLevelList.count < natural.nonEmptyLevelList.count)
+    #expect(index.nonEmptyLevelList == [index.grid.minimumLevel], "\(index.nonEmptyLevelList)")
+    // Within the allowance of added entries.
+    #expect(
+      index.entryCount
+        <= 4 * regions.count + GridIndex.replicationAllowance(regionCount: regions.count))
+    var points = queryPoints(for: regions, count: 1000, using: &rng)
+    // Points near the poles, where the replicated regions are.
+    for _ in 0..<300 {
+      points.append(
+        Coordinate(
+          uncheckedLatitude: Double.random(in: 80...90, using: &rng)
+            * (Bool.random(using: &rng) ? 1 : -1),
+          longitude: Double.random(in: -180...180, using: &rng)))
+    }
+    #expect(firstMismatch(index, regions, points) == nil)
+  }
+
   @Test func placementSplitsAtAntimeridian() throws {
     let grid = CellGrid(edgeDegrees: 0.01)
     let straddler = try CircularRegion(
