@@ -31,7 +31,7 @@ extension GridIndex {
   /// their boxes (clamped to [1, 16]; 1/cos(latitude) for a single-latitude set), and the
   /// finest edge is `edgePerSpan` times the smallest box span measured in cell units.
   internal static func grid(
-    regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double
+    boxes: [BoundingBox?], cellSizeDegrees: Double?, edgePerSpan: Double
   ) -> CellGrid {
     func clamped(_ edge: Double) -> Double {
       min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, edge))
@@ -39,14 +39,13 @@ extension GridIndex {
     if let requested = cellSizeDegrees, !requested.isNaN {
       return CellGrid(edgeDegrees: clamped(requested), edgePerSpan: edgePerSpan)
     }
-    let step = max(1, regions.count / 65_536)
+    let step = max(1, boxes.count / 65_536)
     var spans: [(latitude: Double, longitude: Double)] = []
     var i = 0
-    while i < regions.count {
-      let region = regions[i]
+    while i < boxes.count {
+      let filed = boxes[i]
       i += step
-      if region.coversSphere { continue }
-      let box = region.boundingBox
+      guard let box = filed else { continue }
       let latitudeSpan = box.maxLatitude - box.minLatitude
       if box.coversAllLongitudes || !(latitudeSpan > 0) { continue }
       spans.append((latitudeSpan, box.longitudeSpan))
@@ -69,16 +68,39 @@ extension GridIndex {
   internal static func placement(
     of region: CircularRegion, in grid: CellGrid, forcedLevel: Int? = nil
   ) -> Placement {
-    if region.coversSphere { return .everywhere }
-    // A centre outside the documented ranges (an unchecked coordinate) has no meaningful box.
-    let center = region.center
-    guard abs(center.latitude) <= 90 && abs(center.longitude) <= 180 else { return .everywhere }
-    let box = region.boundingBox
+    placement(of: Disc(region), in: grid, forcedLevel: forcedLevel)
+  }
+
+  /// Where the region with refine record `disc` is filed: the box comes from the record alone
+  /// (``Disc/centerCoordinate`` and ``Disc/angularRadius``), so the index needs no other copy of the
+  /// geometry to build or rebuild.
+  internal static func placement(
+    of disc: Disc, in grid: CellGrid, forcedLevel: Int? = nil
+  ) -> Placement {
+    placement(box: filingBox(of: disc), in: grid, forcedLevel: forcedLevel)
+  }
+
+  /// The box a region is filed by, or `nil` for the everywhere list: a sphere-covering disc,
+  /// a non-finite centre (an unchecked NaN coordinate), a box covering all longitudes or
+  /// within ``polarMarginDegrees`` of a pole. Also for a removed record (its region's box).
+  /// - Complexity: O(1), five inverse or direct trigonometric calls.
+  internal static func filingBox(of disc: Disc) -> BoundingBox? {
+    if disc.coversSphere { return nil }
+    guard let center = disc.centerCoordinate else { return nil }
+    let box = disc.boundingBox(around: center)
     if box.coversAllLongitudes || !(box.maxLatitude < 90 - polarMarginDegrees)
       || !(box.minLatitude > -90 + polarMarginDegrees)
     {
-      return .everywhere
+      return nil
     }
+    return box
+  }
+
+  /// Where a region with filing box `box` (``filingBox(of:)``) is filed in `grid`.
+  internal static func placement(
+    box filing: BoundingBox?, in grid: CellGrid, forcedLevel: Int? = nil
+  ) -> Placement {
+    guard let box = filing else { return .everywhere }
     let needed =
       max(box.maxLatitude - box.minLatitude, box.longitudeSpan / grid.columnAspect)
       * grid.edgePerSpan
@@ -132,13 +154,13 @@ extension GridIndex {
   /// sets, whose density grows at once, keep their levels. Filing coarser never costs entries:
   /// a box at most two thirds of a cell touches at most 2 × 2 cells at any coarser level.
   /// - Complexity: O(n) per candidate level (a radix sort of n keys), at most `levelCount`.
-  internal static func chooseMinimumLevel(_ regions: [CircularRegion], in grid: CellGrid) -> Int {
+  internal static func chooseMinimumLevel(_ boxes: [BoundingBox?], in grid: CellGrid) -> Int {
     var natural: [(level: Int, row: Int, column: Int)] = []
-    natural.reserveCapacity(regions.count)
+    natural.reserveCapacity(boxes.count)
     var finest = Int.max
     var coarsest = -1
-    for region in regions {
-      let p = placement(of: region, in: grid)
+    for box in boxes {
+      let p = placement(box: box, in: grid)
       guard p.level >= 0 else { continue }
       natural.append((p.level, p.rowLow << p.level, p.columnLow << p.level))
       finest = min(finest, p.level)
@@ -179,24 +201,24 @@ extension GridIndex {
   /// sparse set with a few large or near-polar regions on many coarse levels (the global set:
   /// 8 levels at 1,000,000 regions) ends with one or two.
   /// - Complexity: O(n) placements.
-  internal static func chooseReplicatedLevels(_ regions: [CircularRegion], in grid: CellGrid)
+  internal static func chooseReplicatedLevels(_ boxes: [BoundingBox?], in grid: CellGrid)
     -> UInt64
   {
     let floor = grid.minimumLevel
     var added = [Int](repeating: 0, count: grid.levelCount)
     var present: UInt64 = 0
-    for region in regions {
-      let p = placement(of: region, in: grid)
+    for box in boxes {
+      let p = placement(box: box, in: grid)
       guard p.level > floor else { continue }
       present |= 1 &<< UInt64(p.level)
-      added[p.level] += placement(of: region, in: grid, forcedLevel: floor).cellCount - p.cellCount
+      added[p.level] += placement(box: box, in: grid, forcedLevel: floor).cellCount - p.cellCount
     }
     var candidates: [(level: Int, added: Int)] = []
     for level in 0..<grid.levelCount where present & (1 &<< UInt64(level)) != 0 {
       candidates.append((level, added[level]))
     }
     candidates.sort { ($0.added, $0.level) < ($1.added, $1.level) }
-    var allowance = replicationAllowance(regionCount: regions.count)
+    var allowance = replicationAllowance(regionCount: boxes.count)
     var replicated: UInt64 = 0
     for c in candidates where c.added <= allowance {
       allowance -= c.added
@@ -222,21 +244,20 @@ extension GridIndex {
   ///    occupy a few contiguous runs of storage.
   /// 2. Every (cell, storage index) pair is generated in storage order and radix-sorted by cell
   ///    (stably), giving each cell's run of `entries` in increasing storage order.
-  /// 3. Runs become slots of the open-addressing cell table.
+  /// 3. Runs become positions of a dense level or slots of the open-addressing cell table
+  ///    (``CellLayout``).
   ///
-  /// Slots with `removed[slot]` true (``remove(at:)``) are stored between the filed regions and
-  /// the everywhere list with a threshold that matches nothing, and are filed nowhere.
+  /// `regions` are the refine records in slot order. Removed slots (``Disc/isRemoved``, from
+  /// ``remove(at:)``) are stored between the filed regions and the everywhere list, and are
+  /// filed nowhere.
   internal static func build(
-    regions: [CircularRegion], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan,
-    removed: [Bool] = []
+    discs regions: [Disc], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan
   ) -> GridIndex {
-    let live: [CircularRegion]
-    if removed.isEmpty {
-      live = regions
-    } else {
-      live = zip(regions, removed).filter { !$0.1 }.map(\.0)
-    }
-    var grid = grid(regions: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
+    // Each region's filing box, computed once (removed slots: none, they are filed nowhere).
+    let boxes = regions.map { $0.isRemoved ? nil : filingBox(of: $0) }
+    let hasRemoved = regions.contains { $0.isRemoved }
+    let live = hasRemoved ? zip(regions, boxes).filter { !$0.0.isRemoved }.map(\.1) : boxes
+    var grid = grid(boxes: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
     if cellSizeDegrees == nil || cellSizeDegrees?.isNaN == true {
       grid = grid.with(minimumLevel: chooseMinimumLevel(live, in: grid))
       grid = grid.with(
@@ -252,11 +273,11 @@ extension GridIndex {
     var nonEmptyLevels: UInt64 = 0
     for i in 0..<n {
       slotOfStored[i] = UInt32(truncatingIfNeeded: i)
-      if !removed.isEmpty && removed[i] {
+      if regions[i].isRemoved {
         homeKeys[i] = removedHomeKey
         continue
       }
-      let p = placement(of: regions[i], in: grid)
+      let p = placement(box: boxes[i], in: grid)
       homeKeys[i] = homeKey(p)
       entryTotal += p.cellCount
       if p.level >= 0 { nonEmptyLevels |= 1 &<< UInt64(p.level) }
@@ -271,10 +292,7 @@ extension GridIndex {
     homeKeys = []
     var discs = [Disc]()
     discs.reserveCapacity(n)
-    for (i, slot) in slotOfStored.enumerated() {
-      let disc = Disc(regions[Int(slot)])
-      discs.append(i >= filedEnd && i < everywhereStart ? disc.removed : disc)
-    }
+    for slot in slotOfStored { discs.append(regions[Int(slot)]) }
 
     // 2. (cell, storage index) pairs, grouped by cell.
     var keys: [UInt64] = []
@@ -282,7 +300,7 @@ extension GridIndex {
     keys.reserveCapacity(entryTotal)
     entries.reserveCapacity(entryTotal)
     for i in 0..<filedEnd {
-      let p = placement(of: regions[Int(slotOfStored[i])], in: grid)
+      let p = placement(box: boxes[Int(slotOfStored[i])], in: grid)
       let index = UInt32(truncatingIfNeeded: i)
       for row in p.rowLow...p.rowHigh {
         for column in p.columnLow...p.columnHigh {
@@ -305,8 +323,7 @@ extension GridIndex {
     let offsets = layout.offsets(sortedKeys: keys)
     let table = layout.hashTable(sortedKeys: keys)
     var index = GridIndex(
-      discs: discs, slotOfStored: slotOfStored, centers: regions.map(\.center),
-      radiiMeters: regions.map(\.radiusMeters), everywhereStart: everywhereStart, grid: grid,
+      discs: discs, slotOfStored: slotOfStored, everywhereStart: everywhereStart, grid: grid,
       nonEmptyLevels: nonEmptyLevels, denseLevels: layout.denseLevels,
       levelTables: layout.levelTables, offsets: offsets, cells: table,
       usedCellCount: layout.cellCount, entries: entries)

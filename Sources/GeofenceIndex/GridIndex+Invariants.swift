@@ -10,23 +10,13 @@ import GeofenceGeometry
     /// - Complexity: O(n + m + table capacity), plus one placement per region.
     internal func checkInvariants() {
       let n = discs.count
-      precondition(slotOfStored.count == n && centers.count == n && radiiMeters.count == n)
+      precondition(slotOfStored.count == n)
       precondition((0...n).contains(everywhereStart))
       var seen = [Bool](repeating: false, count: n)
       for (i, slot) in slotOfStored.enumerated() {
         let s = Int(slot)
         precondition(s < n && !seen[s], "slot map is not a permutation at \(i)")
         seen[s] = true
-        let r = region(at: Int32(s))
-        // Bit patterns, so that a NaN centre (unchecked coordinate) compares equal to itself.
-        let c = discs[i].center
-        let t = discs[i].chordSquaredThreshold
-        precondition(
-          c.x.bitPattern == r.centerVector.x.bitPattern
-            && c.y.bitPattern == r.centerVector.y.bitPattern
-            && c.z.bitPattern == r.centerVector.z.bitPattern
-            && (t.bitPattern == r.chordSquaredThreshold.bitPattern || discs[i].isRemoved),
-          "refine record \(i) differs from region \(s)")
         precondition(
           !(filedEnd..<everywhereStart).contains(i) || discs[i].isRemoved,
           "storage \(i) between the filed regions and the everywhere list is not removed")
@@ -94,7 +84,7 @@ import GeofenceGeometry
       // Regions inserted since the build (the last `pendingCount`) are on no cell.
       var previousHome: UInt64 = 0
       for i in 0..<(n - pendingCount) where !(filedEnd..<everywhereStart).contains(i) {
-        let p = GridIndex.placement(of: region(at: Int32(slotOfStored[i])), in: grid)
+        let p = GridIndex.placement(of: discs[i], in: grid)
         precondition((p.level < 0) == (i >= everywhereStart), "storage \(i) on the wrong list")
         let home = GridIndex.homeKey(p)
         precondition(home >= previousHome, "storage order is not by home cell at \(i)")

@@ -31,15 +31,13 @@ extension GridIndex {
     storedOfSlot.append(UInt32(truncatingIfNeeded: discs.count))
     slotOfStored.append(UInt32(truncatingIfNeeded: slot))
     discs.append(Disc(region))
-    centers.append(region.center)
-    radiiMeters.append(region.radiusMeters)
     pendingCount += 1
     if pendingCount > pendingLimit { rebuild() }
     return Int32(truncatingIfNeeded: slot)
   }
 
-  /// Removes the region in `slot` from every later answer. The slot number is not reused, and
-  /// ``region(at:)`` still returns the region it held; ``isRemoved(_:)`` tells removed slots.
+  /// Removes the region in `slot` from every later answer. The slot number is not reused;
+  /// ``isRemoved(_:)`` tells removed slots.
   ///
   /// Removing a removed slot does nothing.
   /// - Precondition: `0 <= slot < count`.
@@ -67,21 +65,16 @@ extension GridIndex {
   /// Rebuilds the grid from the current regions, keeping slot numbers and removals, and empties
   /// the pending list. The cell size is chosen again from the live regions when `init` was
   /// given `nil`.
-  /// - Complexity: O(n), the same as ``init(regions:cellSizeDegrees:)`` plus one
-  ///   ``region(at:)`` per slot.
+  ///
+  /// The index rebuilds from its own refine records (each region's box is recomputed from its
+  /// centre vector and threshold, see ``Disc/centerCoordinate``), so it keeps no other copy of the
+  /// regions.
+  /// - Complexity: O(n), the same as ``init(regions:cellSizeDegrees:)``.
   public mutating func rebuild() {
-    let n = count
-    var regions: [CircularRegion] = []
-    regions.reserveCapacity(n)
-    for slot in 0..<n { regions.append(region(at: Int32(truncatingIfNeeded: slot))) }
-    var removed: [Bool] = []
-    if removedCount > 0 {
-      prepareForUpdates()
-      removed = (0..<n).map { discs[Int(storedOfSlot[$0])].isRemoved }
-    }
+    prepareForUpdates()
+    let bySlot = storedOfSlot.map { discs[Int($0)] }
     self = GridIndex.build(
-      regions: regions, cellSizeDegrees: requestedCellSizeDegrees,
-      edgePerSpan: grid.edgePerSpan, removed: removed)
+      discs: bySlot, cellSizeDegrees: requestedCellSizeDegrees, edgePerSpan: grid.edgePerSpan)
     prepareForUpdates()
   }
 

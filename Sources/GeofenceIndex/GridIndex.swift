@@ -1,5 +1,11 @@
 import GeofenceGeometry
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Answers "which regions' closed discs contain this point?" for a fixed set of circular regions,
 /// with a multi-level latitude/longitude grid.
 ///
@@ -9,8 +15,8 @@ import GeofenceGeometry
 ///
 /// ## Answers
 ///
-/// A query returns exactly the slots `i` for which `region(at: i).contains(UnitVector(point))`
-/// is true and `i` is not removed (``CircularRegion/contains(_:)-(UnitVector)``, closed disc:
+/// A query returns exactly the slots `i` for which `regions[i].contains(UnitVector(point))`
+/// is true (the region given for slot `i`) and `i` is not removed (``CircularRegion/contains(_:)-(UnitVector)``, closed disc:
 /// the boundary is inside).
 /// The grid only chooses candidates; the canonical predicate decides, so the answer equals a
 /// brute-force scan with that predicate, including at the antimeridian (longitudes −180 and 180
@@ -43,12 +49,13 @@ import GeofenceGeometry
 ///     (16 bytes a slot, linear probing, load <= 2/3) holding only non-empty cells;
 ///   - one 32-byte refine record per region (centre unit vector and squared-chord threshold,
 ///     copied from the region) in **storage order**: regions sorted by the first cell they are
-///     filed in, so the candidates of one cell are a few contiguous runs of records;
-///   - the storage-index → slot map (4 bytes a region), and each region's centre and radius
-///     (24 bytes a region, slot order) from which ``region(at:)`` rebuilds the region.
+///     filed in, so the candidates of one cell are a few contiguous runs of records. This is
+///     the index's only copy of the geometry: rebuilds recompute each box from the record;
+///   - the storage-index → slot map (4 bytes a region).
 ///
-///   Geometry is 56 bytes a region. The grid adds the slot map (4 bytes), about 2.2 entries
-///   (9 bytes) and the cells: 4 bytes a dense position or 24 bytes a hashed cell. See
+///   Geometry is 32 bytes a region. The grid adds the slot map (4 bytes), about 2.2 entries
+///   (9 bytes) and the cells: 4 bytes a dense position or 24 bytes a hashed cell; 46 bytes a
+///   region in all for 1,000,000 regions of 50-500 m in a 55 km city. See
 ///   ``memoryFootprintBytes``.
 ///
 /// ## Cost
@@ -71,10 +78,6 @@ public struct GridIndex: Sendable {
   @usableFromInline internal var discs: [Disc]
   /// Storage index → slot.
   @usableFromInline internal var slotOfStored: [UInt32]
-  /// Slot → centre, as given.
-  @usableFromInline internal var centers: [Coordinate]
-  /// Slot → radius in metres, as given.
-  @usableFromInline internal var radiiMeters: [Double]
   /// Storage indices `everywhereStart ..< count` are checked on every query: the everywhere
   /// list (sphere-covering, pole-covering, very large regions), then regions inserted since the
   /// last build.
@@ -147,20 +150,18 @@ public struct GridIndex: Sendable {
   ///   returning. 1,000,000 city regions build in about 0.7 s (release, one core).
   public init(regions: [CircularRegion], cellSizeDegrees: Double? = nil) {
     precondition(regions.count <= Int(Int32.max), "GridIndex holds at most Int32.max regions")
-    self = GridIndex.build(regions: regions, cellSizeDegrees: cellSizeDegrees)
+    self = GridIndex.build(discs: regions.map(Disc.init), cellSizeDegrees: cellSizeDegrees)
   }
 
   @usableFromInline
   internal init(
-    discs: [Disc], slotOfStored: [UInt32], centers: [Coordinate], radiiMeters: [Double],
-    everywhereStart: Int, grid: CellGrid, nonEmptyLevels: UInt64, denseLevels: UInt64,
+    discs: [Disc], slotOfStored: [UInt32], everywhereStart: Int, grid: CellGrid,
+    nonEmptyLevels: UInt64, denseLevels: UInt64,
     levelTables: [LevelTable], offsets: [UInt32], cells: [CellSlot], usedCellCount: Int,
     entries: [UInt32]
   ) {
     self.discs = discs
     self.slotOfStored = slotOfStored
-    self.centers = centers
-    self.radiiMeters = radiiMeters
     self.everywhereStart = everywhereStart
     self.grid = grid
     self.nonEmptyLevels = nonEmptyLevels
@@ -175,20 +176,6 @@ public struct GridIndex: Sendable {
   /// Number of slots (`0 ..< count`), including removed ones (see ``remove(at:)``).
   /// - Complexity: O(1).
   public var count: Int { discs.count }
-
-  /// The region in `slot`, equal (`==`) to the one given to `init` or ``insert(_:)`` (also for a
-  /// removed slot).
-  ///
-  /// The index keeps each region's centre and radius and rebuilds the derived fields (centre
-  /// vector, threshold) on each call.
-  /// - Precondition: `0 <= slot < count`.
-  /// - Complexity: O(1), two ``sineCosine(degrees:)`` calls.
-  public func region(at slot: Int32) -> CircularRegion {
-    let i = Int(slot)
-    guard let region = try? CircularRegion(center: centers[i], radiusMeters: radiiMeters[i])
-    else { preconditionFailure("radius validated when the region was first built") }
-    return region
-  }
 
   /// Replaces `result`'s contents with the slots of every region whose closed disc contains
   /// `point`, in no particular order. Reuses `result`'s capacity: no allocation once it holds
@@ -332,7 +319,8 @@ internal struct LevelTable: Sendable {
 @usableFromInline
 internal struct Disc: Sendable {
   @usableFromInline let center: UnitVector
-  /// The region's threshold, or −∞ for a removed slot (no squared chord is below it).
+  /// The region's threshold (>= 0, or +∞), negated for a removed slot: no squared chord is
+  /// below a negative threshold, and the region's own stays recoverable for its box.
   @usableFromInline let chordSquaredThreshold: Double
 
   @inlinable init(_ region: CircularRegion) {
@@ -345,11 +333,47 @@ internal struct Disc: Sendable {
     self.chordSquaredThreshold = chordSquaredThreshold
   }
 
-  /// The record of a removed slot: contains no point.
-  var removed: Disc { Disc(center: center, chordSquaredThreshold: -.infinity) }
+  /// The record of a removed slot: contains no point (the threshold negated; a threshold that
+  /// underflowed to 0 becomes the least negative Double).
+  var removed: Disc {
+    if isRemoved { return self }
+    let t = chordSquaredThreshold
+    return Disc(center: center, chordSquaredThreshold: t == 0 ? -.leastNonzeroMagnitude : -t)
+  }
 
   /// True for the record of a removed slot.
-  var isRemoved: Bool { chordSquaredThreshold == -.infinity }
+  var isRemoved: Bool { chordSquaredThreshold < 0 }
+
+  /// The region's threshold, also for a removed slot.
+  var regionThreshold: Double { abs(chordSquaredThreshold) }
+
+  /// True when the region covers the whole sphere (a threshold of +∞), removed or not.
+  var coversSphere: Bool { regionThreshold == .infinity }
+
+  /// The centre as latitude and longitude in degrees, recovered from the unit vector
+  /// (`atan2`, well conditioned everywhere; within about 1e-15 rad of the given centre,
+  /// 3e-10° in longitude at the polar margin), or `nil` for a non-finite vector.
+  var centerCoordinate: Coordinate? {
+    guard center.x.isFinite && center.y.isFinite && center.z.isFinite else { return nil }
+    let horizontal = (center.x * center.x + center.y * center.y).squareRoot()
+    let latitude = degrees(fromRadians: atan2(center.z, horizontal))
+    let longitude = horizontal == 0 ? 0 : degrees(fromRadians: atan2(center.y, center.x))
+    return Coordinate(uncheckedLatitude: latitude, longitude: longitude)
+  }
+
+  /// Angular radius in radians from the threshold, `2 asin(√T / 2)`, widened by a relative
+  /// 1e-12 (far above the rounding of the chord and of ``centerCoordinate``), so that the box of
+  /// ``boundingBox(around:)`` holds every point the refine test accepts.
+  var angularRadius: Double {
+    let half = min(1, regionThreshold.squareRoot() / 2)
+    return 2 * asin(half) * (1 + 1e-12)
+  }
+
+  /// The cap box (``BoundingBox/cap(center:angularRadius:)``, with its 1e-9° padding) of the
+  /// disc around `center` (from ``centerCoordinate``).
+  func boundingBox(around center: Coordinate) -> BoundingBox {
+    BoundingBox.cap(center: center, angularRadius: angularRadius)
+  }
 
   /// The same comparison as ``CircularRegion/contains(_:)-(UnitVector)``, on the same values.
   @inlinable @inline(__always)
@@ -405,13 +429,10 @@ extension GridIndex {
       + (slotOfStored.capacity + storedOfSlot.capacity) * MemoryLayout<UInt32>.stride
   }
 
-  /// Bytes of region geometry: the refine records (32 bytes per region) and the centres and
-  /// radii kept for ``region(at:)`` (24 bytes per region). Counts capacity.
-  public var geometryFootprintBytes: Int {
-    discs.capacity * MemoryLayout<Disc>.stride
-      + centers.capacity * MemoryLayout<Coordinate>.stride
-      + radiiMeters.capacity * MemoryLayout<Double>.stride
-  }
+  /// Bytes of region geometry: the refine records (32 bytes per region: centre unit vector
+  /// and squared-chord threshold), the only copy of the geometry the index keeps. Counts
+  /// capacity.
+  public var geometryFootprintBytes: Int { discs.capacity * MemoryLayout<Disc>.stride }
 
   /// ``indexFootprintBytes`` + ``geometryFootprintBytes``: every heap byte the index owns (the
   /// struct itself is under 200 bytes).

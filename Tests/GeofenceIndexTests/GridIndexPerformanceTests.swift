@@ -51,7 +51,7 @@ struct GridIndexPerformanceTests {
     var index = GridIndex(regions: [])
     let buildSeconds = seconds {
       index = GridIndex.build(
-        regions: regions, cellSizeDegrees: cellSize, edgePerSpan: edgePerSpan)
+        discs: regions.map(Disc.init), cellSizeDegrees: cellSize, edgePerSpan: edgePerSpan)
     }
     let n = Double(regions.count)
 
