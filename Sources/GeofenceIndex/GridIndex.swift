@@ -193,7 +193,19 @@ public struct GridIndex: Sendable {
   ///   candidate costs one squared-chord comparison (three multiplies) on a 32-byte record.
   public func query(_ point: Coordinate, into result: inout [Int32]) {
     if !result.isEmpty { result.removeAll(keepingCapacity: true) }
-    forEachRegion(containing: point) { result.append($0) }
+    forEachRegion(containing: point, knownVector: nil) { result.append($0) }
+  }
+
+  /// ``query(_:into:)`` for a caller that already holds `vector`, the point's unit vector
+  /// (`UnitVector(point)`), so that it is not computed twice.
+  ///
+  /// Same answers, preconditions and cost as ``query(_:into:)``, minus the unit vector.
+  /// - Precondition: `vector` is `UnitVector(point)`; another vector gives the answer for
+  ///   that vector in the cells of `point`.
+  public func query(_ point: Coordinate, unitVector vector: UnitVector, into result: inout [Int32])
+  {
+    if !result.isEmpty { result.removeAll(keepingCapacity: true) }
+    forEachRegion(containing: point, knownVector: vector) { result.append($0) }
   }
 
   /// Calls `body` with the slot of every region whose closed disc contains `point`, in no
@@ -202,6 +214,15 @@ public struct GridIndex: Sendable {
   /// Same answers, preconditions and cost as ``query(_:into:)``.
   @inlinable
   public func forEachRegion(containing point: Coordinate, _ body: (Int32) -> Void) {
+    forEachRegion(containing: point, knownVector: nil, body)
+  }
+
+  /// ``forEachRegion(containing:_:)`` with the point's unit vector when the caller has it
+  /// (`nil`: computed at the first candidate).
+  @inlinable @inline(__always)
+  internal func forEachRegion(
+    containing point: Coordinate, knownVector: UnitVector?, _ body: (Int32) -> Void
+  ) {
     // Outside the documented ranges the grid's row and column would not name the point's
     // position on the sphere: test every region.
     let inRange = abs(point.latitude) <= 90 && abs(point.longitude) <= 180
@@ -209,12 +230,14 @@ public struct GridIndex: Sendable {
       slotOfStored.withUnsafeBufferPointer { slotOf in
         // The unit vector costs two sineCosine calls: computed when the first candidate turns
         // up, so a point in empty cells costs only the cell lookups.
-        var v = UnitVector(x: 0, y: 0, z: 0)
-        var haveVector = false
+        var v = knownVector ?? UnitVector(x: 0, y: 0, z: 0)
+        var haveVector = knownVector != nil
         let listStart = inRange ? everywhereStart : 0
         if listStart < discBuffer.count {
-          v = UnitVector(point)
-          haveVector = true
+          if !haveVector {
+            v = UnitVector(point)
+            haveVector = true
+          }
           for i in listStart..<discBuffer.count where discBuffer[i].contains(v) {
             body(Int32(truncatingIfNeeded: slotOf[i]))
           }

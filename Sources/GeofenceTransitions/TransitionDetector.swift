@@ -242,14 +242,17 @@ public struct TransitionDetector: Sendable {
     let point = fix.coordinate
     let accuracy = fix.horizontalAccuracy
     let exitAccuracy = accuracy ?? 0
-    exits.removeAll(keepingCapacity: true)
-    enters.removeAll(keepingCapacity: true)
-    dwells.removeAll(keepingCapacity: true)
+    if !exits.isEmpty { exits.removeAll(keepingCapacity: true) }
+    if !enters.isEmpty { enters.removeAll(keepingCapacity: true) }
+    if !dwells.isEmpty { dwells.removeAll(keepingCapacity: true) }
 
     // EXIT: every region inside, whether or not the query returns it. A fix inside the disc
     // (the squared-chord test, no trigonometry) cannot satisfy `d - a > r + h` when `h + a`
     // exceeds the test's rounding (1 µm here); only the others need a distance.
-    let pointVector = UnitVector(point)
+    // The unit vector is needed only when the device is inside a region; the index query
+    // computes its own otherwise (and only if a cell has candidates).
+    let hasVisits = !visits.isEmpty
+    let pointVector = hasVisits ? UnitVector(point) : UnitVector(x: 0, y: 0, z: 0)
     var i = 0
     while i < visits.count {
       let slot = visits[i].slot
@@ -281,7 +284,11 @@ public struct TransitionDetector: Sendable {
     }
 
     // ENTER: regions whose disc contains the fix and that the device is not inside.
-    regions.index.query(point, into: &queryResult)
+    if hasVisits {
+      regions.index.query(point, unitVector: pointVector, into: &queryResult)
+    } else {
+      regions.index.query(point, into: &queryResult)
+    }
     let immediate =
       configuration.confirmationFixCount <= 1
       || (usesTime && configuration.confirmationSeconds == 0)
@@ -348,9 +355,9 @@ public struct TransitionDetector: Sendable {
       }
     }
 
-    sortByID(&exits)
-    sortByID(&enters)
-    sortByID(&dwells)
+    Self.sortByID(&exits, regions)
+    Self.sortByID(&enters, regions)
+    Self.sortByID(&dwells, regions)
     for e in exits {
       events.append(
         TransitionEvent(type: .exit, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters))
@@ -385,8 +392,9 @@ public struct TransitionDetector: Sendable {
   }
 
   /// Insertion sort by region id bytes: the lists hold a handful of events, and it allocates
-  /// nothing.
-  private func sortByID(_ list: inout [Emission]) {
+  /// nothing. Static, with the set borrowed: a method on `self` would copy the detector to
+  /// pass `list` (one of its fields) inout.
+  private static func sortByID(_ list: inout [Emission], _ regions: borrowing RegionSet) {
     if list.count < 2 { return }
     for i in 1..<list.count {
       let item = list[i]

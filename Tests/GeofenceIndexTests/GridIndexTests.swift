@@ -157,14 +157,18 @@ func bruteForce(_ regions: [CircularRegion], _ point: Coordinate) -> [Int32] {
   return out
 }
 
-/// Checks the index against the brute-force scan at every point; returns the first mismatch.
+/// Checks the index against the brute-force scan at every point, both with the index
+/// computing the unit vector and with the caller passing it in; returns the first mismatch.
 func firstMismatch(
   _ index: GridIndex, _ regions: [CircularRegion], _ points: [Coordinate]
 ) -> (point: Coordinate, index: [Int32], expected: [Int32])? {
   var result: [Int32] = []
   for p in points {
-    index.query(p, into: &result)
     let expected = bruteForce(regions, p)
+    index.query(p, into: &result)
+    result.sort()
+    if result != expected { return (p, result, expected) }
+    index.query(p, unitVector: UnitVector(p), into: &result)
     result.sort()
     if result != expected { return (p, result, expected) }
   }
