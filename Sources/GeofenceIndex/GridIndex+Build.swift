@@ -116,6 +116,12 @@ extension GridIndex {
     } else if grid.replicatedLevels & (1 &<< UInt64(level)) != 0 {
       level = grid.minimumLevel
     }
+    return cells(of: box, level: level, in: grid)
+  }
+
+  /// The cells of `level` that `box` touches: the placement of a region with that filing box
+  /// at exactly that level.
+  internal static func cells(of box: BoundingBox, level: Int, in grid: CellGrid) -> Placement {
     let lastColumn = grid.columns(level: level) - 1
     var p = Placement(
       level: level,
@@ -320,7 +326,16 @@ extension GridIndex {
     // 3. Runs of equal keys become cells: dense levels get CSR offsets by position, the
     //    others slots of the hash table.
     let layout = CellLayout(sortedKeys: keys, grid: grid, regionCount: n)
-    let offsets = layout.offsets(sortedKeys: keys)
+    var offsets = layout.offsets(sortedKeys: keys)
+    if keys.count < subcellMaskedEntryLimit {
+      // 4. Sub-cell masks of the dense levels, in the offsets' top bits.
+      for i in 0..<filedEnd {
+        guard let box = boxes[Int(slotOfStored[i])] else { continue }
+        let level = placement(box: box, in: grid).level
+        layout.markSubcells(of: box, level: level, in: grid, offsets: &offsets)
+      }
+      layout.markLevelZero(offsets: &offsets)
+    }
     let table = layout.hashTable(sortedKeys: keys)
     var index = GridIndex(
       discs: discs, slotOfStored: slotOfStored, everywhereStart: everywhereStart, grid: grid,

@@ -51,9 +51,11 @@ import GeofenceGeometry
         let t = levelTables[level]
         let positions = t.rowCount * t.columnCount
         precondition(positions > 0 && t.base + positions < offsets.count)
+        let masked = entries.count < GridIndex.subcellMaskedEntryLimit
+        let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
         for p in 0..<positions {
-          let start = Int(offsets[t.base + p])
-          let end = Int(offsets[t.base + p + 1])
+          let start = Int(offsets[t.base + p] & runBits)
+          let end = Int(offsets[t.base + p + 1] & runBits)
           precondition(start <= end, "offsets decrease at level \(level), position \(p)")
           if start == end { continue }
           levels |= 1 &<< UInt64(level)

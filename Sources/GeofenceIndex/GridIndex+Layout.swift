@@ -1,3 +1,5 @@
+import GeofenceGeometry
+
 /// How the non-empty cells of each level are stored: densely (CSR offsets by position in the
 /// level's rectangle of occupied cells, no hashing) or in the open-addressing hash table.
 ///
@@ -107,6 +109,39 @@ internal struct CellLayout {
       finish(current, at: keys.count)
     }
     return offsets
+  }
+
+  /// Sets, in the top four bits of the offsets of `level`'s cells (when dense and above level
+  /// 0), the bits of the sub-cells (the four cells of `level - 1` inside each cell) that `box`
+  /// touches. A query skips a cell whose bit for its own sub-cell is clear: no region filed
+  /// there has a box reaching the point. Bits set for a sub-cell outside the level's rectangle
+  /// are dropped; a bit set needlessly (a box wrapping the antimeridian at the finer level but
+  /// not at `level`) only costs a refine.
+  func markSubcells(of box: BoundingBox, level: Int, in grid: CellGrid, offsets: inout [UInt32]) {
+    guard level >= 1, denseLevels & (1 &<< UInt64(level)) != 0 else { return }
+    let t = levelTables[level]
+    let sub = GridIndex.cells(of: box, level: level - 1, in: grid)
+    func mark(_ row: Int, _ column: Int) {
+      let r = (row >> 1) - t.rowLow
+      let c = (column >> 1) - t.columnLow
+      guard (0..<t.rowCount).contains(r) && (0..<t.columnCount).contains(c) else { return }
+      let bit = UInt32(1) << (28 + ((row & 1) << 1 | (column & 1)))
+      offsets[t.base + r * t.columnCount + c] |= bit
+    }
+    for row in sub.rowLow...sub.rowHigh {
+      for column in sub.columnLow...sub.columnHigh { mark(row, column) }
+      if sub.wrapColumnHigh >= 0 {
+        for column in 0...sub.wrapColumnHigh { mark(row, column) }
+      }
+    }
+  }
+
+  /// Sets every sub-cell bit of level 0's positions when it is dense (level 0 has no finer
+  /// level: its cells are never skipped by mask).
+  func markLevelZero(offsets: inout [UInt32]) {
+    guard denseLevels & 1 != 0 else { return }
+    let t = levelTables[0]
+    for p in 0..<(t.rowCount * t.columnCount) { offsets[t.base + p] |= 0xF000_0000 }
   }
 
   /// The open-addressing table of the cells of levels that are not dense.

@@ -103,7 +103,11 @@ public struct GridIndex: Sendable {
   /// Level → its dense rectangle (`grid.levelCount` records; zero-sized for other levels).
   @usableFromInline internal var levelTables: [LevelTable]
   /// CSR offsets of the dense levels' cells into `entries`: the cell at position `p` of a level
-  /// owns `entries[offsets[base + p] ..< offsets[base + p + 1]]`; empty cells own an empty run.
+  /// owns `entries[offsets[base + p] ..< offsets[base + p + 1]]` (low 28 bits); empty cells
+  /// own an empty run. With fewer than ``subcellMaskedEntryLimit`` entries the top four bits
+  /// of `offsets[base + p]` are the cell's sub-cell mask: bit `2 (row & 1) + (column & 1)`
+  /// (row and column one level finer) is set when a region filed in the cell has a filing box
+  /// touching that sub-cell (all four at level 0). Otherwise the offsets are plain.
   @usableFromInline internal var offsets: [UInt32]
   /// Open-addressing table of the non-empty cells of the levels not in `denseLevels` (linear
   /// probing, load <= 2/3; empty when there are none).
@@ -113,6 +117,10 @@ public struct GridIndex: Sendable {
   /// Storage indices grouped by cell: cell `c` owns `entries[c.start ..< c.start + c.count]`,
   /// in increasing order.
   @usableFromInline internal var entries: [UInt32]
+
+  /// Entry count from which the dense offsets carry no sub-cell masks (2^28: the offsets
+  /// need all 32 bits).
+  @usableFromInline internal static let subcellMaskedEntryLimit = 1 << 28
 
   /// A cell id: `level << 58 | row << 29 | col` (see ``GridIndex`` for the row/column rule).
   public typealias CellID = UInt64
@@ -228,15 +236,22 @@ public struct GridIndex: Sendable {
     let inRange = abs(point.latitude) <= 90 && abs(point.longitude) <= 180
     discs.withUnsafeBufferPointer { discBuffer in
       slotOfStored.withUnsafeBufferPointer { slotOf in
-        // The unit vector costs two sineCosine calls: computed when the first candidate turns
-        // up, so a point in empty cells costs only the cell lookups.
+        // The unit vector is computed in two halves, each only when needed. A candidate is
+        // first tested on latitude alone: the squared chord is at least the square of the z
+        // difference, and floating-point rounding is monotonic, so `dz² > threshold` implies
+        // the full test fails too (z is the same Double as the full vector's). The longitude's
+        // sineCosine waits for the first candidate that passes; a point in empty cells costs
+        // only the cell lookups.
         var v = knownVector ?? UnitVector(x: 0, y: 0, z: 0)
         var haveVector = knownVector != nil
+        var latitude = (sin: 0.0, cos: 0.0)
+        var haveLatitude = haveVector
         let listStart = inRange ? everywhereStart : 0
         if listStart < discBuffer.count {
           if !haveVector {
             v = UnitVector(point)
             haveVector = true
+            haveLatitude = true
           }
           for i in listStart..<discBuffer.count where discBuffer[i].contains(v) {
             body(Int32(truncatingIfNeeded: slotOf[i]))
@@ -246,64 +261,85 @@ public struct GridIndex: Sendable {
         let row0 = grid.row(latitude: point.latitude)
         let column0 = grid.queryColumn(longitude: point.longitude)
         entries.withUnsafeBufferPointer { stored in
-          var dense = denseLevels
-          if dense != 0 {
-            levelTables.withUnsafeBufferPointer { tables in
-              offsets.withUnsafeBufferPointer { offset in
-                while dense != 0 {
-                  let level = dense.trailingZeroBitCount
-                  dense &= dense &- 1
-                  let table = tables[level]
-                  let r = (row0 &>> level) &- table.rowLow
-                  let c = (column0 &>> level) &- table.columnLow
-                  if UInt(bitPattern: r) >= UInt(bitPattern: table.rowCount)
-                    || UInt(bitPattern: c) >= UInt(bitPattern: table.columnCount)
-                  {
-                    continue
+          // Dense offsets: the run in the low bits, the sub-cell mask in the top four (or,
+          // without masks, every sub-cell taken as occupied).
+          let masked = stored.count < GridIndex.subcellMaskedEntryLimit
+          let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
+          let maskFill: UInt32 = masked ? 0 : 0xF
+          levelTables.withUnsafeBufferPointer { tables in
+            offsets.withUnsafeBufferPointer { offset in
+              cells.withUnsafeBufferPointer { table in
+                let capacity = table.count
+                var levels = nonEmptyLevels
+                while levels != 0 {
+                  let level = levels.trailingZeroBitCount
+                  let bit = levels & (0 &- levels)
+                  levels &= levels &- 1
+                  // The point's cell at this level: `start ..< end` in `stored`.
+                  var start = 0
+                  var end = 0
+                  if denseLevels & bit != 0 {
+                    let t = tables[level]
+                    let r = (row0 &>> level) &- t.rowLow
+                    let c = (column0 &>> level) &- t.columnLow
+                    if UInt(bitPattern: r) >= UInt(bitPattern: t.rowCount)
+                      || UInt(bitPattern: c) >= UInt(bitPattern: t.columnCount)
+                    {
+                      continue
+                    }
+                    let k = t.base &+ r &* t.columnCount &+ c
+                    let word = offset[k]
+                    let subcell =
+                      ((row0 &>> (level &- 1)) & 1) &<< 1 | ((column0 &>> (level &- 1)) & 1)
+                    if ((word &>> 28) | maskFill) & (1 &<< UInt32(truncatingIfNeeded: subcell))
+                      == 0
+                    {
+                      continue
+                    }
+                    start = Int(word & runBits)
+                    end = Int(offset[k &+ 1] & runBits)
+                  } else {
+                    let key = CellGrid.key(
+                      level: level, row: row0 &>> level, column: column0 &>> level)
+                    var h = CellSlot.home(key, capacity: capacity)
+                    while true {
+                      let cell = table[h]
+                      if cell.key == key {
+                        start = Int(cell.start)
+                        end = start &+ Int(cell.count)
+                        break
+                      }
+                      if cell.key == CellSlot.emptyKey { break }
+                      h &+= 1
+                      if h == capacity { h = 0 }
+                    }
                   }
-                  let k = table.base &+ r &* table.columnCount &+ c
-                  let start = Int(offset[k])
-                  let end = Int(offset[k &+ 1])
-                  if start == end { continue }
+                  var e = start
                   if !haveVector {
-                    v = UnitVector(point)
+                    if e == end { continue }
+                    if !haveLatitude {
+                      latitude = sineCosine(degrees: point.latitude)
+                      haveLatitude = true
+                    }
+                    let z = latitude.sin
+                    while e < end {
+                      let d = discBuffer[Int(stored[e])]
+                      let dz = z - d.center.z
+                      if dz * dz <= d.chordSquaredThreshold { break }
+                      e &+= 1
+                    }
+                    if e == end { continue }
+                    let longitude = sineCosine(degrees: point.longitude)
+                    v = UnitVector(
+                      x: latitude.cos * longitude.cos, y: latitude.cos * longitude.sin, z: z)
                     haveVector = true
                   }
-                  for e in start..<end {
+                  while e < end {
                     let i = Int(stored[e])
                     if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+                    e &+= 1
                   }
                 }
-              }
-            }
-          }
-          var hashed = nonEmptyLevels & ~denseLevels
-          if hashed == 0 { return }
-          cells.withUnsafeBufferPointer { table in
-            let capacity = table.count
-            while hashed != 0 {
-              let level = hashed.trailingZeroBitCount
-              hashed &= hashed &- 1
-              let key = CellGrid.key(
-                level: level, row: row0 &>> level, column: column0 &>> level)
-              var h = CellSlot.home(key, capacity: capacity)
-              while true {
-                let cell = table[h]
-                if cell.key == key {
-                  if !haveVector {
-                    v = UnitVector(point)
-                    haveVector = true
-                  }
-                  let start = Int(cell.start)
-                  for e in start..<(start &+ Int(cell.count)) {
-                    let i = Int(stored[e])
-                    if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
-                  }
-                  break
-                }
-                if cell.key == CellSlot.emptyKey { break }
-                h &+= 1
-                if h == capacity { h = 0 }
               }
             }
           }
@@ -478,7 +514,13 @@ extension GridIndex {
         let c = (column0 >> level) - t.columnLow
         guard (0..<t.rowCount).contains(r) && (0..<t.columnCount).contains(c) else { continue }
         let k = t.base + r * t.columnCount + c
-        total += Int(offsets[k + 1] - offsets[k])
+        let masked = entries.count < GridIndex.subcellMaskedEntryLimit
+        let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
+        if masked && level > 0 {
+          let subcell = ((row0 >> (level - 1)) & 1) << 1 | ((column0 >> (level - 1)) & 1)
+          if (offsets[k] >> 28) & (1 << subcell) == 0 { continue }
+        }
+        total += Int(offsets[k + 1] & runBits) - Int(offsets[k] & runBits)
         continue
       }
       let key = CellGrid.key(level: level, row: row0 >> level, column: column0 >> level)

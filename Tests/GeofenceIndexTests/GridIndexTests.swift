@@ -555,6 +555,50 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(index, regions, points) == nil)
   }
 
+  @Test(arguments: [(47.37, 8.54), (-33.9, 179.999), (12.5, -180.0)])
+  func subcellMasksSkipOnlyCellsTheBoxMisses(latitude: Double, longitude: Double) throws {
+    // One region filed above level 0: a point in a filed cell is a candidate exactly when its
+    // sub-cell (one level finer) is one the region's box touches.
+    let region = try CircularRegion(
+      center: Coordinate(uncheckedLatitude: latitude, longitude: longitude), radiusMeters: 300)
+    let index = GridIndex(regions: [region], cellSizeDegrees: 0.001)
+    let p = GridIndex.placement(of: region, in: index.grid)
+    #expect(p.level >= 1 && index.denseLevels == 1 << UInt64(p.level))
+    let box = try #require(GridIndex.filingBox(of: Disc(region)))
+    let sub = GridIndex.cells(of: box, level: p.level - 1, in: index.grid)
+    func touched(_ row: Int, _ column: Int) -> Bool {
+      guard (sub.rowLow...sub.rowHigh).contains(row) else { return false }
+      return (sub.columnLow...sub.columnHigh).contains(column)
+        || (sub.wrapColumnHigh >= 0 && (0...sub.wrapColumnHigh).contains(column))
+    }
+    let edge = index.grid.edge(level: p.level - 1)
+    let columnEdge = edge * index.grid.columnAspect
+    var skipped = 0
+    var kept = 0
+    var columns = Array(p.columnLow...p.columnHigh)
+    if p.wrapColumnHigh >= 0 { columns += Array(0...p.wrapColumnHigh) }
+    for row in p.rowLow...p.rowHigh {
+      for column in columns {
+        for (dr, dc) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+          let r = 2 * row + dr
+          let c = 2 * column + dc
+          // The sub-cell's centre.
+          let point = Coordinate(
+            uncheckedLatitude: -90 + (Double(r) + 0.5) * edge,
+            longitude: -180 + (Double(c) + 0.5) * columnEdge)
+          guard abs(point.longitude) <= 180 else { continue }
+          let expected = touched(r, c) ? 1 : 0
+          #expect(
+            index._candidateCount(at: point) == expected, "sub-cell \(r), \(c) at \(point)")
+          if expected == 0 { skipped += 1 } else { kept += 1 }
+          // Answers stay exact either way.
+          #expect(firstMismatch(index, [region], [point]) == nil)
+        }
+      }
+    }
+    #expect(skipped > 0 && kept > 0, "skipped \(skipped), kept \(kept)")
+  }
+
   @Test func placementSplitsAtAntimeridian() throws {
     let grid = CellGrid(edgeDegrees: 0.01)
     let straddler = try CircularRegion(
