@@ -247,15 +247,28 @@ public struct GridIndex: Sendable {
         var latitude = (sin: 0.0, cos: 0.0)
         var haveLatitude = haveVector
         let listStart = inRange ? everywhereStart : 0
-        if listStart < discBuffer.count {
-          if !haveVector {
-            v = UnitVector(point)
+        // The everywhere list (polar, huge and pending regions), with the same two steps.
+        var i = listStart
+        let listEnd = discBuffer.count
+        if i < listEnd && !haveVector {
+          latitude = sineCosine(degrees: point.latitude)
+          haveLatitude = true
+          let z = latitude.sin
+          while i < listEnd {
+            let d = discBuffer[i]
+            let dz = z - d.center.z
+            if dz * dz <= d.chordSquaredThreshold { break }
+            i &+= 1
+          }
+          if i < listEnd {
+            let longitude = sineCosine(degrees: point.longitude)
+            v = UnitVector(x: latitude.cos * longitude.cos, y: latitude.cos * longitude.sin, z: z)
             haveVector = true
-            haveLatitude = true
           }
-          for i in listStart..<discBuffer.count where discBuffer[i].contains(v) {
-            body(Int32(truncatingIfNeeded: slotOf[i]))
-          }
+        }
+        while i < listEnd {
+          if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+          i &+= 1
         }
         if !inRange || nonEmptyLevels == 0 { return }
         let row0 = grid.row(latitude: point.latitude)
