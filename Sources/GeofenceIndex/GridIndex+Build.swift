@@ -147,20 +147,32 @@ extension GridIndex {
   }
 
   /// Regions per occupied home cell above which folding a level into a coarser one is not worth
-  /// the saved probe (see ``chooseMinimumLevel(_:in:)``).
+  /// the saved probe (see ``chooseMinimumLevels(_:in:)``).
   internal static let foldedDensityLimit: Double = 4
 
+  /// The density limit of the finer floor that a build tries first (see
+  /// ``chooseMinimumLevels(_:in:)``): fewer candidates a cell, more cells.
+  internal static let compactFoldedDensityLimit: Double = 1.5
+
+  /// Index plus geometry bytes per region that the finer floor may cost; above it the build
+  /// uses the coarser floor (the documented bound is 64).
+  internal static let finerFloorBudgetBytesPerRegion = 62
+
   /// The finest level regions may be filed at, chosen so that a query probes few levels
-  /// without scanning many more candidates.
+  /// without scanning many more candidates: `floor` for the density limit
+  /// ``foldedDensityLimit`` and `finer` (<= `floor`) for ``compactFoldedDensityLimit``.
   ///
   /// For each candidate floor `L` (finest first) every region's home cell is computed at
-  /// `max(its own level, L)`, and the density `regions / distinct home cells` measured; the
-  /// result is the coarsest `L` whose density stays within `max(foldedDensityLimit,
-  /// 1.25 · density(0))`. Sparse sets (global, mixed) fold into one or two levels; dense city
-  /// sets, whose density grows at once, keep their levels. Filing coarser never costs entries:
-  /// a box at most two thirds of a cell touches at most 2 × 2 cells at any coarser level.
+  /// `max(its own level, L)`, and the density `regions / distinct home cells` measured; each
+  /// result is the coarsest `L` whose density (and that of every finer floor) stays within
+  /// `max(limit, 1.25 · density(0))`. Sparse sets (global, mixed) fold into one or two levels;
+  /// dense city sets, whose density grows at once, keep their levels. Filing coarser never
+  /// costs entries: a box at most two thirds of a cell touches at most 2 × 2 cells at any
+  /// coarser level.
   /// - Complexity: O(n) per candidate level (a radix sort of n keys), at most `levelCount`.
-  internal static func chooseMinimumLevel(_ boxes: [BoundingBox?], in grid: CellGrid) -> Int {
+  internal static func chooseMinimumLevels(_ boxes: [BoundingBox?], in grid: CellGrid)
+    -> (floor: Int, finer: Int)
+  {
     var natural: [(level: Int, row: Int, column: Int)] = []
     natural.reserveCapacity(boxes.count)
     var finest = Int.max
@@ -172,7 +184,7 @@ extension GridIndex {
       finest = min(finest, p.level)
       coarsest = max(coarsest, p.level)
     }
-    guard natural.count > 1, coarsest > finest else { return 0 }
+    guard natural.count > 1, coarsest > finest else { return (0, 0) }
     var keys = [UInt64](repeating: 0, count: natural.count)
     var values = [UInt32](repeating: 0, count: natural.count)
     func density(floor: Int) -> Double {
@@ -185,13 +197,35 @@ extension GridIndex {
       for i in 1..<keys.count where keys[i] != keys[i - 1] { distinct += 1 }
       return Double(keys.count) / Double(distinct)
     }
-    let limit = max(foldedDensityLimit, 1.25 * density(floor: finest))
+    let base = 1.25 * density(floor: finest)
+    let limit = max(foldedDensityLimit, base)
+    let compactLimit = min(limit, max(compactFoldedDensityLimit, base))
     var chosen = 0
+    var finer = 0
+    var finerOpen = true
     for floor in (finest + 1)...coarsest {
-      if density(floor: floor) > limit { break }
+      let d = density(floor: floor)
+      if d > limit { break }
       chosen = floor
+      if finerOpen && d <= compactLimit { finer = floor } else { finerOpen = false }
     }
-    return chosen
+    return (chosen, finer)
+  }
+
+  /// `grid` with minimum level `floor` and the replicated levels chosen for it.
+  internal static func folded(_ grid: CellGrid, floor: Int, boxes: [BoundingBox?]) -> CellGrid {
+    let g = grid.with(minimumLevel: floor)
+    return g.with(minimumLevel: floor, replicatedLevels: chooseReplicatedLevels(boxes, in: g))
+  }
+
+  /// The levels regions are filed at in `grid`, as bits. O(n) placements.
+  internal static func filedLevels(_ boxes: [BoundingBox?], in grid: CellGrid) -> UInt64 {
+    var levels: UInt64 = 0
+    for box in boxes {
+      let level = placement(box: box, in: grid).level
+      if level >= 0 { levels |= 1 &<< UInt64(level) }
+    }
+    return levels
   }
 
   /// Extra entries that replicating coarse levels into the minimum level may add:
@@ -265,11 +299,30 @@ extension GridIndex {
     let live = hasRemoved ? zip(regions, boxes).filter { !$0.0.isRemoved }.map(\.1) : boxes
     var grid = grid(boxes: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
     if cellSizeDegrees == nil || cellSizeDegrees?.isNaN == true {
-      grid = grid.with(minimumLevel: chooseMinimumLevel(live, in: grid))
-      grid = grid.with(
-        minimumLevel: grid.minimumLevel,
-        replicatedLevels: chooseReplicatedLevels(live, in: grid))
+      let floors = chooseMinimumLevels(live, in: grid)
+      let coarse = folded(grid, floor: floors.floor, boxes: live)
+      if floors.finer < floors.floor {
+        // The finer floor, when it probes no more levels and fits the memory budget.
+        let fine = folded(grid, floor: floors.finer, boxes: live)
+        let fineLevels = filedLevels(live, in: fine).nonzeroBitCount
+        if fineLevels <= filedLevels(live, in: coarse).nonzeroBitCount {
+          let trial = assemble(
+            discs: regions, boxes: boxes, grid: fine, cellSizeDegrees: cellSizeDegrees)
+          if trial.memoryFootprintBytes <= finerFloorBudgetBytesPerRegion * regions.count {
+            return trial
+          }
+        }
+      }
+      grid = coarse
     }
+    return assemble(discs: regions, boxes: boxes, grid: grid, cellSizeDegrees: cellSizeDegrees)
+  }
+
+  /// Files `regions` (refine records in slot order, with their filing boxes) in `grid`:
+  /// steps 1 to 4 of ``build(discs:cellSizeDegrees:edgePerSpan:)``.
+  private static func assemble(
+    discs regions: [Disc], boxes: [BoundingBox?], grid: CellGrid, cellSizeDegrees: Double?
+  ) -> GridIndex {
     let n = regions.count
 
     // 1. Storage order.

@@ -40,7 +40,7 @@ internal struct CellGrid: Sendable {
   /// A region goes to the finest level whose edge is at least this many times its box span.
   let edgePerSpan: Double
 
-  /// No region is filed finer than this level (see ``GridIndex/chooseMinimumLevel``): sparse
+  /// No region is filed finer than this level (see ``GridIndex/chooseMinimumLevels(_:in:)``): sparse
   /// sets fold their small regions into a coarser level, so a query probes fewer levels.
   let minimumLevel: Int
 

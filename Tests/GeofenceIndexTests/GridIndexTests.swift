@@ -555,6 +555,44 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(index, regions, points) == nil)
   }
 
+  @Test(arguments: [1_000, 20_000])
+  func finerFloorOnlyWithinTheMemoryBudget(count: Int) {
+    // Area-uniform centres, 100 m - 5 km: the build takes the finer floor (density limit 1.5)
+    // when it probes no more levels and stays within the budget, else the coarser one.
+    var rng = SeededGenerator(seed: UInt64(count) &+ 44)
+    let regions = (0..<count).map { _ in
+      // swift-format-ignore: NeverUseForceTry
+      try! CircularRegion(
+        center: randomSpherePoint(using: &rng),
+        radiusMeters: Double.random(in: 100...5_000, using: &rng))
+    }
+    let index = GridIndex(regions: regions)
+    let unfolded = index.grid.with(minimumLevel: 0)
+    let boxes = regions.map { GridIndex.filingBox(of: Disc($0)) }
+    let floors = GridIndex.chooseMinimumLevels(boxes, in: unfolded)
+    #expect(floors.finer <= floors.floor)
+    let coarse = GridIndex.folded(unfolded, floor: floors.floor, boxes: boxes)
+    let fine = GridIndex.folded(unfolded, floor: floors.finer, boxes: boxes)
+    let fits =
+      GridIndex.filedLevels(boxes, in: fine).nonzeroBitCount
+      <= GridIndex.filedLevels(boxes, in: coarse).nonzeroBitCount
+    if index.grid.minimumLevel == floors.finer && floors.finer < floors.floor {
+      #expect(fits)
+      #expect(
+        index.memoryFootprintBytes
+          <= GridIndex.finerFloorBudgetBytesPerRegion * regions.count)
+    } else {
+      #expect(index.grid.minimumLevel == floors.floor, "seed \(count + 44)")
+    }
+    // At 20,000 regions the finer floor fits (about 52 bytes a region).
+    if count == 20_000 {
+      #expect(floors.finer < floors.floor && index.grid.minimumLevel == floors.finer)
+    }
+    #expect(index.memoryFootprintBytes < 64 * regions.count)
+    #expect(
+      firstMismatch(index, regions, queryPoints(for: regions, count: 500, using: &rng)) == nil)
+  }
+
   @Test(arguments: [(47.37, 8.54), (-33.9, 179.999), (12.5, -180.0)])
   func subcellMasksSkipOnlyCellsTheBoxMisses(latitude: Double, longitude: Double) throws {
     // One region filed above level 0: a point in a filed cell is a candidate exactly when its
