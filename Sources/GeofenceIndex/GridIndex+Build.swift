@@ -154,9 +154,15 @@ extension GridIndex {
   /// ``chooseMinimumLevels(_:in:)``): fewer candidates a cell, more cells.
   internal static let compactFoldedDensityLimit: Double = 1.5
 
-  /// Index plus geometry bytes per region that the finer floor may cost; above it the build
-  /// uses the coarser floor (the documented bound is 64).
+  /// Index plus geometry bytes per region that the finer floor may cost, plus
+  /// ``finerFloorBudgetExtraBytes``; above it the build uses the coarser floor (the documented
+  /// bound is 64 bytes a region at 1,000,000 regions).
   internal static let finerFloorBudgetBytesPerRegion = 62
+
+  /// Fixed bytes the finer floor may cost beyond ``finerFloorBudgetBytesPerRegion`` per region
+  /// (1 MiB: a world-wide set of a few ten thousand regions pays about 18 bytes a region for
+  /// its occupancy bits).
+  internal static let finerFloorBudgetExtraBytes = 1 << 20
 
   /// The finest level regions may be filed at, chosen so that a query probes few levels
   /// without scanning many more candidates: `floor` for the density limit
@@ -308,7 +314,8 @@ extension GridIndex {
         if fineLevels <= filedLevels(live, in: coarse).nonzeroBitCount {
           let trial = assemble(
             discs: regions, boxes: boxes, grid: fine, cellSizeDegrees: cellSizeDegrees)
-          if trial.memoryFootprintBytes <= finerFloorBudgetBytesPerRegion * regions.count {
+          let budget = finerFloorBudgetBytesPerRegion * regions.count + finerFloorBudgetExtraBytes
+          if trial.memoryFootprintBytes <= budget {
             return trial
           }
         }
@@ -379,13 +386,15 @@ extension GridIndex {
     // 3. Runs of equal keys become cells: dense levels get CSR offsets by position, the
     //    others slots of the hash table.
     let layout = CellLayout(sortedKeys: keys, grid: grid, regionCount: n)
-    var offsets = layout.offsets(sortedKeys: keys)
+    var (offsets, rankWords) = layout.offsets(sortedKeys: keys)
     if keys.count < subcellMaskedEntryLimit {
       // 4. Sub-cell masks of the dense levels, in the offsets' top bits.
-      for i in 0..<filedEnd {
-        guard let box = boxes[Int(slotOfStored[i])] else { continue }
-        let level = placement(box: box, in: grid).level
-        layout.markSubcells(of: box, level: level, in: grid, offsets: &offsets)
+      rankWords.withUnsafeBufferPointer { words in
+        for i in 0..<filedEnd {
+          guard let box = boxes[Int(slotOfStored[i])] else { continue }
+          let level = placement(box: box, in: grid).level
+          layout.markSubcells(of: box, level: level, in: grid, offsets: &offsets, words: words)
+        }
       }
       layout.markLevelZero(offsets: &offsets)
     }
@@ -393,7 +402,7 @@ extension GridIndex {
     var index = GridIndex(
       discs: discs, slotOfStored: slotOfStored, everywhereStart: everywhereStart, grid: grid,
       nonEmptyLevels: nonEmptyLevels, denseLevels: layout.denseLevels,
-      levelTables: layout.levelTables, offsets: offsets, cells: table,
+      levelTables: layout.levelTables, offsets: offsets, rankWords: rankWords, cells: table,
       usedCellCount: layout.cellCount, entries: entries)
     index.requestedCellSizeDegrees = cellSizeDegrees
     index.filedEnd = filedEnd

@@ -50,12 +50,24 @@ import GeofenceGeometry
       for level in 0..<grid.levelCount where denseLevels & (1 &<< UInt64(level)) != 0 {
         let t = levelTables[level]
         let positions = t.rowCount * t.columnCount
-        precondition(positions > 0 && t.base + positions < offsets.count)
+        precondition(positions > 0)
+        precondition(t.wordBase >= 0 || t.base + positions < offsets.count)
+        if t.wordBase >= 0 {
+          // Ranked: ranks count the set bits before each word; a set bit is a non-empty cell.
+          var rank: UInt32 = 0
+          for w in t.wordBase..<(t.wordBase + (positions + 63) / 64) {
+            precondition(rankWords[w].rank == rank, "rank of word \(w) at level \(level)")
+            rank += UInt32(rankWords[w].bits.nonzeroBitCount)
+          }
+          precondition(t.base + Int(rank) < offsets.count)
+        }
         let masked = entries.count < GridIndex.subcellMaskedEntryLimit
         let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
         for p in 0..<positions {
-          let start = Int(offsets[t.base + p] & runBits)
-          let end = Int(offsets[t.base + p + 1] & runBits)
+          let k = rankWords.withUnsafeBufferPointer { t.offsetIndex(position: p, words: $0) }
+          if k < 0 { continue }
+          let start = Int(offsets[k] & runBits)
+          let end = Int(offsets[k + 1] & runBits)
           precondition(start <= end, "offsets decrease at level \(level), position \(p)")
           if start == end { continue }
           levels |= 1 &<< UInt64(level)

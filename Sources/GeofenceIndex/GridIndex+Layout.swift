@@ -1,13 +1,19 @@
 import GeofenceGeometry
 
-/// How the non-empty cells of each level are stored: densely (CSR offsets by position in the
-/// level's rectangle of occupied cells, no hashing) or in the open-addressing hash table.
+/// How the non-empty cells of each level are stored, by position in the level's rectangle of
+/// occupied cells (no hashing) or in the open-addressing hash table:
 ///
-/// A level is dense when its rectangle costs no more memory than hashing its cells would
-/// (4 bytes a position against 24 bytes a hashed cell), or, coarsest levels first, while the
-/// rectangles stay within an allowance of `2 n + 65,536` extra positions (at most 8 bytes a
-/// region plus 256 KiB). City and regional sets are dense at every level; sparse sets spread
-/// over the whole sphere keep their finest levels in the hash table.
+/// - **by position**: CSR offsets for every position (4 bytes a position), when the rectangle
+///   has at most 6 positions per non-empty cell;
+/// - **ranked**: one occupancy bit a position with a running count every 64 positions
+///   (``RankWord``, 16 bytes a word) and offsets for the non-empty cells only (4 bytes a cell),
+///   when that costs no more than hashing the cells would (about 24 bytes a hashed cell): a
+///   lookup is one word, a population count and the offsets;
+/// - **by position beyond that**, coarsest levels first, while the rectangles stay within an
+///   allowance of `2 n + 65,536` extra positions (at most 8 bytes a region plus 256 KiB);
+/// - **hashed** otherwise (the finest levels of sets spread over the whole sphere).
+///
+/// Both kinds by position count as dense (``GridIndex/denseLevels``).
 internal struct CellLayout {
   /// Bits of the dense levels.
   private(set) var denseLevels: UInt64 = 0
@@ -17,8 +23,13 @@ internal struct CellLayout {
   private(set) var cellCount = 0
   /// Number of runs in levels that are not dense.
   private(set) var hashedCellCount = 0
-  /// Total length of the offset array (one more than the positions of each dense level).
+  /// Total length of the offset array (one more than the positions of each dense level, or
+  /// than the non-empty cells of each ranked level).
   private(set) var offsetCount = 0
+  /// Total length of the rank-word array (64 positions a word, over the ranked levels).
+  private(set) var wordCount = 0
+  /// Non-empty cells per level.
+  private(set) var levelRuns: [Int] = []
 
   /// Extra dense positions allowed beyond the memory-neutral ones: `2 n + 65,536`.
   static func allowance(regionCount n: Int) -> Int { 2 * n + 65_536 }
@@ -42,6 +53,7 @@ internal struct CellLayout {
       columnLow[level] = min(columnLow[level], column)
       columnHigh[level] = max(columnHigh[level], column)
     }
+    levelRuns = runs
     levelTables = Array(repeating: .none, count: levelCount)
     var allowance = CellLayout.allowance(regionCount: regionCount)
     for level in (0..<levelCount).reversed() where runs[level] > 0 {
@@ -50,11 +62,17 @@ internal struct CellLayout {
       let columns = columnHigh[level] - columnLow[level] + 1
       let positions = rows.multipliedReportingOverflow(by: columns)
       var dense = false
+      var ranked = false
       if !positions.overflow && positions.partialValue < Int(UInt32.max) / 2 {
-        if positions.partialValue <= 6 * runs[level] {
+        let p = positions.partialValue
+        if p <= 6 * runs[level] {
           dense = true
-        } else if positions.partialValue <= allowance {
-          allowance -= positions.partialValue
+        } else if p / 4 <= 20 * runs[level] {
+          // One bit a position (16 bytes a word of 64) plus 4 bytes a cell: cheaper than a
+          // hashed cell (about 24 bytes), and no probing.
+          ranked = true
+        } else if p <= allowance {
+          allowance -= p
           dense = true
         }
       }
@@ -64,6 +82,13 @@ internal struct CellLayout {
           rowLow: rowLow[level], columnLow: columnLow[level], rowCount: rows,
           columnCount: columns, base: offsetCount)
         offsetCount += positions.partialValue + 1
+      } else if ranked {
+        denseLevels |= 1 &<< UInt64(level)
+        levelTables[level] = LevelTable(
+          rowLow: rowLow[level], columnLow: columnLow[level], rowCount: rows,
+          columnCount: columns, base: offsetCount, wordBase: wordCount)
+        offsetCount += runs[level] + 1
+        wordCount += (positions.partialValue + 63) / 64
       } else {
         hashedCellCount += runs[level]
       }
@@ -76,17 +101,26 @@ internal struct CellLayout {
     return (Int(key >> 58), Int((key >> 29) & mask), Int(key & mask))
   }
 
-  /// The CSR offsets of the dense levels, from the sorted keys (a level's keys are sorted by
-  /// row, then column: the order of positions).
-  func offsets(sortedKeys keys: [UInt64]) -> [UInt32] {
+  /// The CSR offsets of the dense levels and the rank words of the ranked ones, from the sorted
+  /// keys (a level's keys are sorted by row, then column: the order of positions).
+  func offsets(sortedKeys keys: [UInt64]) -> (offsets: [UInt32], words: [RankWord]) {
     var offsets = [UInt32](repeating: 0, count: offsetCount)
-    // For each dense level, the next position whose offset is not yet written.
+    var words = [RankWord](repeating: RankWord(bits: 0, rank: 0), count: wordCount)
+    // For each dense level, the next position (by position) or cell (ranked) whose offset is
+    // not yet written.
     var next = [Int](repeating: 0, count: levelTables.count)
     var current = -1
     func finish(_ level: Int, at end: Int) {
       let t = levelTables[level]
-      for p in next[level]...(t.rowCount * t.columnCount) {
-        offsets[t.base + p] = UInt32(truncatingIfNeeded: end)
+      let last = t.wordBase >= 0 ? next[level] : t.rowCount * t.columnCount
+      for p in next[level]...last { offsets[t.base + p] = UInt32(truncatingIfNeeded: end) }
+      if t.wordBase >= 0 {
+        // Ranks: set bits before each word.
+        var rank: UInt32 = 0
+        for w in t.wordBase..<(t.wordBase + (t.rowCount * t.columnCount + 63) / 64) {
+          words[w].rank = rank
+          rank &+= UInt32(words[w].bits.nonzeroBitCount)
+        }
       }
     }
     var previous = CellSlot.emptyKey
@@ -100,6 +134,12 @@ internal struct CellLayout {
       guard denseLevels & (1 << UInt64(level)) != 0 else { continue }
       let t = levelTables[level]
       let position = (row - t.rowLow) * t.columnCount + (column - t.columnLow)
+      if t.wordBase >= 0 {
+        words[t.wordBase + position >> 6].bits |= 1 << UInt64(position & 63)
+        offsets[t.base + next[level]] = UInt32(truncatingIfNeeded: e)
+        next[level] += 1
+        continue
+      }
       while next[level] <= position {
         offsets[t.base + next[level]] = UInt32(truncatingIfNeeded: e)
         next[level] += 1
@@ -108,7 +148,7 @@ internal struct CellLayout {
     if current >= 0 && denseLevels & (1 << UInt64(current)) != 0 {
       finish(current, at: keys.count)
     }
-    return offsets
+    return (offsets, words)
   }
 
   /// Sets, in the top four bits of the offsets of `level`'s cells (when dense and above level
@@ -117,7 +157,10 @@ internal struct CellLayout {
   /// there has a box reaching the point. Bits set for a sub-cell outside the level's rectangle
   /// are dropped; a bit set needlessly (a box wrapping the antimeridian at the finer level but
   /// not at `level`) only costs a refine.
-  func markSubcells(of box: BoundingBox, level: Int, in grid: CellGrid, offsets: inout [UInt32]) {
+  func markSubcells(
+    of box: BoundingBox, level: Int, in grid: CellGrid, offsets: inout [UInt32],
+    words: UnsafeBufferPointer<RankWord>
+  ) {
     guard level >= 1, denseLevels & (1 &<< UInt64(level)) != 0 else { return }
     let t = levelTables[level]
     let sub = GridIndex.cells(of: box, level: level - 1, in: grid)
@@ -125,8 +168,10 @@ internal struct CellLayout {
       let r = (row >> 1) - t.rowLow
       let c = (column >> 1) - t.columnLow
       guard (0..<t.rowCount).contains(r) && (0..<t.columnCount).contains(c) else { return }
+      let k = t.offsetIndex(position: r * t.columnCount + c, words: words)
+      guard k >= 0 else { return }
       let bit = UInt32(1) << (28 + ((row & 1) << 1 | (column & 1)))
-      offsets[t.base + r * t.columnCount + c] |= bit
+      offsets[k] |= bit
     }
     for row in sub.rowLow...sub.rowHigh {
       for column in sub.columnLow...sub.columnHigh { mark(row, column) }
@@ -141,7 +186,8 @@ internal struct CellLayout {
   func markLevelZero(offsets: inout [UInt32]) {
     guard denseLevels & 1 != 0 else { return }
     let t = levelTables[0]
-    for p in 0..<(t.rowCount * t.columnCount) { offsets[t.base + p] |= 0xF000_0000 }
+    let cells = t.wordBase >= 0 ? levelRuns[0] : t.rowCount * t.columnCount
+    for k in 0..<cells { offsets[t.base + k] |= 0xF000_0000 }
   }
 
   /// The open-addressing table of the cells of levels that are not dense.

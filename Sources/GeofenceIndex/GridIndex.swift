@@ -109,6 +109,9 @@ public struct GridIndex: Sendable {
   /// (row and column one level finer) is set when a region filed in the cell has a filing box
   /// touching that sub-cell (all four at level 0). Otherwise the offsets are plain.
   @usableFromInline internal var offsets: [UInt32]
+  /// Occupancy bits and ranks of the ranked dense levels (``LevelTable/wordBase`` >= 0): such a
+  /// level has offsets for its non-empty cells only, found by rank.
+  @usableFromInline internal var rankWords: [RankWord]
   /// Open-addressing table of the non-empty cells of the levels not in `denseLevels` (linear
   /// probing, load <= 2/3; empty when there are none).
   @usableFromInline internal var cells: [CellSlot]
@@ -165,8 +168,8 @@ public struct GridIndex: Sendable {
   internal init(
     discs: [Disc], slotOfStored: [UInt32], everywhereStart: Int, grid: CellGrid,
     nonEmptyLevels: UInt64, denseLevels: UInt64,
-    levelTables: [LevelTable], offsets: [UInt32], cells: [CellSlot], usedCellCount: Int,
-    entries: [UInt32]
+    levelTables: [LevelTable], offsets: [UInt32], rankWords: [RankWord], cells: [CellSlot],
+    usedCellCount: Int, entries: [UInt32]
   ) {
     self.discs = discs
     self.slotOfStored = slotOfStored
@@ -176,6 +179,7 @@ public struct GridIndex: Sendable {
     self.denseLevels = denseLevels
     self.levelTables = levelTables
     self.offsets = offsets
+    self.rankWords = rankWords
     self.cells = cells
     self.usedCellCount = usedCellCount
     self.entries = entries
@@ -281,76 +285,79 @@ public struct GridIndex: Sendable {
           let maskFill: UInt32 = masked ? 0 : 0xF
           levelTables.withUnsafeBufferPointer { tables in
             offsets.withUnsafeBufferPointer { offset in
-              cells.withUnsafeBufferPointer { table in
-                let capacity = table.count
-                var levels = nonEmptyLevels
-                while levels != 0 {
-                  let level = levels.trailingZeroBitCount
-                  let bit = levels & (0 &- levels)
-                  levels &= levels &- 1
-                  // The point's cell at this level: `start ..< end` in `stored`.
-                  var start = 0
-                  var end = 0
-                  if denseLevels & bit != 0 {
-                    let t = tables[level]
-                    let r = (row0 &>> level) &- t.rowLow
-                    let c = (column0 &>> level) &- t.columnLow
-                    if UInt(bitPattern: r) >= UInt(bitPattern: t.rowCount)
-                      || UInt(bitPattern: c) >= UInt(bitPattern: t.columnCount)
-                    {
-                      continue
-                    }
-                    let k = t.base &+ r &* t.columnCount &+ c
-                    let word = offset[k]
-                    let subcell =
-                      ((row0 &>> (level &- 1)) & 1) &<< 1 | ((column0 &>> (level &- 1)) & 1)
-                    if ((word &>> 28) | maskFill) & (1 &<< UInt32(truncatingIfNeeded: subcell))
-                      == 0
-                    {
-                      continue
-                    }
-                    start = Int(word & runBits)
-                    end = Int(offset[k &+ 1] & runBits)
-                  } else {
-                    let key = CellGrid.key(
-                      level: level, row: row0 &>> level, column: column0 &>> level)
-                    var h = CellSlot.home(key, capacity: capacity)
-                    while true {
-                      let cell = table[h]
-                      if cell.key == key {
-                        start = Int(cell.start)
-                        end = start &+ Int(cell.count)
-                        break
+              rankWords.withUnsafeBufferPointer { words in
+                cells.withUnsafeBufferPointer { table in
+                  let capacity = table.count
+                  var levels = nonEmptyLevels
+                  while levels != 0 {
+                    let level = levels.trailingZeroBitCount
+                    let bit = levels & (0 &- levels)
+                    levels &= levels &- 1
+                    // The point's cell at this level: `start ..< end` in `stored`.
+                    var start = 0
+                    var end = 0
+                    if denseLevels & bit != 0 {
+                      let t = tables[level]
+                      let r = (row0 &>> level) &- t.rowLow
+                      let c = (column0 &>> level) &- t.columnLow
+                      if UInt(bitPattern: r) >= UInt(bitPattern: t.rowCount)
+                        || UInt(bitPattern: c) >= UInt(bitPattern: t.columnCount)
+                      {
+                        continue
                       }
-                      if cell.key == CellSlot.emptyKey { break }
-                      h &+= 1
-                      if h == capacity { h = 0 }
+                      let k = t.offsetIndex(position: r &* t.columnCount &+ c, words: words)
+                      if k < 0 { continue }
+                      let word = offset[k]
+                      let subcell =
+                        ((row0 &>> (level &- 1)) & 1) &<< 1 | ((column0 &>> (level &- 1)) & 1)
+                      if ((word &>> 28) | maskFill) & (1 &<< UInt32(truncatingIfNeeded: subcell))
+                        == 0
+                      {
+                        continue
+                      }
+                      start = Int(word & runBits)
+                      end = Int(offset[k &+ 1] & runBits)
+                    } else {
+                      let key = CellGrid.key(
+                        level: level, row: row0 &>> level, column: column0 &>> level)
+                      var h = CellSlot.home(key, capacity: capacity)
+                      while true {
+                        let cell = table[h]
+                        if cell.key == key {
+                          start = Int(cell.start)
+                          end = start &+ Int(cell.count)
+                          break
+                        }
+                        if cell.key == CellSlot.emptyKey { break }
+                        h &+= 1
+                        if h == capacity { h = 0 }
+                      }
                     }
-                  }
-                  var e = start
-                  if !haveVector {
-                    if e == end { continue }
-                    if !haveLatitude {
-                      latitude = sineCosine(degrees: point.latitude)
-                      haveLatitude = true
+                    var e = start
+                    if !haveVector {
+                      if e == end { continue }
+                      if !haveLatitude {
+                        latitude = sineCosine(degrees: point.latitude)
+                        haveLatitude = true
+                      }
+                      let z = latitude.sin
+                      while e < end {
+                        let d = discBuffer[Int(stored[e])]
+                        let dz = z - d.center.z
+                        if dz * dz <= d.chordSquaredThreshold { break }
+                        e &+= 1
+                      }
+                      if e == end { continue }
+                      let longitude = sineCosine(degrees: point.longitude)
+                      v = UnitVector(
+                        x: latitude.cos * longitude.cos, y: latitude.cos * longitude.sin, z: z)
+                      haveVector = true
                     }
-                    let z = latitude.sin
                     while e < end {
-                      let d = discBuffer[Int(stored[e])]
-                      let dz = z - d.center.z
-                      if dz * dz <= d.chordSquaredThreshold { break }
+                      let i = Int(stored[e])
+                      if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
                       e &+= 1
                     }
-                    if e == end { continue }
-                    let longitude = sineCosine(degrees: point.longitude)
-                    v = UnitVector(
-                      x: latitude.cos * longitude.cos, y: latitude.cos * longitude.sin, z: z)
-                    haveVector = true
-                  }
-                  while e < end {
-                    let i = Int(stored[e])
-                    if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
-                    e &+= 1
                   }
                 }
               }
@@ -372,17 +379,46 @@ internal struct LevelTable: Sendable {
   @usableFromInline var rowCount: Int
   @usableFromInline var columnCount: Int
   @usableFromInline var base: Int
+  /// For a ranked level, its first word in `rankWords`; -1 for a level stored by position.
+  @usableFromInline var wordBase: Int
 
   /// The record of a level that is not dense: no position falls in it.
   @usableFromInline static let none = LevelTable(
     rowLow: 0, columnLow: 0, rowCount: 0, columnCount: 0, base: 0)
 
-  @inlinable init(rowLow: Int, columnLow: Int, rowCount: Int, columnCount: Int, base: Int) {
+  @inlinable init(
+    rowLow: Int, columnLow: Int, rowCount: Int, columnCount: Int, base: Int, wordBase: Int = -1
+  ) {
     self.rowLow = rowLow
     self.columnLow = columnLow
     self.rowCount = rowCount
     self.columnCount = columnCount
     self.base = base
+    self.wordBase = wordBase
+  }
+
+  /// The index in `offsets` of the cell at `position` (row-major in the rectangle), or -1 for
+  /// an empty position of a ranked level.
+  @inlinable @inline(__always)
+  func offsetIndex(position p: Int, words: UnsafeBufferPointer<RankWord>) -> Int {
+    if wordBase < 0 { return base &+ p }
+    let word = words[wordBase &+ (p &>> 6)]
+    let bit: UInt64 = 1 &<< UInt64(truncatingIfNeeded: p & 63)
+    if word.bits & bit == 0 { return -1 }
+    return base &+ Int(word.rank) &+ (word.bits & (bit &- 1)).nonzeroBitCount
+  }
+}
+
+/// 64 positions of a ranked level: which hold a non-empty cell, and how many non-empty cells
+/// the level has before them.
+@usableFromInline
+internal struct RankWord: Sendable {
+  @usableFromInline var bits: UInt64
+  @usableFromInline var rank: UInt32
+
+  @inlinable init(bits: UInt64, rank: UInt32) {
+    self.bits = bits
+    self.rank = rank
   }
 }
 
@@ -496,6 +532,7 @@ extension GridIndex {
   public var indexFootprintBytes: Int {
     entries.capacity * MemoryLayout<UInt32>.stride
       + offsets.capacity * MemoryLayout<UInt32>.stride
+      + rankWords.capacity * MemoryLayout<RankWord>.stride
       + levelTables.capacity * MemoryLayout<LevelTable>.stride
       + cells.capacity * MemoryLayout<CellSlot>.stride
       + (slotOfStored.capacity + storedOfSlot.capacity) * MemoryLayout<UInt32>.stride
@@ -526,7 +563,10 @@ extension GridIndex {
         let r = (row0 >> level) - t.rowLow
         let c = (column0 >> level) - t.columnLow
         guard (0..<t.rowCount).contains(r) && (0..<t.columnCount).contains(c) else { continue }
-        let k = t.base + r * t.columnCount + c
+        let k = rankWords.withUnsafeBufferPointer {
+          t.offsetIndex(position: r * t.columnCount + c, words: $0)
+        }
+        if k < 0 { continue }
         let masked = entries.count < GridIndex.subcellMaskedEntryLimit
         let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
         if masked && level > 0 {
