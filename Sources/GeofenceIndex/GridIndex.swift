@@ -44,9 +44,12 @@ import GeofenceGeometry
 ///   - `entries: [UInt32]`, storage indices grouped by cell (CSR runs, sorted by cell id);
 ///   - per level, where its cells' runs are: a level whose rectangle of occupied cells is small
 ///     is **dense**, an offset array by position in that rectangle (4 bytes a position, no
-///     hashing; see `CellLayout` for the rule: city and regional sets are dense at every
-///     level); the other levels share an open-addressing table of `(cell id, start, count)`
-///     (16 bytes a slot, linear probing, load <= 2/3) holding only non-empty cells;
+///     hashing; city and regional sets are dense at every level); a mostly empty rectangle is
+///     **ranked**, one occupancy bit a position with a running count every 64 positions and
+///     offsets for its non-empty cells only; the other levels share an open-addressing table
+///     of `(cell id, start, count)` (16 bytes a slot, linear probing, load <= 2/3) holding only
+///     non-empty cells (see `CellLayout` for the rule). A dense or ranked cell's offset carries
+///     in its top four bits which of its four sub-cells (one level finer) a filed box touches;
 ///   - one 32-byte refine record per region (centre unit vector and squared-chord threshold,
 ///     copied from the region) in **storage order**: regions sorted by the first cell they are
 ///     filed in, so the candidates of one cell are a few contiguous runs of records. This is
@@ -54,17 +57,24 @@ import GeofenceGeometry
 ///   - the storage-index → slot map (4 bytes a region).
 ///
 ///   Geometry is 32 bytes a region. The grid adds the slot map (4 bytes), about 2.2 entries
-///   (9 bytes) and the cells: 4 bytes a dense position or 24 bytes a hashed cell; 46 bytes a
+///   (9 bytes) and the cells: 4 bytes a dense position, 1/4 byte a ranked position plus 4 a
+///   ranked cell, or 24 bytes a hashed cell; 46 bytes a
 ///   region in all for 1,000,000 regions of 50-500 m in a 55 km city. See
 ///   ``memoryFootprintBytes``.
 ///
 /// ## Cost
 ///
 /// A query finds the point's row and column once, then for each non-empty level either reads
-/// two offsets (dense level) or makes one hash probe, and tests each slot filed in the point's
-/// cell with one squared-chord comparison (three multiplies), plus one test per region in the
-/// everywhere list. The point's unit vector (two ``sineCosine(degrees:)`` calls) is computed
-/// only when the first candidate turns up, so a point in empty cells costs only the lookups.
+/// two offsets (dense level; ranked: after one occupancy word and a population count) or makes
+/// one hash probe, skips the cell when the point's sub-cell bit is clear, and tests each slot
+/// filed in the point's cell with one squared-chord comparison (three multiplies), plus one
+/// test per region in the everywhere list. Candidates are first tested on `z = sin φ` alone
+/// (exact: the squared chord is at least `dz²`); the longitude's ``sineCosine(degrees:)`` is
+/// computed only when a candidate passes, so a point in empty cells costs only the lookups.
+///
+/// Sparse sets are folded: their small regions are filed at a coarser floor level so that a
+/// query probes one or two levels; the build takes the finest floor whose cells hold about
+/// 1.5 regions when it fits 62 bytes a region plus 1 MiB, else one holding about 4.
 /// A cell of level `k` holds the regions of that level whose boxes touch it; since a region's
 /// box spans a third to two thirds of the cell, typically 5 % to 20 % of a cell's candidates
 /// contain a point in it (7 % for 1,000,000 regions of 50-500 m in a 55 km city). Queries never
