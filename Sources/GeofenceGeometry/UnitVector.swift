@@ -32,8 +32,20 @@ public struct UnitVector: Hashable, Sendable {
   ///   operations, no libm call for coordinates in range).
   @inlinable
   public init(_ c: Coordinate) {
-    let phi = sineCosine(degrees: c.latitude)
-    let lambda = sineCosine(degrees: c.longitude)
+    self.init(
+      latitude: sineCosine(degrees: c.latitude), longitude: sineCosine(degrees: c.longitude))
+  }
+
+  /// The unit vector `(cos φ cos λ, cos φ sin λ, sin φ)` from the sine and cosine of the
+  /// latitude φ and the longitude λ, as ``sineCosine(degrees:)`` returns them.
+  ///
+  /// ``init(_:)`` is this initialiser on `sineCosine` of the coordinate, so a caller holding
+  /// `sineCosine(degrees: latitude)` early (for `z` alone) gets the identical vector later.
+  /// - Complexity: O(1), three multiplications.
+  @inlinable
+  public init(
+    latitude phi: (sin: Double, cos: Double), longitude lambda: (sin: Double, cos: Double)
+  ) {
     self.x = phi.cos * lambda.cos
     self.y = phi.cos * lambda.sin
     self.z = phi.sin

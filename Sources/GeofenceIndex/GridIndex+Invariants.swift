@@ -61,8 +61,7 @@ import GeofenceGeometry
           }
           precondition(t.base + Int(rank) < offsets.count)
         }
-        let masked = entries.count < GridIndex.subcellMaskedEntryLimit
-        let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
+        let runBits = GridIndex.offsetRunBits(entryCount: entries.count)
         for p in 0..<positions {
           let k = rankWords.withUnsafeBufferPointer { t.offsetIndex(position: p, words: $0) }
           if k < 0 { continue }

@@ -135,6 +135,13 @@ public struct GridIndex: Sendable {
   /// need all 32 bits).
   @usableFromInline internal static let subcellMaskedEntryLimit = 1 << 28
 
+  /// The bits of a dense offset that hold the run start: the low 28 when the offsets carry
+  /// sub-cell masks (fewer than ``subcellMaskedEntryLimit`` entries), else all 32.
+  @inlinable @inline(__always)
+  internal static func offsetRunBits(entryCount: Int) -> UInt32 {
+    entryCount < subcellMaskedEntryLimit ? 0x0FFF_FFFF : 0xFFFF_FFFF
+  }
+
   /// A cell id: `level << 58 | row << 29 | col` (see ``GridIndex`` for the row/column rule).
   public typealias CellID = UInt64
 
@@ -275,8 +282,7 @@ public struct GridIndex: Sendable {
             i &+= 1
           }
           if i < listEnd {
-            let longitude = sineCosine(degrees: point.longitude)
-            v = UnitVector(x: latitude.cos * longitude.cos, y: latitude.cos * longitude.sin, z: z)
+            v = UnitVector(latitude: latitude, longitude: sineCosine(degrees: point.longitude))
             haveVector = true
           }
         }
@@ -288,11 +294,7 @@ public struct GridIndex: Sendable {
         let row0 = grid.row(latitude: point.latitude)
         let column0 = grid.queryColumn(longitude: point.longitude)
         entries.withUnsafeBufferPointer { stored in
-          // Dense offsets: the run in the low bits, the sub-cell mask in the top four (or,
-          // without masks, every sub-cell taken as occupied).
-          let masked = stored.count < GridIndex.subcellMaskedEntryLimit
-          let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
-          let maskFill: UInt32 = masked ? 0 : 0xF
+          let runBits = GridIndex.offsetRunBits(entryCount: stored.count)
           levelTables.withUnsafeBufferPointer { tables in
             offsets.withUnsafeBufferPointer { offset in
               rankWords.withUnsafeBufferPointer { words in
@@ -307,26 +309,9 @@ public struct GridIndex: Sendable {
                     var start = 0
                     var end = 0
                     if denseLevels & bit != 0 {
-                      let t = tables[level]
-                      let r = (row0 &>> level) &- t.rowLow
-                      let c = (column0 &>> level) &- t.columnLow
-                      if UInt(bitPattern: r) >= UInt(bitPattern: t.rowCount)
-                        || UInt(bitPattern: c) >= UInt(bitPattern: t.columnCount)
-                      {
-                        continue
-                      }
-                      let k = t.offsetIndex(position: r &* t.columnCount &+ c, words: words)
-                      if k < 0 { continue }
-                      let word = offset[k]
-                      let subcell =
-                        ((row0 &>> (level &- 1)) & 1) &<< 1 | ((column0 &>> (level &- 1)) & 1)
-                      if ((word &>> 28) | maskFill) & (1 &<< UInt32(truncatingIfNeeded: subcell))
-                        == 0
-                      {
-                        continue
-                      }
-                      start = Int(word & runBits)
-                      end = Int(offset[k &+ 1] & runBits)
+                      (start, end) = tables[level].run(
+                        level: level, row0: row0, column0: column0, offsets: offset,
+                        words: words, runBits: runBits)
                     } else {
                       let key = CellGrid.key(
                         level: level, row: row0 &>> level, column: column0 &>> level)
@@ -358,9 +343,8 @@ public struct GridIndex: Sendable {
                         e &+= 1
                       }
                       if e == end { continue }
-                      let longitude = sineCosine(degrees: point.longitude)
                       v = UnitVector(
-                        x: latitude.cos * longitude.cos, y: latitude.cos * longitude.sin, z: z)
+                        latitude: latitude, longitude: sineCosine(degrees: point.longitude))
                       haveVector = true
                     }
                     while e < end {
@@ -405,6 +389,33 @@ internal struct LevelTable: Sendable {
     self.columnCount = columnCount
     self.base = base
     self.wordBase = wordBase
+  }
+
+  /// The run in `entries` (`start ..< end`) of this level's cell at level-0 row `row0` and
+  /// column `column0` (this is level `level`): empty when that cell is outside the rectangle,
+  /// an empty position, or (offsets with sub-cell masks, `runBits` below 32 bits) a cell none
+  /// of whose filed boxes touches the point's sub-cell.
+  @inlinable @inline(__always)
+  func run(
+    level: Int, row0: Int, column0: Int, offsets: UnsafeBufferPointer<UInt32>,
+    words: UnsafeBufferPointer<RankWord>, runBits: UInt32
+  ) -> (start: Int, end: Int) {
+    let r = (row0 &>> level) &- rowLow
+    let c = (column0 &>> level) &- columnLow
+    if UInt(bitPattern: r) >= UInt(bitPattern: rowCount)
+      || UInt(bitPattern: c) >= UInt(bitPattern: columnCount)
+    {
+      return (0, 0)
+    }
+    let k = offsetIndex(position: r &* columnCount &+ c, words: words)
+    if k < 0 { return (0, 0) }
+    let word = offsets[k]
+    if runBits != .max {
+      // Level 0 has all four bits set, so the shift by -1 (masked to 63) is harmless there.
+      let subcell = ((row0 &>> (level &- 1)) & 1) &<< 1 | ((column0 &>> (level &- 1)) & 1)
+      if (word &>> 28) & (1 &<< UInt32(truncatingIfNeeded: subcell)) == 0 { return (0, 0) }
+    }
+    return (Int(word & runBits), Int(offsets[k &+ 1] & runBits))
   }
 
   /// The index in `offsets` of the cell at `position` (row-major in the rectangle), or -1 for
@@ -535,8 +546,10 @@ extension GridIndex {
   public var everywhereCount: Int { discs.count - everywhereStart - pendingCount }
 
   /// Bytes held by the grid structure: the entry array (4 bytes per entry), the dense levels'
-  /// offsets (4 bytes per position), the cell table of the other levels (16 bytes per table
-  /// slot, 1.5 slots per non-empty cell), the level records (40 bytes per level) and the
+  /// offsets (4 bytes per position, or per non-empty cell of a ranked level), the ranked
+  /// levels' occupancy words (16 bytes per 64 positions), the cell table of the other levels
+  /// (16 bytes per table slot, 1.5 slots per non-empty cell), the level records (48 bytes per
+  /// level) and the
   /// storage → slot map (4 bytes per region; 8 once ``insert(_:)`` or ``remove(at:)`` has been
   /// used). Counts capacity.
   public var indexFootprintBytes: Int {
@@ -569,21 +582,14 @@ extension GridIndex {
     let column0 = grid.queryColumn(longitude: point.longitude)
     for level in nonEmptyLevelList {
       if denseLevels & (1 &<< UInt64(level)) != 0 {
-        let t = levelTables[level]
-        let r = (row0 >> level) - t.rowLow
-        let c = (column0 >> level) - t.columnLow
-        guard (0..<t.rowCount).contains(r) && (0..<t.columnCount).contains(c) else { continue }
-        let k = rankWords.withUnsafeBufferPointer {
-          t.offsetIndex(position: r * t.columnCount + c, words: $0)
+        let run = offsets.withUnsafeBufferPointer { offset in
+          rankWords.withUnsafeBufferPointer { words in
+            levelTables[level].run(
+              level: level, row0: row0, column0: column0, offsets: offset, words: words,
+              runBits: GridIndex.offsetRunBits(entryCount: entries.count))
+          }
         }
-        if k < 0 { continue }
-        let masked = entries.count < GridIndex.subcellMaskedEntryLimit
-        let runBits: UInt32 = masked ? 0x0FFF_FFFF : 0xFFFF_FFFF
-        if masked && level > 0 {
-          let subcell = ((row0 >> (level - 1)) & 1) << 1 | ((column0 >> (level - 1)) & 1)
-          if (offsets[k] >> 28) & (1 << subcell) == 0 { continue }
-        }
-        total += Int(offsets[k + 1] & runBits) - Int(offsets[k] & runBits)
+        total += run.end - run.start
         continue
       }
       let key = CellGrid.key(level: level, row: row0 >> level, column: column0 >> level)
