@@ -39,6 +39,9 @@ public struct UnitVector: Hashable, Sendable {
   /// The unit vector `(cos φ cos λ, cos φ sin λ, sin φ)` from the sine and cosine of the
   /// latitude φ and the longitude λ, as ``sineCosine(degrees:)`` returns them.
   ///
+  /// Each pair is `(sin, cos)` of one angle, components in [−1, 1]; pairs that are not of one
+  /// angle give a vector that is not of unit length (no check is made).
+  ///
   /// ``init(_:)`` is this initialiser on `sineCosine` of the coordinate, so a caller holding
   /// `sineCosine(degrees: latitude)` early (for `z` alone) gets the identical vector later.
   /// - Complexity: O(1), three multiplications.
