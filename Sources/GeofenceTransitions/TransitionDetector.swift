@@ -222,10 +222,30 @@ public struct TransitionDetector: Sendable {
 
   /// Whether moving from `a` to `b` needs at most `maxSpeed` m/s once both accuracies are
   /// subtracted from the distance. Requires `b.time > a.time`.
+  /// Decided first on ``distanceUpperBound(_:_:)``, which needs no trigonometry and settles
+  /// almost every fix of a real track (a step of metres against a bound of tens of metres);
+  /// the haversine distance decides the rest, so the outcome is that of the haversine test.
   private static func isPlausible(from a: Anchor, to b: Anchor, maxSpeed: Double) -> Bool {
+    let bound = distanceUpperBound(a.coordinate, b.coordinate) - a.accuracy - b.accuracy
+    if bound <= 0 || bound <= maxSpeed * (b.time - a.time) { return true }
     let d = haversineDistance(a.coordinate, b.coordinate)
     let excess = d - a.accuracy - b.accuracy
     return excess <= 0 || excess <= maxSpeed * (b.time - a.time)
+  }
+
+  /// An upper bound in metres of `haversineDistance(a, b)`: the length of the path along the
+  /// meridian to `b`'s latitude, then along the parallel, measured as if on the equator,
+  /// `R (|Δφ| + |Δλ|)` with `Δλ` wrapped to [0°, 180°], widened by a relative 1e-9 and 1 µm
+  /// (far above the haversine's rounding, about 1e-14 relative and 1e-8 m). `+∞` for a
+  /// latitude outside [−90°, 90°], a longitude difference above 360° or NaN. O(1), no
+  /// trigonometry.
+  static func distanceUpperBound(_ a: Coordinate, _ b: Coordinate) -> Double {
+    let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
+    var dLambda = abs(b.longitude - a.longitude)
+    if dLambda > 180 { dLambda = 360 - dLambda }
+    guard abs(a.latitude) <= 90, abs(b.latitude) <= 90, dLambda >= 0 else { return .infinity }
+    let dPhi = abs(b.latitude - a.latitude)
+    return (dPhi + dLambda) * metersPerDegree * (1 + 1e-9) + 1e-6
   }
 
   // MARK: - Transitions
@@ -284,16 +304,22 @@ public struct TransitionDetector: Sendable {
     }
 
     // ENTER: regions whose disc contains the fix and that the device is not inside.
+    // The buffer is moved out for the query: `regions.index.query(..., into: &queryResult)`
+    // would read one field of `self` while writing another, and Swift copies the whole index
+    // value (a retain and release of each of its arrays) to keep the two accesses apart.
+    var found: [Int32] = []
+    swap(&found, &queryResult)
+    defer { swap(&found, &queryResult) }
     if hasVisits {
-      regions.index.query(point, unitVector: pointVector, into: &queryResult)
+      regions.index.query(point, unitVector: pointVector, into: &found)
     } else {
-      regions.index.query(point, into: &queryResult)
+      regions.index.query(point, into: &found)
     }
     let immediate =
       configuration.confirmationFixCount <= 1
       || (usesTime && configuration.confirmationSeconds == 0)
     let silent = isFirst && !configuration.initialTrigger
-    for slot in queryResult {
+    for slot in found {
       let region = regions.regions[Int(slot)]
       if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
         a > region.radiusMeters
@@ -355,9 +381,7 @@ public struct TransitionDetector: Sendable {
       }
     }
 
-    Self.sortByID(&exits, regions)
-    Self.sortByID(&enters, regions)
-    Self.sortByID(&dwells, regions)
+    sortEmissions()
     for e in exits {
       events.append(
         TransitionEvent(type: .exit, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters))
@@ -389,6 +413,27 @@ public struct TransitionDetector: Sendable {
   static func sortedIndex(of value: Int32, in sorted: [Int32]) -> Int? {
     let k = lowerBound(value, in: sorted)
     return k < sorted.count && sorted[k] == value ? k : nil
+  }
+
+  /// Sorts this fix's exits, enters and dwells by region id. Each list is moved out of `self`
+  /// while it is sorted (see `sortByID`), and lists of fewer than two are left alone.
+  private mutating func sortEmissions() {
+    var list: [Emission] = []
+    if exits.count > 1 {
+      swap(&list, &exits)
+      Self.sortByID(&list, regions)
+      swap(&list, &exits)
+    }
+    if enters.count > 1 {
+      swap(&list, &enters)
+      Self.sortByID(&list, regions)
+      swap(&list, &enters)
+    }
+    if dwells.count > 1 {
+      swap(&list, &dwells)
+      Self.sortByID(&list, regions)
+      swap(&list, &dwells)
+    }
   }
 
   /// Insertion sort by region id bytes: the lists hold a handful of events, and it allocates

@@ -1,5 +1,6 @@
 import GeofenceGeometry
-import GeofenceTransitions
+import GeofenceTestSupport
+@testable import GeofenceTransitions
 import Testing
 
 // On the equator 0.018° of longitude = 0.018 × 111,195.080 m = 2001.511 m; a point `m` metres
@@ -85,6 +86,72 @@ struct OutlierFilterTests {
       runLive([walk(0, t: 0), walk(500, t: 5, accuracy: 139)], town, config).outcomes == [
         .accepted, .dropped(.outlier),
       ])
+  }
+
+  @Test("a diagonal step is judged on its haversine distance, not on the cheap bound")
+  func diagonalStepAtTheLimit() {
+    // 350 m at 45° (247.49 m north and east) in 5 s with accuracy 0 + 0: the cheap bound,
+    // north plus east (495 m, 99 m/s), is above 70 m/s, so the haversine distance decides.
+    // The step is shrunk or stretched by 0.05 m about 350 m = 70 m/s x 5 s.
+    let side = 350 / 2.0.squareRoot() / metersPerDegree
+    func step(_ scale: Double) -> [LocationFix] {
+      [fix(0, 0, t: 0, accuracy: 0), fix(side * scale, side * scale, t: 5, accuracy: 0)]
+    }
+    let below = step(1 - 0.05 / 350)
+    let above = step(1 + 0.05 / 350)
+    let dBelow = haversineDistance(below[0].coordinate, below[1].coordinate)
+    let dAbove = haversineDistance(above[0].coordinate, above[1].coordinate)
+    #expect(dBelow < 350 && dBelow > 349.9)
+    #expect(dAbove > 350 && dAbove < 350.1)
+    #expect(TransitionDetector.distanceUpperBound(below[0].coordinate, below[1].coordinate) > 494)
+    #expect(runLive(below, town).outcomes == [.accepted, .accepted])
+    #expect(runLive(above, town).outcomes == [.accepted, .dropped(.outlier)])
+  }
+
+  @Test("the cheap distance bound is never below the haversine distance")
+  func distanceUpperBoundHoldsEverywhere() {
+    // Hand-computed: (0, 0) to (0.001, 0.001) is 0.002° x 111,195.080234 m = 222.3901605 m,
+    // widened by 1e-9 relative and 1e-6 m: 222.3901617 m.
+    let origin = Coordinate(uncheckedLatitude: 0, longitude: 0)
+    let diagonal = Coordinate(uncheckedLatitude: 0.001, longitude: 0.001)
+    #expect(
+      abs(TransitionDetector.distanceUpperBound(origin, diagonal) - 222.390_161_7) < 1e-7)
+    // Across the antimeridian the longitude difference wraps: 179.999 to -179.999 is 0.002°.
+    let west = Coordinate(uncheckedLatitude: 10, longitude: 179.999)
+    let east = Coordinate(uncheckedLatitude: 10, longitude: -179.999)
+    #expect(abs(TransitionDetector.distanceUpperBound(west, east) - 222.390_161_7) < 1e-7)
+    // Out-of-range or NaN input has no bound.
+    let nan = Coordinate(uncheckedLatitude: .nan, longitude: 0)
+    let beyondPole = Coordinate(uncheckedLatitude: 91, longitude: 0)
+    #expect(TransitionDetector.distanceUpperBound(origin, nan) == .infinity)
+    #expect(TransitionDetector.distanceUpperBound(beyondPole, origin) == .infinity)
+
+    // Oracle: the haversine distance, over uniform pairs, short steps anywhere (near the
+    // poles and the antimeridian too) and pairs straddling the antimeridian.
+    var rng = SeededGenerator(seed: 7)
+    func random(_ range: ClosedRange<Double>) -> Double { Double.random(in: range, using: &rng) }
+    var failures: [String] = []
+    for k in 0..<30_000 {
+      var a = Coordinate(uncheckedLatitude: random(-90...90), longitude: random(-180...180))
+      let b: Coordinate
+      switch k % 3 {
+      case 0: b = Coordinate(uncheckedLatitude: random(-90...90), longitude: random(-180...180))
+      case 1:
+        let latitude = min(90, max(-90, a.latitude + random(-0.01...0.01)))
+        var longitude = a.longitude + random(-0.01...0.01)
+        if longitude > 180 { longitude -= 360 }
+        if longitude < -180 { longitude += 360 }
+        b = Coordinate(uncheckedLatitude: latitude, longitude: longitude)
+      default:
+        a = Coordinate(uncheckedLatitude: a.latitude, longitude: 180 - random(0...0.01))
+        let latitude = min(90, max(-90, a.latitude + random(-0.01...0.01)))
+        b = Coordinate(uncheckedLatitude: latitude, longitude: -180 + random(0...0.01))
+      }
+      let bound = TransitionDetector.distanceUpperBound(a, b)
+      let d = haversineDistance(a, b)
+      if !(bound >= d) { failures.append("a = \(a), b = \(b): bound \(bound) < \(d)") }
+    }
+    #expect(failures.isEmpty, "\(failures.prefix(5))")
   }
 
   @Test("the maximum speed is configurable")
