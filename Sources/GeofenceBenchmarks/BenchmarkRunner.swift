@@ -273,17 +273,23 @@ public enum BenchmarkRunner {
     for k in tracks {
       var detector = TransitionDetector(
         regions: set, configuration: configuration, usesTime: usesTime)
+      // One fix value, updated in place: a fresh LocationFix per fix costs an outlined copy
+      // and two destroys (its optional device id is a reference), which is not detector work.
+      var fix = LocationFix(
+        coordinate: Coordinate(uncheckedLatitude: 0, longitude: 0), time: 0, sourceIndex: 0)
       for f in starts[k]..<starts[k + 1] {
-        let fix = LocationFix(coordinate: fixes[f], time: times[f], sourceIndex: f)
+        fix.coordinate = fixes[f]
+        fix.time = times[f]
+        fix.sourceIndex = f
         if case .dropped = detector.process(fix, into: &events) { counts.droppedFixes += 1 }
-        for e in events {
-          switch e.type {
+        for i in events.indices {
+          switch events[i].type {
           case .enter: counts.enters += 1
           case .exit: counts.exits += 1
           case .dwell: counts.dwells += 1
           }
         }
-        events.removeAll(keepingCapacity: true)
+        if !events.isEmpty { events.removeAll(keepingCapacity: true) }
       }
     }
     return counts
