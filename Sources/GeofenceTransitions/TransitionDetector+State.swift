@@ -52,9 +52,10 @@ extension TransitionDetector {
     next.visits = visits.compactMap { visit in
       guard let slot = slotMap(visit.slot) else { return nil }
       precondition(slot >= 0 && Int(slot) < regions.count, "slot map out of range")
-      var moved = visit
-      moved.slot = slot
-      return moved
+      let region = regions.regions[Int(slot)]
+      return visit.rebased(
+        slot: slot, region: region,
+        hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
     }
     next.insideSorted = next.visits.map(\.slot).sorted()
     next.pendingEnters = pendingEnters.compactMap { pending in

@@ -60,6 +60,10 @@ public struct TransitionDetector: Sendable {
   public private(set) var acceptedFixCount = 0
 
   /// A region the device is inside.
+  ///
+  /// It carries a copy of the region's refine record and hysteresis, so that the EXIT test of
+  /// a fix inside the disc (nearly every visit at nearly every fix) reads only this array, not
+  /// the region set, whose records for the regions a device is in lie scattered in memory.
   struct Visit: Sendable {
     var slot: Int32
     /// Time of the ENTER (NaN without times).
@@ -68,6 +72,33 @@ public struct TransitionDetector: Sendable {
     /// Consecutive accepted fixes satisfying the EXIT rule, and the time of the first.
     var exitCount: Int
     var exitSince: Double
+    /// The region's ``CircularRegion/centerVector`` and ``CircularRegion/chordSquaredThreshold``.
+    var center: UnitVector
+    var chordSquaredThreshold: Double
+    /// ``TransitionConfiguration/hysteresisMeters(forRadius:)`` of the region.
+    var hysteresisMeters: Double
+
+    init(slot: Int32, enterTime: Double, region: CircularRegion, hysteresisMeters: Double) {
+      self.slot = slot
+      self.enterTime = enterTime
+      self.dwellEmitted = false
+      self.exitCount = 0
+      self.exitSince = 0
+      self.center = region.centerVector
+      self.chordSquaredThreshold = region.chordSquaredThreshold
+      self.hysteresisMeters = hysteresisMeters
+    }
+
+    /// This visit for `region` (its slot's region in a new set): the same progress, that
+    /// region's geometry.
+    func rebased(slot: Int32, region: CircularRegion, hysteresisMeters: Double) -> Visit {
+      var next = self
+      next.slot = slot
+      next.center = region.centerVector
+      next.chordSquaredThreshold = region.chordSquaredThreshold
+      next.hysteresisMeters = hysteresisMeters
+      return next
+    }
   }
 
   /// A region whose ENTER condition holds but is not yet confirmed.
@@ -276,14 +307,17 @@ public struct TransitionDetector: Sendable {
     var i = 0
     while i < visits.count {
       let slot = visits[i].slot
-      let region = regions.regions[Int(slot)]
-      let r = region.radiusMeters
-      let h = configuration.hysteresisMeters(forRadius: r)
-      if h + exitAccuracy > 1e-6 && region.contains(pointVector) {
+      let h = visits[i].hysteresisMeters
+      // The same comparison as `region.contains(pointVector)`, on the visit's copy.
+      if h + exitAccuracy > 1e-6
+        && visits[i].center.chordSquared(to: pointVector) <= visits[i].chordSquaredThreshold
+      {
         visits[i].exitCount = 0
         i += 1
         continue
       }
+      let region = regions.regions[Int(slot)]
+      let r = region.radiusMeters
       let d = haversineDistance(region.center, point)
       if d - exitAccuracy > r + h {
         if visits[i].exitCount == 0 { visits[i].exitSince = time }
@@ -320,13 +354,14 @@ public struct TransitionDetector: Sendable {
       || (usesTime && configuration.confirmationSeconds == 0)
     let silent = isFirst && !configuration.initialTrigger
     for slot in found {
+      // Already inside (most results): decided before the region's record is read.
+      if Self.sortedIndex(of: slot, in: insideSorted) != nil { continue }
       let region = regions.regions[Int(slot)]
       if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
         a > region.radiusMeters
       {
         continue
       }
-      if Self.sortedIndex(of: slot, in: insideSorted) != nil { continue }
       if exits.contains(where: { $0.slot == slot }) { continue }
       if !(silent || immediate) {
         var j = 0
@@ -342,7 +377,9 @@ public struct TransitionDetector: Sendable {
         pendingEnters[j].seen = false  // removed below
       }
       visits.append(
-        Visit(slot: slot, enterTime: time, dwellEmitted: false, exitCount: 0, exitSince: 0))
+        Visit(
+          slot: slot, enterTime: time, region: region,
+          hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters)))
       insideSorted.insert(slot, at: Self.lowerBound(slot, in: insideSorted))
       if !silent {
         enters.append(
