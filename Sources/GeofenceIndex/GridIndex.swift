@@ -71,6 +71,9 @@ import GeofenceGeometry
 /// test per region in the everywhere list. Candidates are first tested on `z = sin φ` alone
 /// (exact: the squared chord is at least `dz²`); the longitude's ``sineCosine(degrees:)`` is
 /// computed only when a candidate passes, so a point in empty cells costs only the lookups.
+/// When a single dense level holds every filed region (most sets once folded), its record is
+/// kept in the index value itself and the query skips the level loop. `query(_:into:)` is
+/// inlined into its caller, so a loop over fixes keeps the index's fields in registers.
 ///
 /// Sparse sets are folded: their small regions are filed at a coarser floor level so that a
 /// query probes one or two levels; the build takes the finest floor whose cells hold about
@@ -122,6 +125,14 @@ public struct GridIndex: Sendable {
   /// Occupancy bits and ranks of the ranked dense levels (``LevelTable/wordBase`` >= 0): such a
   /// level has offsets for its non-empty cells only, found by rank.
   @usableFromInline internal var rankWords: [RankWord]
+  /// The only non-empty level when there is exactly one and it is dense (by position or
+  /// ranked), else -1; its record is `soleTable`. Queries then skip the level loop.
+  @usableFromInline internal var soleLevel: Int
+  /// `levelTables[soleLevel]`, or ``LevelTable/none``.
+  @usableFromInline internal var soleTable: LevelTable
+  /// `offsetRunBits(entryCount: entries.count)`: the bits of a dense offset that hold the run
+  /// start.
+  @usableFromInline internal var offsetRunMask: UInt32
   /// Open-addressing table of the non-empty cells of the levels not in `denseLevels` (linear
   /// probing, load <= 2/3; empty when there are none).
   @usableFromInline internal var cells: [CellSlot]
@@ -200,6 +211,10 @@ public struct GridIndex: Sendable {
     self.cells = cells
     self.usedCellCount = usedCellCount
     self.entries = entries
+    self.offsetRunMask = GridIndex.offsetRunBits(entryCount: entries.count)
+    let sole = nonEmptyLevels.nonzeroBitCount == 1 && denseLevels & nonEmptyLevels != 0
+    self.soleLevel = sole ? nonEmptyLevels.trailingZeroBitCount : -1
+    self.soleTable = sole ? levelTables[nonEmptyLevels.trailingZeroBitCount] : .none
   }
 
   /// Number of slots (`0 ..< count`), including removed ones (see ``remove(at:)``).
@@ -220,6 +235,7 @@ public struct GridIndex: Sendable {
   /// - Complexity: O(L + c + w): `L` non-empty levels (one hash probe each), `c` slots filed in
   ///   the point's cell at each of those levels, `w` regions in the everywhere list. Each
   ///   candidate costs one squared-chord comparison (three multiplies) on a 32-byte record.
+  @inlinable @inline(__always)
   public func query(_ point: Coordinate, into result: inout [Int32]) {
     GridIndex.clear(&result)
     forEachRegion(containing: point, knownVector: nil) { result.append($0) }
@@ -231,6 +247,7 @@ public struct GridIndex: Sendable {
   /// Same answers, preconditions and cost as ``query(_:into:)``, minus the unit vector.
   /// - Precondition: `vector` is `UnitVector(point)`; another vector gives the answer for
   ///   that vector in the cells of `point`.
+  @inlinable @inline(__always)
   public func query(_ point: Coordinate, unitVector vector: UnitVector, into result: inout [Int32])
   {
     GridIndex.clear(&result)
@@ -308,10 +325,45 @@ public struct GridIndex: Sendable {
         let row0 = grid.row(latitude: point.latitude)
         let column0 = grid.queryColumn(longitude: point.longitude)
         entries.withUnsafeBufferPointer { stored in
-          let runBits = GridIndex.offsetRunBits(entryCount: stored.count)
-          levelTables.withUnsafeBufferPointer { tables in
-            offsets.withUnsafeBufferPointer { offset in
-              rankWords.withUnsafeBufferPointer { words in
+          offsets.withUnsafeBufferPointer { offset in
+            rankWords.withUnsafeBufferPointer { words in
+              /// Tests the slots of `stored[start ..< end]` (one cell's run).
+              @inline(__always) func scan(_ start: Int, _ end: Int) {
+                var e = start
+                if !haveVector {
+                  if e == end { return }
+                  if !haveLatitude {
+                    latitude = sineCosine(degrees: point.latitude)
+                    haveLatitude = true
+                  }
+                  let z = latitude.sin
+                  while e < end {
+                    let d = discBuffer[Int(stored[e])]
+                    let dz = z - d.center.z
+                    if dz * dz <= d.chordSquaredThreshold { break }
+                    e &+= 1
+                  }
+                  if e == end { return }
+                  v = UnitVector(
+                    latitude: latitude, longitude: sineCosine(degrees: point.longitude))
+                  haveVector = true
+                }
+                while e < end {
+                  let i = Int(stored[e])
+                  if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+                  e &+= 1
+                }
+              }
+              // One level stored by position or by rank (most sets once folded): no level
+              // loop and no level table lookup.
+              if soleLevel >= 0 {
+                let run = soleTable.run(
+                  level: soleLevel, row0: row0, column0: column0, offsets: offset, words: words,
+                  runBits: offsetRunMask)
+                scan(run.start, run.end)
+                return
+              }
+              levelTables.withUnsafeBufferPointer { tables in
                 cells.withUnsafeBufferPointer { table in
                   let capacity = table.count
                   var levels = nonEmptyLevels
@@ -325,7 +377,7 @@ public struct GridIndex: Sendable {
                     if denseLevels & bit != 0 {
                       (start, end) = tables[level].run(
                         level: level, row0: row0, column0: column0, offsets: offset,
-                        words: words, runBits: runBits)
+                        words: words, runBits: offsetRunMask)
                     } else {
                       let key = CellGrid.key(
                         level: level, row: row0 &>> level, column: column0 &>> level)
@@ -342,30 +394,7 @@ public struct GridIndex: Sendable {
                         if h == capacity { h = 0 }
                       }
                     }
-                    var e = start
-                    if !haveVector {
-                      if e == end { continue }
-                      if !haveLatitude {
-                        latitude = sineCosine(degrees: point.latitude)
-                        haveLatitude = true
-                      }
-                      let z = latitude.sin
-                      while e < end {
-                        let d = discBuffer[Int(stored[e])]
-                        let dz = z - d.center.z
-                        if dz * dz <= d.chordSquaredThreshold { break }
-                        e &+= 1
-                      }
-                      if e == end { continue }
-                      v = UnitVector(
-                        latitude: latitude, longitude: sineCosine(degrees: point.longitude))
-                      haveVector = true
-                    }
-                    while e < end {
-                      let i = Int(stored[e])
-                      if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
-                      e &+= 1
-                    }
+                    scan(start, end)
                   }
                 }
               }
@@ -600,7 +629,7 @@ extension GridIndex {
           rankWords.withUnsafeBufferPointer { words in
             levelTables[level].run(
               level: level, row0: row0, column0: column0, offsets: offset, words: words,
-              runBits: GridIndex.offsetRunBits(entryCount: entries.count))
+              runBits: offsetRunMask)
           }
         }
         total += run.end - run.start

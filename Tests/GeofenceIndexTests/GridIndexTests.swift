@@ -526,6 +526,67 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(dense, local, queryPoints(for: local, count: 1000, using: &rng)) == nil)
   }
 
+  @Test func soleLevelPathAnswersExactly() {
+    // A query skips the level loop when exactly one level is filed and it is dense (by
+    // position or ranked). Sets with one positional level, one ranked level, one hashed level
+    // and several levels, each against brute force.
+    var rng = SeededGenerator(seed: 45)
+    func globalSet(_ count: Int) -> [CircularRegion] {
+      var rng = SeededGenerator(seed: 46)
+      return (0..<count).map { _ in
+        // swift-format-ignore: NeverUseForceTry
+        try! CircularRegion(
+          center: randomSpherePoint(using: &rng),
+          radiusMeters: Double.random(in: 100...5_000, using: &rng))
+      }
+    }
+    let city = Coordinate(uncheckedLatitude: 47.37, longitude: 8.54)
+    let local = (0..<3000).map { _ in
+      // swift-format-ignore: NeverUseForceTry
+      try! CircularRegion(
+        center: destination(
+          from: city, meters: Double.random(in: 0...20_000, using: &rng),
+          bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
+        radiusMeters: Double.random(in: 50...50_000, using: &rng))
+    }
+    // Towns in clusters of 2 km over Europe: 800 clusters leave a rectangle of mostly empty
+    // cells (ranked); 50 leave so few occupied cells that the level is hashed.
+    func clustered(_ clusters: Int) -> [CircularRegion] {
+      var rng = SeededGenerator(seed: 48)
+      let centres = (0..<clusters).map { _ in
+        Coordinate(
+          uncheckedLatitude: Double.random(in: 30...60, using: &rng),
+          longitude: Double.random(in: -10...30, using: &rng))
+      }
+      return (0..<(3 * clusters)).map { k in
+        // swift-format-ignore: NeverUseForceTry
+        try! CircularRegion(
+          center: destination(
+            from: centres[k % clusters], meters: Double.random(in: 0...2_000, using: &rng),
+            bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
+          radiusMeters: 1_500)
+      }
+    }
+    var kinds: Set<String> = []
+    for regions in [globalSet(20_000), clustered(800), clustered(50), local] {
+      let index = GridIndex(regions: regions)
+      let levels = index.nonEmptyLevelList
+      if levels.count == 1 && index.denseLevels & index.nonEmptyLevels != 0 {
+        #expect(index.soleLevel == levels[0])
+        #expect(index.soleTable.base == index.levelTables[levels[0]].base)
+        #expect(index.soleTable.wordBase == index.levelTables[levels[0]].wordBase)
+        kinds.insert(index.soleTable.wordBase >= 0 ? "ranked" : "positional")
+      } else {
+        #expect(index.soleLevel == -1)
+        kinds.insert(levels.count == 1 ? "hashed" : "levels")
+      }
+      var points = queryPoints(for: regions, count: 1000, using: &rng)
+      points += regions.prefix(200).map { $0.center }
+      #expect(firstMismatch(index, regions, points) == nil, "\(levels)")
+    }
+    #expect(kinds == ["positional", "ranked", "hashed", "levels"], "\(kinds)")
+  }
+
   @Test func sparseSetsReplicateCoarseLevelsIntoTheFloor() {
     // Area-uniform centres, 100 m - 5 km: folding raises the floor, and the few large and
     // near-polar regions of the coarser levels are filed at the floor in more cells, so a
