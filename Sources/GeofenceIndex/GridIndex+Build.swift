@@ -101,9 +101,8 @@ extension GridIndex {
     box filing: BoundingBox?, in grid: CellGrid, forcedLevel: Int? = nil
   ) -> Placement {
     guard let box = filing else { return .everywhere }
-    let needed =
-      max(box.maxLatitude - box.minLatitude, box.longitudeSpan / grid.columnAspect)
-      * grid.edgePerSpan
+    let span = max(box.maxLatitude - box.minLatitude, box.longitudeSpan / grid.columnAspect)
+    let needed = span * grid.edgePerSpan
     guard needed <= grid.edge(level: grid.levelCount - 1) else { return .everywhere }
     var level = grid.minimumLevel
     var edge = grid.edge(level: level)
@@ -115,6 +114,8 @@ extension GridIndex {
       level = min(level, forced)
     } else if grid.replicatedLevels & (1 &<< UInt64(level)) != 0 {
       level = grid.minimumLevel
+    } else if level > grid.minimumLevel && 0.5 * edge >= span * grid.upperEdgePerSpan {
+      level -= 1
     }
     return cells(of: box, level: level, in: grid)
   }
@@ -145,6 +146,13 @@ extension GridIndex {
     }
     return p
   }
+
+  /// ``CellGrid/upperEdgePerSpan`` of a built index: a region above the floor goes one level
+  /// finer when its box fits that level's cell (1.0 against the 1.5 of
+  /// ``defaultEdgePerSpan``). Its box still touches at most 2 x 2 cells, and a query at the
+  /// regions' levels scans fewer candidates (dense 100,000-region sets: a third fewer
+  /// instructions a query for about 4 more bytes a region).
+  internal static let upperEdgePerSpan: Double = 1.0
 
   /// Regions per occupied home cell above which folding a level into a coarser one is not worth
   /// the saved probe (see ``chooseMinimumLevels(_:in:)``).
@@ -313,7 +321,8 @@ extension GridIndex {
         let fineLevels = filedLevels(live, in: fine).nonzeroBitCount
         if fineLevels <= filedLevels(live, in: coarse).nonzeroBitCount {
           let trial = assemble(
-            discs: regions, boxes: boxes, grid: fine, cellSizeDegrees: cellSizeDegrees)
+            discs: regions, boxes: boxes, grid: fine.with(upperEdgePerSpan: upperEdgePerSpan),
+            cellSizeDegrees: cellSizeDegrees)
           let budget = finerFloorBudgetBytesPerRegion * regions.count + finerFloorBudgetExtraBytes
           if trial.memoryFootprintBytes <= budget {
             return trial
@@ -322,7 +331,9 @@ extension GridIndex {
       }
       grid = coarse
     }
-    return assemble(discs: regions, boxes: boxes, grid: grid, cellSizeDegrees: cellSizeDegrees)
+    return assemble(
+      discs: regions, boxes: boxes, grid: grid.with(upperEdgePerSpan: upperEdgePerSpan),
+      cellSizeDegrees: cellSizeDegrees)
   }
 
   /// Files `regions` (refine records in slot order, with their filing boxes) in `grid`:

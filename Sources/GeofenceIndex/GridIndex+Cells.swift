@@ -40,6 +40,12 @@ internal struct CellGrid: Sendable {
   /// A region goes to the finest level whose edge is at least this many times its box span.
   let edgePerSpan: Double
 
+  /// A region whose level by ``edgePerSpan`` is above ``minimumLevel`` (and not replicated) is
+  /// filed one level finer when that level's edge is at least this many times its box span
+  /// (<= ``edgePerSpan``; equal: never). Set on the final grid only, after the floor and the
+  /// replicated levels are chosen by ``edgePerSpan``.
+  let upperEdgePerSpan: Double
+
   /// No region is filed finer than this level (see ``GridIndex/chooseMinimumLevels(_:in:)``): sparse
   /// sets fold their small regions into a coarser level, so a query probes fewer levels.
   let minimumLevel: Int
@@ -56,9 +62,10 @@ internal struct CellGrid: Sendable {
   init(
     edgeDegrees: Double, columnAspect: Double = 1,
     edgePerSpan: Double = GridIndex.defaultEdgePerSpan, minimumLevel: Int = 0,
-    replicatedLevels: UInt64 = 0
+    replicatedLevels: UInt64 = 0, upperEdgePerSpan: Double? = nil
   ) {
     self.replicatedLevels = replicatedLevels
+    self.upperEdgePerSpan = min(edgePerSpan, upperEdgePerSpan ?? edgePerSpan)
     self.edgeDegrees = edgeDegrees
     self.columnAspect = columnAspect
     self.edgePerSpan = edgePerSpan
@@ -81,7 +88,14 @@ internal struct CellGrid: Sendable {
   func with(minimumLevel level: Int, replicatedLevels replicated: UInt64 = 0) -> CellGrid {
     CellGrid(
       edgeDegrees: edgeDegrees, columnAspect: columnAspect, edgePerSpan: edgePerSpan,
-      minimumLevel: level, replicatedLevels: replicated)
+      minimumLevel: level, replicatedLevels: replicated, upperEdgePerSpan: upperEdgePerSpan)
+  }
+
+  /// The same grid with another ``upperEdgePerSpan``.
+  func with(upperEdgePerSpan upper: Double) -> CellGrid {
+    CellGrid(
+      edgeDegrees: edgeDegrees, columnAspect: columnAspect, edgePerSpan: edgePerSpan,
+      minimumLevel: minimumLevel, replicatedLevels: replicatedLevels, upperEdgePerSpan: upper)
   }
 
   /// Cell edge of `level` in degrees (exact: a power-of-two multiple of the level-0 edge).

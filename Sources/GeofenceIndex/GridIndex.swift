@@ -36,7 +36,8 @@ import GeofenceGeometry
 ///   `s = max(latitude span, longitude span / a)` in degrees. The region goes to the finest
 ///   level whose cell height is >= `1.5 s`, and is filed in every cell of that level its box
 ///   touches: at most 2 × 2 cells (2 × 3 for a box split by the antimeridian), about 2 on
-///   average.
+///   average. Above the floor (see folding below) a region goes one level finer when that
+///   level's height is still >= `s` (still at most 2 × 2 cells; fewer candidates a query).
 /// - **Everywhere list.** A region goes to a short list checked on every query instead when it
 ///   covers the sphere, when its box covers all longitudes or comes within
 ///   ``polarMarginDegrees`` of a pole, or when `1.5 s` exceeds the coarsest cell height.

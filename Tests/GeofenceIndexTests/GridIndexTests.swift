@@ -526,6 +526,43 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(dense, local, queryPoints(for: local, count: 1000, using: &rng)) == nil)
   }
 
+  @Test func regionsAboveTheFloorGoOneLevelFinerWhenTheirBoxFits() {
+    // City regions of 50 m - 5 km: several levels. Above the floor a region whose box still
+    // fits a cell one level finer (height >= its span) is filed there, in at most 2 x 2 cells.
+    var rng = SeededGenerator(seed: 49)
+    let city = Coordinate(uncheckedLatitude: 48.85, longitude: 2.35)
+    let regions = (0..<20_000).map { _ in
+      // swift-format-ignore: NeverUseForceTry
+      try! CircularRegion(
+        center: destination(
+          from: city, meters: Double.random(in: 0...25_000, using: &rng),
+          bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
+        radiusMeters: exp(Double.random(in: log(50)...log(5_000), using: &rng)))
+    }
+    let index = GridIndex(regions: regions)
+    #expect(index.grid.upperEdgePerSpan == GridIndex.upperEdgePerSpan)
+    #expect(index.nonEmptyLevelList.count > 1, "\(index.nonEmptyLevelList)")
+    let byRule = index.grid.with(upperEdgePerSpan: index.grid.edgePerSpan)
+    var finer = 0
+    for region in regions {
+      let box = GridIndex.filingBox(of: Disc(region))
+      let p = GridIndex.placement(box: box, in: index.grid)
+      let q = GridIndex.placement(box: box, in: byRule)
+      #expect(p.level == q.level || (p.level == q.level - 1 && p.level >= index.grid.minimumLevel))
+      if p.level < q.level {
+        finer += 1
+        #expect(p.cellCount <= 4)
+        // Its box fits a cell of the finer level.
+        let span = max(
+          box!.maxLatitude - box!.minLatitude, box!.longitudeSpan / index.grid.columnAspect)
+        #expect(index.grid.edge(level: p.level) >= span)
+      }
+    }
+    #expect(finer > 1_000, "\(finer)")
+    #expect(
+      firstMismatch(index, regions, queryPoints(for: regions, count: 1000, using: &rng)) == nil)
+  }
+
   @Test func soleLevelPathAnswersExactly() {
     // A query skips the level loop when exactly one level is filed and it is dense (by
     // position or ranked). Sets with one positional level, one ranked level, one hashed level
