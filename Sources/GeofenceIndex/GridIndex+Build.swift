@@ -321,8 +321,7 @@ extension GridIndex {
         let fineLevels = filedLevels(live, in: fine).nonzeroBitCount
         if fineLevels <= filedLevels(live, in: coarse).nonzeroBitCount {
           let trial = assemble(
-            discs: regions, boxes: boxes, grid: fine.with(upperEdgePerSpan: upperEdgePerSpan),
-            cellSizeDegrees: cellSizeDegrees)
+            discs: regions, boxes: boxes, grid: fine, cellSizeDegrees: cellSizeDegrees)
           let budget = finerFloorBudgetBytesPerRegion * regions.count + finerFloorBudgetExtraBytes
           if trial.memoryFootprintBytes <= budget {
             return trial
@@ -331,16 +330,16 @@ extension GridIndex {
       }
       grid = coarse
     }
-    return assemble(
-      discs: regions, boxes: boxes, grid: grid.with(upperEdgePerSpan: upperEdgePerSpan),
-      cellSizeDegrees: cellSizeDegrees)
+    return assemble(discs: regions, boxes: boxes, grid: grid, cellSizeDegrees: cellSizeDegrees)
   }
 
-  /// Files `regions` (refine records in slot order, with their filing boxes) in `grid`:
-  /// steps 1 to 4 of ``build(discs:cellSizeDegrees:edgePerSpan:)``.
+  /// Files `regions` (refine records in slot order, with their filing boxes) in `folded` with
+  /// the built index's ``upperEdgePerSpan``: steps 1 to 4 of
+  /// ``build(discs:cellSizeDegrees:edgePerSpan:)``.
   private static func assemble(
-    discs regions: [Disc], boxes: [BoundingBox?], grid: CellGrid, cellSizeDegrees: Double?
+    discs regions: [Disc], boxes: [BoundingBox?], grid folded: CellGrid, cellSizeDegrees: Double?
   ) -> GridIndex {
+    let grid = folded.with(upperEdgePerSpan: upperEdgePerSpan)
     let n = regions.count
 
     // 1. Storage order.
