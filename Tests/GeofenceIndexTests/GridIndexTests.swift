@@ -76,6 +76,21 @@ let hotSpots: [Coordinate] = [
 
 /// `count` regions: a third uniform over the sphere, the rest clustered around ``hotSpots``
 /// (within a few radii, so they overlap).
+/// `count` regions around `centre(k)` (region `k`): each draws its distance uniform in
+/// `0 ... meters`, then its bearing, then its radius from `radius`, from `rng` in that order.
+func regionsAround(
+  _ centre: (Int) -> Coordinate, count: Int, within meters: Double,
+  radius: (inout SeededGenerator) -> Double, using rng: inout SeededGenerator
+) -> [CircularRegion] {
+  (0..<count).map { k in
+    let c = destination(
+      from: centre(k), meters: Double.random(in: 0...meters, using: &rng),
+      bearing: Double.random(in: 0..<(2 * .pi), using: &rng))
+    // swift-format-ignore: NeverUseForceTry
+    return try! CircularRegion(center: c, radiusMeters: radius(&rng))
+  }
+}
+
 func randomRegions(count: Int, mix: RadiusMix, using rng: inout SeededGenerator)
   -> [CircularRegion]
 {
@@ -511,14 +526,9 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(sparse, world, queryPoints(for: world, count: 1000, using: &rng)) == nil)
 
     let city = Coordinate(uncheckedLatitude: 47.37, longitude: 8.54)
-    let local = (0..<3000).map { _ in
-      // swift-format-ignore: NeverUseForceTry
-      try! CircularRegion(
-        center: destination(
-          from: city, meters: Double.random(in: 0...20_000, using: &rng),
-          bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
-        radiusMeters: Double.random(in: 50...500, using: &rng))
-    }
+    let local = regionsAround(
+      { _ in city }, count: 3000, within: 20_000,
+      radius: { Double.random(in: 50...500, using: &$0) }, using: &rng)
     let dense = GridIndex(regions: local)
     #expect(dense.nonEmptyLevels != 0 && dense.denseLevels == dense.nonEmptyLevels)
     // Positions of the dense rectangles stay within the memory allowance.
@@ -531,14 +541,9 @@ struct GridIndexStructureTests {
     // fits a cell one level finer (height >= its span) is filed there, in at most 2 x 2 cells.
     var rng = SeededGenerator(seed: 49)
     let city = Coordinate(uncheckedLatitude: 48.85, longitude: 2.35)
-    let regions = (0..<20_000).map { _ in
-      // swift-format-ignore: NeverUseForceTry
-      try! CircularRegion(
-        center: destination(
-          from: city, meters: Double.random(in: 0...25_000, using: &rng),
-          bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
-        radiusMeters: exp(Double.random(in: log(50)...log(5_000), using: &rng)))
-    }
+    let regions = regionsAround(
+      { _ in city }, count: 20_000, within: 25_000,
+      radius: { exp(Double.random(in: log(50)...log(5_000), using: &$0)) }, using: &rng)
     let index = GridIndex(regions: regions)
     #expect(index.grid.upperEdgePerSpan == GridIndex.upperEdgePerSpan)
     #expect(index.nonEmptyLevelList.count > 1, "\(index.nonEmptyLevelList)")
@@ -578,14 +583,9 @@ struct GridIndexStructureTests {
       }
     }
     let city = Coordinate(uncheckedLatitude: 47.37, longitude: 8.54)
-    let local = (0..<3000).map { _ in
-      // swift-format-ignore: NeverUseForceTry
-      try! CircularRegion(
-        center: destination(
-          from: city, meters: Double.random(in: 0...20_000, using: &rng),
-          bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
-        radiusMeters: Double.random(in: 50...50_000, using: &rng))
-    }
+    let local = regionsAround(
+      { _ in city }, count: 3000, within: 20_000,
+      radius: { Double.random(in: 50...50_000, using: &$0) }, using: &rng)
     // Towns in clusters of 2 km over Europe: 800 clusters leave a rectangle of mostly empty
     // cells (ranked); 50 leave so few occupied cells that the level is hashed.
     func clustered(_ clusters: Int) -> [CircularRegion] {
@@ -595,14 +595,9 @@ struct GridIndexStructureTests {
           uncheckedLatitude: Double.random(in: 30...60, using: &rng),
           longitude: Double.random(in: -10...30, using: &rng))
       }
-      return (0..<(3 * clusters)).map { k in
-        // swift-format-ignore: NeverUseForceTry
-        try! CircularRegion(
-          center: destination(
-            from: centres[k % clusters], meters: Double.random(in: 0...2_000, using: &rng),
-            bearing: Double.random(in: 0..<(2 * .pi), using: &rng)),
-          radiusMeters: 1_500)
-      }
+      return regionsAround(
+        { centres[$0 % clusters] }, count: 3 * clusters, within: 2_000, radius: { _ in 1_500 },
+        using: &rng)
     }
     var kinds: Set<String> = []
     for regions in [globalSet(20_000), clustered(800), clustered(50), local] {
