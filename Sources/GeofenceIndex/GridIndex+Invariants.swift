@@ -12,6 +12,10 @@ import GeofenceGeometry
       let n = discs.count
       precondition(slotOfStored.count == n)
       precondition((0...n).contains(everywhereStart))
+      precondition(everywhereBands.count == n - everywhereStart, "one band per listed region")
+      for (k, band) in everywhereBands.enumerated() {
+        precondition(band == discs[everywhereStart + k].latitudeBand, "stale band at \(k)")
+      }
       var seen = [Bool](repeating: false, count: n)
       for (i, slot) in slotOfStored.enumerated() {
         let s = Int(slot)

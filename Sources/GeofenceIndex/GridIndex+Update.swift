@@ -30,7 +30,9 @@ extension GridIndex {
     let slot = count
     storedOfSlot.append(UInt32(truncatingIfNeeded: discs.count))
     slotOfStored.append(UInt32(truncatingIfNeeded: slot))
-    discs.append(Disc(region))
+    let disc = Disc(region)
+    discs.append(disc)
+    everywhereBands.append(disc.latitudeBand)
     pendingCount += 1
     if pendingCount > pendingLimit { rebuild() }
     return Int32(truncatingIfNeeded: slot)

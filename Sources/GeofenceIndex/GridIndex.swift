@@ -69,9 +69,11 @@ import GeofenceGeometry
 /// two offsets (dense level; ranked: after one occupancy word and a population count) or makes
 /// one hash probe, skips the cell when the point's sub-cell bit is clear, and tests each slot
 /// filed in the point's cell with one squared-chord comparison (three multiplies), plus one
-/// test per region in the everywhere list. Candidates are first tested on `z = sin φ` alone
-/// (exact: the squared chord is at least `dz²`); the longitude's ``sineCosine(degrees:)`` is
-/// computed only when a candidate passes, so a point in empty cells costs only the lookups.
+/// per region in the everywhere list whose latitude band (degrees, two comparisons) holds the
+/// point. Cell candidates are first tested on `z = sin φ` alone (exact: the squared chord is at
+/// least `dz²`); the longitude's ``sineCosine(degrees:)`` is computed only when a candidate
+/// passes, so a point in empty cells, or far from every everywhere-list region, costs only the
+/// lookups and no trigonometry.
 /// When a single dense level holds every filed region (most sets once folded), its record is
 /// kept in the index value itself and the query skips the level loop. `query(_:into:)` is
 /// inlined into its caller, so a loop over fixes keeps the index's fields in registers.
@@ -96,6 +98,10 @@ public struct GridIndex: Sendable {
   /// list (sphere-covering, pole-covering, very large regions), then regions inserted since the
   /// last build.
   @usableFromInline internal var everywhereStart: Int
+  /// The latitude band of each region checked on every query, storage index
+  /// `everywhereStart + k` at `k`: a query outside the band skips the region without
+  /// trigonometry (see ``Disc/latitudeBand``).
+  @usableFromInline internal var everywhereBands: [LatitudeBand]
   /// Storage indices `0 ..< filedEnd` are filed in cells; `filedEnd ..< everywhereStart` are
   /// slots removed before the last build.
   internal var filedEnd = 0
@@ -203,6 +209,7 @@ public struct GridIndex: Sendable {
     self.discs = discs
     self.slotOfStored = slotOfStored
     self.everywhereStart = everywhereStart
+    self.everywhereBands = discs[everywhereStart...].map(\.latitudeBand)
     self.grid = grid
     self.nonEmptyLevels = nonEmptyLevels
     self.denseLevels = denseLevels
@@ -299,30 +306,42 @@ public struct GridIndex: Sendable {
         var haveVector = knownVector != nil
         var latitude = (sin: 0.0, cos: 0.0)
         var haveLatitude = haveVector
-        let listStart = inRange ? everywhereStart : 0
-        // The everywhere list (polar, huge and pending regions), with the same two steps.
-        var i = listStart
+        var i = everywhereStart
         let listEnd = discBuffer.count
-        if i < listEnd && !haveVector {
-          latitude = sineCosine(degrees: point.latitude)
-          haveLatitude = true
-          let z = latitude.sin
-          while i < listEnd {
-            let d = discBuffer[i]
-            let dz = z - d.center.z
-            if dz * dz <= d.chordSquaredThreshold { break }
-            i &+= 1
+        if inRange {
+          // The everywhere list (polar, huge and pending regions): the latitude band in
+          // degrees first, so a point far from them pays no trigonometry.
+          everywhereBands.withUnsafeBufferPointer { bands in
+            var k = 0
+            while i < listEnd {
+              let band = bands[k]
+              if point.latitude >= band.low && point.latitude <= band.high {
+                if !haveVector {
+                  latitude = sineCosine(degrees: point.latitude)
+                  haveLatitude = true
+                  v = UnitVector(
+                    latitude: latitude, longitude: sineCosine(degrees: point.longitude))
+                  haveVector = true
+                }
+                if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+              }
+              i &+= 1
+              k &+= 1
+            }
           }
-          if i < listEnd {
-            v = UnitVector(latitude: latitude, longitude: sineCosine(degrees: point.longitude))
-            haveVector = true
+        } else {
+          // Outside the ranges: every region, filed or not.
+          if !haveVector {
+            v = UnitVector(
+              latitude: sineCosine(degrees: point.latitude),
+              longitude: sineCosine(degrees: point.longitude))
           }
+          for j in 0..<listEnd where discBuffer[j].contains(v) {
+            body(Int32(truncatingIfNeeded: slotOf[j]))
+          }
+          return
         }
-        while i < listEnd {
-          if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
-          i &+= 1
-        }
-        if !inRange || nonEmptyLevels == 0 { return }
+        if nonEmptyLevels == 0 { return }
         let row0 = grid.row(latitude: point.latitude)
         let column0 = grid.queryColumn(longitude: point.longitude)
         entries.withUnsafeBufferPointer { stored in
@@ -474,6 +493,21 @@ internal struct LevelTable: Sendable {
   }
 }
 
+/// A closed range of latitudes in degrees, `low ... high`, that holds every point of a region.
+@usableFromInline
+internal struct LatitudeBand: Sendable, Equatable {
+  @usableFromInline var low: Double
+  @usableFromInline var high: Double
+
+  @inlinable init(low: Double, high: Double) {
+    self.low = low
+    self.high = high
+  }
+
+  /// Every latitude (and no NaN: a query with a NaN latitude never reaches the bands).
+  static let all = LatitudeBand(low: -.infinity, high: .infinity)
+}
+
 /// 64 positions of a ranked level: which hold a non-empty cell, and how many non-empty cells
 /// the level has before them.
 @usableFromInline
@@ -548,6 +582,15 @@ internal struct Disc: Sendable {
     BoundingBox.cap(center: center, angularRadius: angularRadius)
   }
 
+  /// The latitudes, in degrees, of the region's cap box (``boundingBox(around:)``, the box the
+  /// grid files by, so it holds every point the refine test accepts); all latitudes for a
+  /// sphere-covering disc or a non-finite centre. Removed records give their region's band.
+  var latitudeBand: LatitudeBand {
+    guard !coversSphere, let center = centerCoordinate else { return .all }
+    let box = boundingBox(around: center)
+    return LatitudeBand(low: box.minLatitude, high: box.maxLatitude)
+  }
+
   /// The same comparison as ``CircularRegion/contains(_:)-(UnitVector)``, on the same values.
   @inlinable @inline(__always)
   func contains(_ point: UnitVector) -> Bool {
@@ -593,9 +636,9 @@ extension GridIndex {
   /// offsets (4 bytes per position, or per non-empty cell of a ranked level), the ranked
   /// levels' occupancy words (16 bytes per 64 positions), the cell table of the other levels
   /// (16 bytes per table slot, 1.5 slots per non-empty cell), the level records (48 bytes per
-  /// level) and the
-  /// storage → slot map (4 bytes per region; 8 once ``insert(_:)`` or ``remove(at:)`` has been
-  /// used). Counts capacity.
+  /// level), the storage → slot map (4 bytes per region; 8 once ``insert(_:)`` or
+  /// ``remove(at:)`` has been used) and the latitude bands of the everywhere list and pending
+  /// insertions (16 bytes each). Counts capacity.
   public var indexFootprintBytes: Int {
     entries.capacity * MemoryLayout<UInt32>.stride
       + offsets.capacity * MemoryLayout<UInt32>.stride
@@ -603,6 +646,7 @@ extension GridIndex {
       + levelTables.capacity * MemoryLayout<LevelTable>.stride
       + cells.capacity * MemoryLayout<CellSlot>.stride
       + (slotOfStored.capacity + storedOfSlot.capacity) * MemoryLayout<UInt32>.stride
+      + everywhereBands.capacity * MemoryLayout<LatitudeBand>.stride
   }
 
   /// Bytes of region geometry: the refine records (32 bytes per region: centre unit vector

@@ -374,6 +374,41 @@ struct GridIndexEdgeCaseTests {
     check(regions, points, "centred at pole")
   }
 
+  /// Everywhere-list regions are skipped by their latitude band before any trigonometry: the
+  /// band must hold every point the refine test accepts, also on the boundary at the band's
+  /// edge (the point of the cap farthest from the pole, on the centre's meridian).
+  @Test func everywhereListLatitudeBandsKeepBoundaryPoints() {
+    let regions = [
+      region(90, 0, 1_000), region(89.995, 40, 2_000), region(-90, 0, 30_000),
+      region(-89.999, -170, 500), region(10, 20, EarthModel.halfCircumferenceMeters * 1.01),
+    ]
+    var points: [Coordinate] = []
+    for r in regions.prefix(4) {
+      let toEquator = r.center.latitude > 0 ? Double.pi : 0
+      for f in [1 - 1e-12, 1 - 1e-15, 1.0, 1 + 1e-15, 1 + 1e-12, 1.001, 0.999] {
+        points.append(destination(from: r.center, meters: r.radiusMeters * f, bearing: toEquator))
+      }
+      // Along the band's edge latitude at other longitudes (outside the disc unless on the
+      // meridian), and the pole itself.
+      let edge = destination(from: r.center, meters: r.radiusMeters, bearing: toEquator)
+      for lon in [-180.0, -90, 0, 90, 180] {
+        points.append(Coordinate(uncheckedLatitude: edge.latitude, longitude: lon))
+      }
+    }
+    points.append(Coordinate(uncheckedLatitude: 0, longitude: 0))
+    check(regions, points, "polar bands")
+    let index = GridIndex(regions: regions)
+    #expect(index.everywhereCount == 5)
+    // Pending insertions are on the list too and get their band at insert.
+    var grown = GridIndex(regions: Array(regions.prefix(1)))
+    for r in regions.dropFirst() { _ = grown.insert(r) }
+    #expect(grown.pendingInsertCount == 4)
+    #if GEOFENCE_INDEX_INVARIANTS
+      grown.checkInvariants()
+    #endif
+    #expect(firstMismatch(grown, regions, points) == nil)
+  }
+
   @Test func emptyAndSingle() {
     let empty = GridIndex(regions: [])
     var result: [Int32] = [7]
