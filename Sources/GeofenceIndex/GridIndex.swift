@@ -69,8 +69,8 @@ import GeofenceGeometry
 /// two offsets (dense level; ranked: after one occupancy word and a population count) or makes
 /// one hash probe, skips the cell when the point's sub-cell bit is clear, and tests each slot
 /// filed in the point's cell with one squared-chord comparison (three multiplies), plus one
-/// per region in the everywhere list whose latitude band (degrees, two comparisons) holds the
-/// point. Cell candidates are first tested on `z = sin φ` alone (exact: the squared chord is at
+/// per region in the everywhere list when the latitude band (degrees, two comparisons) of one
+/// of them holds the point. Cell candidates are first tested on `z = sin φ` alone (exact: the squared chord is at
 /// least `dz²`); the longitude's ``sineCosine(degrees:)`` is computed only when a candidate
 /// passes, so a point in empty cells, or far from every everywhere-list region, costs only the
 /// lookups and no trigonometry.
@@ -99,8 +99,8 @@ public struct GridIndex: Sendable {
   /// last build.
   @usableFromInline internal var everywhereStart: Int
   /// The latitude band of each region checked on every query, storage index
-  /// `everywhereStart + k` at `k`: a query outside the band skips the region without
-  /// trigonometry (see ``Disc/latitudeBand``).
+  /// `everywhereStart + k` at `k` (see ``Disc/latitudeBand``): a query in none of them skips
+  /// the list without trigonometry.
   @usableFromInline internal var everywhereBands: [LatitudeBand]
   /// Storage indices `0 ..< filedEnd` are filed in cells; `filedEnd ..< everywhereStart` are
   /// slots removed before the last build.
@@ -306,42 +306,41 @@ public struct GridIndex: Sendable {
         var haveVector = knownVector != nil
         var latitude = (sin: 0.0, cos: 0.0)
         var haveLatitude = haveVector
-        var i = everywhereStart
         let listEnd = discBuffer.count
-        if inRange {
-          // The everywhere list (polar, huge and pending regions): the latitude band in
-          // degrees first, so a point far from them pays no trigonometry.
-          everywhereBands.withUnsafeBufferPointer { bands in
-            var k = 0
-            while i < listEnd {
-              let band = bands[k]
-              if point.latitude >= band.low && point.latitude <= band.high {
-                if !haveVector {
-                  latitude = sineCosine(degrees: point.latitude)
-                  haveLatitude = true
-                  v = UnitVector(
-                    latitude: latitude, longitude: sineCosine(degrees: point.longitude))
-                  haveVector = true
-                }
-                if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
-              }
-              i &+= 1
-              k &+= 1
-            }
+        var i = inRange ? everywhereStart : 0
+        if inRange && i < listEnd {
+          // The everywhere list (polar, huge and pending regions) is skipped without
+          // trigonometry when no region's latitude band holds the point.
+          var k = 0
+          let bandCount = listEnd &- i
+          while k < bandCount {
+            let band = everywhereBands[k]
+            if point.latitude >= band.low && point.latitude <= band.high { break }
+            k &+= 1
           }
-        } else {
-          // Outside the ranges: every region, filed or not.
-          if !haveVector {
-            v = UnitVector(
-              latitude: sineCosine(degrees: point.latitude),
-              longitude: sineCosine(degrees: point.longitude))
-          }
-          for j in 0..<listEnd where discBuffer[j].contains(v) {
-            body(Int32(truncatingIfNeeded: slotOf[j]))
-          }
-          return
+          if k == bandCount { i = listEnd }
         }
-        if nonEmptyLevels == 0 { return }
+        // The list (every region when out of range), with the same two steps as a cell.
+        if i < listEnd && !haveVector {
+          latitude = sineCosine(degrees: point.latitude)
+          haveLatitude = true
+          let z = latitude.sin
+          while i < listEnd {
+            let d = discBuffer[i]
+            let dz = z - d.center.z
+            if dz * dz <= d.chordSquaredThreshold { break }
+            i &+= 1
+          }
+          if i < listEnd {
+            v = UnitVector(latitude: latitude, longitude: sineCosine(degrees: point.longitude))
+            haveVector = true
+          }
+        }
+        while i < listEnd {
+          if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+          i &+= 1
+        }
+        if !inRange || nonEmptyLevels == 0 { return }
         let row0 = grid.row(latitude: point.latitude)
         let column0 = grid.queryColumn(longitude: point.longitude)
         entries.withUnsafeBufferPointer { stored in

@@ -380,10 +380,10 @@ struct GridIndexEdgeCaseTests {
   @Test func everywhereListLatitudeBandsKeepBoundaryPoints() {
     let regions = [
       region(90, 0, 1_000), region(89.995, 40, 2_000), region(-90, 0, 30_000),
-      region(-89.999, -170, 500), region(10, 20, EarthModel.halfCircumferenceMeters * 1.01),
+      region(-89.999, -170, 500),
     ]
     var points: [Coordinate] = []
-    for r in regions.prefix(4) {
+    for r in regions {
       let toEquator = r.center.latitude > 0 ? Double.pi : 0
       for f in [1 - 1e-12, 1 - 1e-15, 1.0, 1 + 1e-15, 1 + 1e-12, 1.001, 0.999] {
         points.append(destination(from: r.center, meters: r.radiusMeters * f, bearing: toEquator))
@@ -398,11 +398,11 @@ struct GridIndexEdgeCaseTests {
     points.append(Coordinate(uncheckedLatitude: 0, longitude: 0))
     check(regions, points, "polar bands")
     let index = GridIndex(regions: regions)
-    #expect(index.everywhereCount == 5)
+    #expect(index.everywhereCount == 4)
     // Pending insertions are on the list too and get their band at insert.
     var grown = GridIndex(regions: Array(regions.prefix(1)))
     for r in regions.dropFirst() { _ = grown.insert(r) }
-    #expect(grown.pendingInsertCount == 4)
+    #expect(grown.pendingInsertCount == 3)
     #if GEOFENCE_INDEX_INVARIANTS
       grown.checkInvariants()
     #endif
