@@ -34,6 +34,10 @@ internal struct CellGrid: Sendable {
   @usableFromInline let rows: Int
   /// Number of level-0 columns, in [1, 2^29).
   @usableFromInline let columns: Int
+  /// `Double(rows − 1)`: the query path's clamp (see ``inRangeRow(latitude:)``).
+  @usableFromInline let lastRow: Double
+  /// `Double(columns − 1)`: the query path's clamp (see ``inRangeQueryColumn(longitude:)``).
+  @usableFromInline let lastColumn: Double
   /// Number of levels; the coarsest edge `edgeDegrees · 2^(levelCount − 1)` is >= 180 degrees.
   @usableFromInline let levelCount: Int
 
@@ -74,6 +78,8 @@ internal struct CellGrid: Sendable {
     self.inverseColumnEdge = 1 / columnEdgeDegrees
     self.rows = max(1, Int((180 * inverseEdge).rounded(.up)))
     self.columns = max(1, Int((360 * inverseColumnEdge).rounded(.up)))
+    self.lastRow = Double(rows - 1)
+    self.lastColumn = Double(columns - 1)
     var levels = 1
     var edge = edgeDegrees
     while edge < 180 {
@@ -127,6 +133,34 @@ internal struct CellGrid: Sendable {
   @inlinable @inline(__always)
   func queryColumn(longitude: Double) -> Int {
     longitude >= 180 ? 0 : column(longitude: longitude)
+  }
+
+  /// ``row(latitude:)`` of a latitude in [−90, 90] (not NaN), without branches: the same row.
+  /// Such a latitude gives `t = (lat + 90) / e₀ >= 0`, so only the upper clamp is needed, and it
+  /// is applied before the floor (`⌊min(t, rows₀ − 1)⌋` is the clamped `⌊t⌋`).
+  @inlinable @inline(__always)
+  func inRangeRow(latitude: Double) -> Int {
+    CellGrid.floorOfSmall(min((latitude + 90) * inverseEdge, lastRow))
+  }
+
+  /// ``queryColumn(longitude:)`` of a longitude in [−180, 180] (not NaN), with the clamp before
+  /// the floor as in ``inRangeRow(latitude:)``: the same column.
+  @inlinable @inline(__always)
+  func inRangeQueryColumn(longitude: Double) -> Int {
+    if longitude >= 180 { return 0 }
+    return CellGrid.floorOfSmall(min((longitude + 180) * inverseColumnEdge, lastColumn))
+  }
+
+  /// `⌊t⌋` for `t` in [0, 2^30], without the range checks of `Int(_:)`: adding 1.5 · 2^52
+  /// rounds `t` to the nearest integer, which the low bits of the sum hold; the result is one
+  /// less when that rounding went up. `t − round(t)` is exact (at most 1/2 in magnitude and a
+  /// multiple of `t`'s ulp), so its sign bit tells.
+  @inlinable @inline(__always)
+  static func floorOfSmall(_ t: Double) -> Int {
+    let shifted = t + 0x1.8p52
+    let rounded = shifted - 0x1.8p52
+    let wentUp = Int(truncatingIfNeeded: (t - rounded).bitPattern) &>> 63
+    return (Int(truncatingIfNeeded: shifted.bitPattern) & 0x7FFF_FFFF) &+ wentUp
   }
 
   /// Number of columns at `level`.

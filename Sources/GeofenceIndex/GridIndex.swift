@@ -341,8 +341,8 @@ public struct GridIndex: Sendable {
           i &+= 1
         }
         if !inRange || nonEmptyLevels == 0 { return }
-        let row0 = grid.row(latitude: point.latitude)
-        let column0 = grid.queryColumn(longitude: point.longitude)
+        let row0 = grid.inRangeRow(latitude: point.latitude)
+        let column0 = grid.inRangeQueryColumn(longitude: point.longitude)
         entries.withUnsafeBufferPointer { stored in
           offsets.withUnsafeBufferPointer { offset in
             rankWords.withUnsafeBufferPointer { words in

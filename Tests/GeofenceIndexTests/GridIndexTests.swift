@@ -547,6 +547,42 @@ struct GridIndexStructureTests {
     #expect(CellGrid.key(level: 3, row: 5, column: 7) == (3 << 58) | (5 << 29) | 7)
   }
 
+  /// The query path's branch-free row and column equal the filing's `row(latitude:)` and
+  /// `queryColumn(longitude:)` for every in-range coordinate: on cell edges, one ulp either side
+  /// of them, at ±90, ±180 and in the partial last row and column.
+  @Test(arguments: [0.5, 0.3, 1e-6, 0.0123456789, 7, 180])
+  func inRangeRowAndColumnEqualTheFilingRule(edge: Double) {
+    var rng = SeededGenerator(seed: 77)
+    for aspect in [1.0, 1.37, 16] {
+      let grid = CellGrid(edgeDegrees: edge, columnAspect: aspect)
+      var latitudes: [Double] = [-90, 90, 0, -0.0, (-90.0).nextUp, 90.0.nextDown]
+      var longitudes: [Double] = [-180, 180, 0, (-180.0).nextUp, 180.0.nextDown]
+      for _ in 0..<2_000 {
+        let row = Double(Int.random(in: 0...grid.rows, using: &rng))
+        let edgeLatitude = min(90, -90 + row * edge)
+        latitudes += [edgeLatitude, edgeLatitude.nextUp, edgeLatitude.nextDown]
+        latitudes.append(Double.random(in: -90...90, using: &rng))
+        let column = Double(Int.random(in: 0...grid.columns, using: &rng))
+        let edgeLongitude = min(180, -180 + column * edge * aspect)
+        longitudes += [edgeLongitude, edgeLongitude.nextUp, edgeLongitude.nextDown]
+        longitudes.append(Double.random(in: -180...180, using: &rng))
+      }
+      for lat in latitudes where abs(lat) <= 90 {
+        #expect(grid.inRangeRow(latitude: lat) == grid.row(latitude: lat), "lat \(lat)")
+      }
+      for lon in longitudes where abs(lon) <= 180 {
+        #expect(
+          grid.inRangeQueryColumn(longitude: lon) == grid.queryColumn(longitude: lon),
+          "lon \(lon)")
+      }
+    }
+    #expect(CellGrid.floorOfSmall(0) == 0)
+    #expect(CellGrid.floorOfSmall(2.5) == 2)
+    #expect(CellGrid.floorOfSmall(3.5) == 3)
+    #expect(CellGrid.floorOfSmall(3.0.nextDown) == 2)
+    #expect(CellGrid.floorOfSmall(Double(1 << 30) - 0.5) == (1 << 30) - 1)
+  }
+
   @Test func denseAndHashedLevelsBothAnswerExactly() {
     // 0.001° cells over the whole sphere: the finest levels have billions of positions and go
     // to the hash table, the coarse ones are dense. A city set is dense at every level.
