@@ -26,14 +26,14 @@
 /// are Chebyshev fits of `(sin x − x) / x³` and `(cos x − 1 + x²/2) / x⁴` in `x²`
 /// (`tools/geodesy/fit-sine-cosine.py`, 60-digit mpmath): the fits add at most 1.3e-17 of
 /// relative error to `sin` and 5e-19 to `cos`, below a tenth of an ulp. The quadrant
-/// `q mod 4` swaps and negates the pair without branching.
+/// `q mod 4` swaps and negates the pair.
 /// Multiples of 90° give exact results (`sin 90° = 1`, `cos 90° = 0`), so the poles' unit
 /// vectors are exactly `(0, 0, ±1)`; libm's `cos(90 · π/180)` is 6.1e-17 instead, and next to
 /// multiples of 90° the libm route loses most of its relative accuracy to the rounding of the
 /// unreduced radian angle.
 ///
-/// About 35 floating-point operations, no call and no branch on the angle; the hot path needs
-/// one call per coordinate.
+/// About 35 floating-point operations and no call; the hot path needs one call per
+/// coordinate.
 ///
 /// - Parameter degrees: any finite angle; `|degrees| > 1e9` falls back to libm `sin`/`cos` of
 ///   the angle in radians. NaN or ±∞ gives NaN for both.
@@ -82,15 +82,10 @@ public func sineCosine(degrees d: Double) -> (sin: Double, cos: Double) {
   // sin(x + low) ≈ sin x + low cos x, cos(x + low) ≈ cos x − low sin x (|low| <= 2⁻⁵³ |x|).
   let sine = sine0 + low * cosine0
   let cosine = cosine0 - low * sine0
-  // Quadrant without branches: an odd quadrant swaps the pair; quadrants 2 and 3 negate the
-  // sine, quadrants 1 and 2 the cosine (sign bits flipped with XOR).
-  let odd = quadrant & 1 != 0
-  let first = odd ? cosine : sine
-  let second = odd ? sine : cosine
-  let sineSign = UInt64(truncatingIfNeeded: quadrant & 2) &<< 62
-  let cosineSign = UInt64(truncatingIfNeeded: (quadrant &+ 1) & 2) &<< 62
-  return (
-    Double(bitPattern: first.bitPattern ^ sineSign),
-    Double(bitPattern: second.bitPattern ^ cosineSign)
-  )
+  switch quadrant & 3 {
+  case 0: return (sine, cosine)
+  case 1: return (cosine, -sine)
+  case 2: return (-sine, -cosine)
+  default: return (-cosine, sine)
+  }
 }
