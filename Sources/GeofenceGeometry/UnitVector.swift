@@ -28,8 +28,8 @@ public struct UnitVector: Hashable, Sendable {
   ///
   /// Sines and cosines come from ``sineCosine(degrees:)`` (within about one ulp; exact at
   /// multiples of 90°, so the poles are exactly `(0, 0, ±1)`).
-  /// - Complexity: O(1), two ``sineCosine(degrees:)`` calls (about 40 floating-point
-  ///   operations, no libm call for coordinates in range).
+  /// - Complexity: O(1), two ``sineCosine(degrees:)`` calls (about 55 floating-point
+  ///   operations each, no libm call for coordinates in range).
   @inlinable
   public init(_ c: Coordinate) {
     self.init(

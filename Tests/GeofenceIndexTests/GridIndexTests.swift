@@ -74,8 +74,6 @@ let hotSpots: [Coordinate] = [
   Coordinate(uncheckedLatitude: -33.9, longitude: 151.2),
 ]
 
-/// `count` regions: a third uniform over the sphere, the rest clustered around ``hotSpots``
-/// (within a few radii, so they overlap).
 /// `count` regions around `centre(k)` (region `k`): each draws its distance uniform in
 /// `0 ... meters`, then its bearing, then its radius from `radius`, from `rng` in that order.
 func regionsAround(
@@ -91,6 +89,8 @@ func regionsAround(
   }
 }
 
+/// `count` regions: a third uniform over the sphere, the rest clustered around ``hotSpots``
+/// (within a few radii, so they overlap).
 func randomRegions(count: Int, mix: RadiusMix, using rng: inout SeededGenerator)
   -> [CircularRegion]
 {
