@@ -50,7 +50,8 @@ public struct CircularRegion: Hashable, Sendable {
     centerVector.chordSquared(to: point) <= chordSquaredThreshold
   }
 
-  /// Whether the closed disc contains `coordinate`. O(1), two ``sineCosine(degrees:)`` calls.
+  /// Whether the closed disc contains `coordinate`. O(1), one paired
+  /// ``sineCosine(degrees:)-(SIMD2<Double>)`` (see ``UnitVector/init(_:)``).
   @inlinable
   public func contains(_ coordinate: Coordinate) -> Bool {
     contains(UnitVector(coordinate))

@@ -32,23 +32,38 @@
 /// multiples of 90° the libm route loses most of its relative accuracy to the rounding of the
 /// unreduced radian angle.
 ///
-/// About 55 floating-point operations (16 of them for `low`) and no call; the hot path needs
-/// one call per coordinate.
+/// This is lane 0 of ``sineCosine(degrees:)-(SIMD2<Double>)``, so the two always agree bit for
+/// bit.
 ///
 /// - Parameter degrees: any finite angle; `|degrees| > 1e9` falls back to libm `sin`/`cos` of
 ///   the angle in radians. NaN or ±∞ gives NaN for both.
 /// - Returns: `(sin, cos)`, each in [−1, 1].
 @inlinable
 public func sineCosine(degrees d: Double) -> (sin: Double, cos: Double) {
-  guard abs(d) <= 1e9 else {
-    let x = radians(fromDegrees: d)
-    return (sin(x), cos(x))
-  }
+  let pair = sineCosine(degrees: SIMD2(d, 0))
+  return (pair.sin[0], pair.cos[0])
+}
+
+/// ``sineCosine(degrees:)-(Double)`` of two angles in degrees at once, lane by lane: each
+/// lane's result is bit for bit what the scalar function returns for that lane's angle (the
+/// same IEEE 754 operations in the same order; the quadrant's swap and signs are applied by
+/// selection and exact multiplications by ±1 instead of a branch).
+///
+/// The two evaluations share the packed (SSE2) arithmetic, so both cost about what one does:
+/// about 60 floating-point operations for the pair, and no call. A unit vector needs the
+/// latitude's and the longitude's pair (see ``UnitVector/init(_:)``).
+///
+/// - Parameter degrees: two angles; a lane with `|angle| > 1e9` falls back to libm `sin`/`cos`
+///   of that angle in radians, and NaN or ±∞ gives NaN for that lane.
+/// - Returns: `(sin, cos)`, lane `i` for angle `i`, each in [−1, 1].
+@inlinable
+public func sineCosine(degrees d: SIMD2<Double>) -> (sin: SIMD2<Double>, cos: SIMD2<Double>) {
+  guard abs(d[0]) <= 1e9 && abs(d[1]) <= 1e9 else { return sineCosineOutOfRange(d) }
   // Nearest quadrant q = round(d / 90) without a libm call: adding 1.5 · 2⁵² rounds to an
   // integer (|d / 90| < 2⁵¹), whose low bits are q in two's complement.
-  let shifted = d * (1.0 / 90.0) + 6_755_399_441_055_744
-  let quadrant = Int(truncatingIfNeeded: shifted.bitPattern)
-  let r = d - (shifted - 6_755_399_441_055_744) * 90
+  let magic = SIMD2<Double>(repeating: 6_755_399_441_055_744)
+  let shifted = d * (1.0 / 90.0) + magic
+  let r = d - (shifted - magic) * 90
   // x + low = r · π/180 to about 2⁻¹⁰⁰: the product's rounding error, exact by Dekker's
   // two-product with Veltkamp's split (no FMA instruction needed), plus r times the part of
   // π/180 below the Double `π/180`.
@@ -82,10 +97,34 @@ public func sineCosine(degrees d: Double) -> (sin: Double, cos: Double) {
   // sin(x + low) ≈ sin x + low cos x, cos(x + low) ≈ cos x − low sin x (|low| <= 2⁻⁵³ |x|).
   let sine = sine0 + low * cosine0
   let cosine = cosine0 - low * sine0
-  switch quadrant & 3 {
-  case 0: return (sine, cosine)
-  case 1: return (cosine, -sine)
-  case 2: return (-sine, -cosine)
-  default: return (-cosine, sine)
+  // Quadrant q mod 4: 0 → (s, c), 1 → (c, −s), 2 → (−s, −c), 3 → (−c, s). Odd quadrants swap;
+  // the sine is negated in quadrants 2 and 3, the cosine in 1 and 2 (negation is exact, and
+  // so is multiplying by −1).
+  let q0 = Int64(truncatingIfNeeded: shifted[0].bitPattern)
+  let q1 = Int64(truncatingIfNeeded: shifted[1].bitPattern)
+  let quadrant = SIMD2<Int64>(q0, q1)
+  let swap = quadrant & 1 .!= 0
+  let sineSign = SIMD2<Double>(1 &- 2 &* (quadrant &>> 1 & 1))
+  let cosineSign = SIMD2<Double>(1 &- 2 &* ((quadrant ^ quadrant &>> 1) & 1))
+  let s = sine.replacing(with: cosine, where: swap)
+  let c = cosine.replacing(with: sine, where: swap)
+  return (s * sineSign, c * cosineSign)
+}
+
+/// ``sineCosine(degrees:)-(SIMD2<Double>)`` when a lane is outside `±1e9` degrees or not a
+/// number: such a lane from libm `sin`/`cos` of its angle in radians, the other as usual.
+@usableFromInline
+internal func sineCosineOutOfRange(_ d: SIMD2<Double>) -> (sin: SIMD2<Double>, cos: SIMD2<Double>) {
+  var s = SIMD2<Double>()
+  var c = SIMD2<Double>()
+  for lane in 0..<2 {
+    if abs(d[lane]) <= 1e9 {
+      let inRange = sineCosine(degrees: SIMD2(d[lane], 0))
+      (s[lane], c[lane]) = (inRange.sin[0], inRange.cos[0])
+    } else {
+      let x = radians(fromDegrees: d[lane])
+      (s[lane], c[lane]) = (sin(x), cos(x))
+    }
   }
+  return (s, c)
 }

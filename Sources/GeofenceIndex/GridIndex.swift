@@ -70,10 +70,10 @@ import GeofenceGeometry
 /// one hash probe, skips the cell when the point's sub-cell bit is clear, and tests each slot
 /// filed in the point's cell with one squared-chord comparison (three multiplies), plus one
 /// per region in the everywhere list when the latitude band (degrees, two comparisons) of one
-/// of them holds the point. Cell candidates are first tested on `z = sin φ` alone (exact: the squared chord is at
-/// least `dz²`); the longitude's ``sineCosine(degrees:)`` is computed only when a candidate
-/// passes, so a point in empty cells, or far from every everywhere-list region, costs only the
-/// lookups and no trigonometry.
+/// of them holds the point. The point's unit vector (one paired
+/// ``sineCosine(degrees:)-(SIMD2<Double>)`` of latitude and longitude) is computed at the
+/// first candidate, so a point in empty cells, or far from every everywhere-list region, costs
+/// only the lookups and no trigonometry.
 /// When a single dense level holds every filed region (most sets once folded), its record is
 /// kept in the index value itself and the query skips the level loop. `query(_:into:)` is
 /// inlined into its caller, so a loop over fixes keeps the index's fields in registers.
@@ -296,16 +296,12 @@ public struct GridIndex: Sendable {
     let inRange = abs(point.latitude) <= 90 && abs(point.longitude) <= 180
     discs.withUnsafeBufferPointer { discBuffer in
       slotOfStored.withUnsafeBufferPointer { slotOf in
-        // The unit vector is computed in two halves, each only when needed. A candidate is
-        // first tested on latitude alone: the squared chord is at least the square of the z
-        // difference, and floating-point rounding is monotonic, so `dz² > threshold` implies
-        // the full test fails too (z is the same Double as the full vector's). The longitude's
-        // sineCosine waits for the first candidate that passes; a point in empty cells costs
-        // only the cell lookups.
+        // The unit vector waits for the first candidate: a point in empty cells, or far from
+        // every everywhere-list region, costs only the lookups. Its latitude's and longitude's
+        // sines and cosines come from one paired evaluation (two lanes for the price of one),
+        // the same values as `UnitVector(point)`.
         var v = knownVector ?? UnitVector(x: 0, y: 0, z: 0)
         var haveVector = knownVector != nil
-        var latitude = (sin: 0.0, cos: 0.0)
-        var haveLatitude = haveVector
         let listEnd = discBuffer.count
         var i = inRange ? everywhereStart : 0
         if inRange && i < listEnd {
@@ -320,21 +316,11 @@ public struct GridIndex: Sendable {
           }
           if k == bandCount { i = listEnd }
         }
-        // The list (every region when out of range), with the same two steps as a cell.
+        // The list (every region when out of range).
         if i < listEnd && !haveVector {
-          latitude = sineCosine(degrees: point.latitude)
-          haveLatitude = true
-          let z = latitude.sin
-          while i < listEnd {
-            let d = discBuffer[i]
-            let dz = z - d.center.z
-            if dz * dz <= d.chordSquaredThreshold { break }
-            i &+= 1
-          }
-          if i < listEnd {
-            v = UnitVector(latitude: latitude, longitude: sineCosine(degrees: point.longitude))
-            haveVector = true
-          }
+          v = UnitVector(
+            sineCosine: sineCosine(degrees: SIMD2(point.latitude, point.longitude)))
+          haveVector = true
         }
         while i < listEnd {
           if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
@@ -351,20 +337,8 @@ public struct GridIndex: Sendable {
                 var e = start
                 if !haveVector {
                   if e == end { return }
-                  if !haveLatitude {
-                    latitude = sineCosine(degrees: point.latitude)
-                    haveLatitude = true
-                  }
-                  let z = latitude.sin
-                  while e < end {
-                    let d = discBuffer[Int(stored[e])]
-                    let dz = z - d.center.z
-                    if dz * dz <= d.chordSquaredThreshold { break }
-                    e &+= 1
-                  }
-                  if e == end { return }
                   v = UnitVector(
-                    latitude: latitude, longitude: sineCosine(degrees: point.longitude))
+                    sineCosine: sineCosine(degrees: SIMD2(point.latitude, point.longitude)))
                   haveVector = true
                 }
                 while e < end {

@@ -72,3 +72,32 @@ import Testing
   let (s, c) = sineCosine(degrees: big)
   #expect(s == sin(big * (Double.pi / 180)) && c == cos(big * (Double.pi / 180)))
 }
+
+/// The paired evaluation is two independent lanes: lane 1 gives, bit for bit, what the scalar
+/// function (lane 0) gives for the same angle, whatever the other lane holds, including the
+/// libm fallback and NaN.
+@Test func pairedSineCosineLanesAreIndependent() {
+  var rng = SeededGenerator(seed: 180)
+  var angles: [Double] = [
+    0, -0.0, 45, -45, 90, -90, 180, -180, 270, 1e-300, 1e9, -1e9, 1e9.nextUp, 3e12, .nan,
+    .infinity, -.infinity,
+  ]
+  for _ in 0..<20_000 { angles.append(Double.random(in: -540...540, using: &rng)) }
+  func same(_ a: Double, _ b: Double) -> Bool {
+    a.bitPattern == b.bitPattern || (a.isNaN && b.isNaN)
+  }
+  for (k, d) in angles.enumerated() {
+    let other = angles[(k * 7 + 3) % angles.count]
+    let pair = sineCosine(degrees: SIMD2(other, d))
+    let single = sineCosine(degrees: d)
+    let first = sineCosine(degrees: other)
+    #expect(
+      same(pair.sin[1], single.sin) && same(pair.cos[1], single.cos), "\(d)° beside \(other)°")
+    #expect(same(pair.sin[0], first.sin) && same(pair.cos[0], first.cos), "\(other)° beside \(d)°")
+  }
+  // The unit vector is the pair of the latitude and the longitude.
+  let c = Coordinate(uncheckedLatitude: 47.376_888, longitude: 8.541_694)
+  let (sl, cl) = sineCosine(degrees: c.latitude)
+  let (sg, cg) = sineCosine(degrees: c.longitude)
+  #expect(UnitVector(c) == UnitVector(x: cl * cg, y: cl * sg, z: sl))
+}
