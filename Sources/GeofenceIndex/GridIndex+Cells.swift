@@ -45,8 +45,8 @@ internal struct CellGrid: Sendable {
   let edgePerSpan: Double
 
   /// A region whose level by ``edgePerSpan`` is above ``minimumLevel`` (and not replicated) is
-  /// filed one level finer when that level's edge is at least this many times its box span
-  /// (<= ``edgePerSpan``; equal: never). Set on the final grid only, after the floor and the
+  /// filed at the finest level, never below ``minimumLevel``, whose edge is at least this many
+  /// times its box span (<= ``edgePerSpan``; equal: never finer). Set on the final grid only, after the floor and the
   /// replicated levels are chosen by ``edgePerSpan``.
   let upperEdgePerSpan: Double
 

@@ -76,7 +76,8 @@ extension GridIndex {
     prepareForUpdates()
     let bySlot = storedOfSlot.map { discs[Int($0)] }
     self = GridIndex.build(
-      discs: bySlot, cellSizeDegrees: requestedCellSizeDegrees, edgePerSpan: grid.edgePerSpan)
+      discs: bySlot, cellSizeDegrees: requestedCellSizeDegrees, edgePerSpan: grid.edgePerSpan,
+      upperEdgePerSpan: grid.upperEdgePerSpan)
     prepareForUpdates()
   }
 

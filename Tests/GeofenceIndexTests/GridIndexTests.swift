@@ -607,34 +607,42 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(dense, local, queryPoints(for: local, count: 1000, using: &rng)) == nil)
   }
 
-  @Test func regionsAboveTheFloorGoOneLevelFinerWhenTheirBoxFits() {
-    // City regions of 50 m - 5 km: several levels. Above the floor a region whose box still
-    // fits a cell one level finer (height >= its span) is filed there, in at most 2 x 2 cells.
+  @Test func regionsAboveTheFloorGoFinerWhileHalfTheirBoxFits() {
+    // City regions of 50 m - 5 km: several levels. Above the floor a region goes to the
+    // finest level, never below the floor, whose cell is still at least half its box span
+    // (at most two levels finer); it is then filed in at most 3 x 3 cells.
     var rng = SeededGenerator(seed: 49)
     let city = Coordinate(uncheckedLatitude: 48.85, longitude: 2.35)
     let regions = regionsAround(
       { _ in city }, count: 20_000, within: 25_000,
       radius: { exp(Double.random(in: log(50)...log(5_000), using: &$0)) }, using: &rng)
     let index = GridIndex(regions: regions)
-    #expect(index.grid.upperEdgePerSpan == GridIndex.upperEdgePerSpan)
+    let grid = index.grid
+    #expect(grid.upperEdgePerSpan == GridIndex.upperEdgePerSpan)
     #expect(index.nonEmptyLevelList.count > 1, "\(index.nonEmptyLevelList)")
-    let byRule = index.grid.with(upperEdgePerSpan: index.grid.edgePerSpan)
-    var finer = 0
+    let byRule = grid.with(upperEdgePerSpan: grid.edgePerSpan)
+    var finerBy = [0, 0, 0]
     for region in regions {
       let box = GridIndex.filingBox(of: Disc(region))
-      let p = GridIndex.placement(box: box, in: index.grid)
+      let p = GridIndex.placement(box: box, in: grid)
       let q = GridIndex.placement(box: box, in: byRule)
-      #expect(p.level == q.level || (p.level == q.level - 1 && p.level >= index.grid.minimumLevel))
-      if p.level < q.level {
-        finer += 1
-        #expect(p.cellCount <= 4)
-        // Its box fits a cell of the finer level.
-        let span = max(
-          box!.maxLatitude - box!.minLatitude, box!.longitudeSpan / index.grid.columnAspect)
-        #expect(index.grid.edge(level: p.level) >= span)
+      let steps = q.level - p.level
+      #expect(steps >= 0 && steps <= 2)
+      #expect(p.level >= grid.minimumLevel || steps == 0)
+      finerBy[min(max(steps, 0), 2)] += 1
+      let span = max(
+        box!.maxLatitude - box!.minLatitude, box!.longitudeSpan / grid.columnAspect)
+      if steps > 0 {
+        // Its box is at most twice a cell of its level: at most 3 cells each way.
+        #expect(grid.edge(level: p.level) >= 0.5 * span)
+        #expect(p.cellCount <= 9)
       }
+      // The finest such level: the next finer cell is under half the span, or it is the
+      // floor, or it stayed at its natural level on the floor.
+      #expect(p.level <= grid.minimumLevel || grid.edge(level: p.level - 1) < 0.5 * span)
     }
-    #expect(finer > 1_000, "\(finer)")
+    // The set has regions that stay, go one level finer and go two levels finer.
+    #expect(finerBy[0] > 1_000 && finerBy[1] > 1_000 && finerBy[2] > 1_000, "\(finerBy)")
     #expect(
       firstMismatch(index, regions, queryPoints(for: regions, count: 1000, using: &rng)) == nil)
   }
@@ -734,7 +742,8 @@ struct GridIndexStructureTests {
         radiusMeters: Double.random(in: 100...5_000, using: &rng))
     }
     let index = GridIndex(regions: regions)
-    let unfolded = index.grid.with(minimumLevel: 0)
+    // The grid the floors are chosen on: unfolded, every region at its natural level.
+    let unfolded = index.grid.with(minimumLevel: 0).with(upperEdgePerSpan: index.grid.edgePerSpan)
     let boxes = regions.map { GridIndex.filingBox(of: Disc($0)) }
     let floors = GridIndex.chooseMinimumLevels(boxes, in: unfolded)
     #expect(floors.finer <= floors.floor)
@@ -769,7 +778,10 @@ struct GridIndexStructureTests {
     // sub-cell (one level finer) is one the region's box touches.
     let region = try CircularRegion(
       center: Coordinate(uncheckedLatitude: latitude, longitude: longitude), radiusMeters: 300)
-    let index = GridIndex(regions: [region], cellSizeDegrees: 0.001)
+    // Filed one level finer than its natural level at most (upperEdgePerSpan 1), so that its
+    // box is well under its cells and misses some of their sub-cells.
+    let index = GridIndex.build(
+      discs: [Disc(region)], cellSizeDegrees: 0.001, upperEdgePerSpan: 1)
     let p = GridIndex.placement(of: region, in: index.grid)
     #expect(p.level >= 1 && index.denseLevels == 1 << UInt64(p.level))
     let box = try #require(GridIndex.filingBox(of: Disc(region)))
@@ -845,8 +857,16 @@ struct GridIndexStructureTests {
       return try! CircularRegion(center: center, radiusMeters: min(radius, 2_000_000))
     }
     let index = GridIndex(regions: regions)
-    // Every filed region touches at most 2 × 3 cells; on average well under 3.
-    #expect(index.entryCount <= 3 * regions.count, "seed 3: \(index.entryCount) entries")
+    // A filed region touches at most 3 × 3 cells (3 × 4 split by the antimeridian), on
+    // average under 4.5 here, and the whole index stays within 64 bytes a region.
+    var most = 0
+    for region in regions {
+      let p = GridIndex.placement(of: region, in: index.grid)
+      if p.level >= 0 { most = max(most, p.cellCount) }
+    }
+    #expect(most <= 9, "seed 3")
+    #expect(index.entryCount <= 9 * regions.count / 2, "seed 3: \(index.entryCount) entries")
+    #expect(index.memoryFootprintBytes <= 64 * regions.count, "seed 3")
     #expect(index.everywhereCount == 0, "seed 3")
     #expect(index.cellCount <= index.entryCount)
   }
