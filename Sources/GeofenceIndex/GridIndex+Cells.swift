@@ -46,8 +46,8 @@ internal struct CellGrid: Sendable {
 
   /// A region whose level by ``edgePerSpan`` is above ``minimumLevel`` (and not replicated) is
   /// filed at the finest level, never below ``minimumLevel``, whose edge is at least this many
-  /// times its box span (<= ``edgePerSpan``; equal: never finer). Set on the final grid only, after the floor and the
-  /// replicated levels are chosen by ``edgePerSpan``.
+  /// times its box span (<= ``edgePerSpan``; equal: never finer). Set on the final grid only,
+  /// after the floor and the replicated levels are chosen by ``edgePerSpan``.
   let upperEdgePerSpan: Double
 
   /// No region is filed finer than this level (see ``GridIndex/chooseMinimumLevels(_:in:)``): sparse
