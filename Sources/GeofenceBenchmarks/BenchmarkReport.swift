@@ -141,6 +141,7 @@ public struct BenchmarkReport: Sendable {
         ("fixes_per_second_1_thread", jsonNumber(r.singleThreadFixesPerSecond)),
         ("fixes_per_second_all_threads", jsonNumber(r.multiThreadFixesPerSecond)),
         ("threads", String(r.threads)),
+        ("query_rounds", String(r.queryRounds)), ("detector_rounds", String(r.detectorRounds)),
         ("latency_p50_ns", jsonNumber(r.latencyP50Nanoseconds)),
         ("latency_p99_ns", jsonNumber(r.latencyP99Nanoseconds)),
         ("pairs", String(r.checksum.pairs)), ("slot_sum", String(r.checksum.slotSum)),

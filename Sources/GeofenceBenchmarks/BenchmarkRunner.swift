@@ -9,6 +9,11 @@ public struct BenchmarkOptions: Sendable {
   public var threads: Int = SystemProbes.processorCount()
   /// Timed passes per figure; the median is reported. Default 3, valid 1...100.
   public var repetitions: Int = 3
+  /// Shortest timed throughput pass, seconds (>= 0). A pass replays the measured fixes as many
+  /// whole times (rounds) as the untimed first pass says it takes to last this long, so that
+  /// timer resolution, thread start-up and a single scheduler tick do not decide a figure of
+  /// a pass that would otherwise last a millisecond. 0: one round. Default 0.2.
+  public var minimumPassSeconds: Double = 0.2
   /// Fixes per latency batch (latency per fix = batch time / batch size). Default 100.
   public var latencyBatchSize: Int = 100
   /// Wall-time budget of the first single-thread pass, seconds. When it runs out, the pass
@@ -52,6 +57,10 @@ public struct BenchmarkResult: Sendable {
   public var indexShape: IndexShape
   /// Median fixes per second of the index query, one thread.
   public var singleThreadFixesPerSecond: Double
+  /// Rounds (whole replays of the measured fixes) per timed query pass, and per timed detector
+  /// pass (see ``BenchmarkOptions/minimumPassSeconds``).
+  public var queryRounds: Int
+  public var detectorRounds: Int
   /// Median fixes per second of the index query on ``threads`` threads.
   public var multiThreadFixesPerSecond: Double
   public var threads: Int
@@ -178,17 +187,25 @@ public enum BenchmarkRunner {
     let measured = 0..<fixesMeasured
     latencies.sort()
 
-    // Further single-thread passes.
-    var singleRates = [Double(fixesMeasured) / (Double(firstPassNanoseconds) / 1e9)]
-    for r in 1..<repetitions {
+    // Timed single-thread passes: the first pass, slowed by its latency clock reads, only
+    // sets the number of rounds.
+    let minimum = max(0, options.minimumPassSeconds)
+    let queryRounds = rounds(lasting: minimum, onePass: Double(firstPassNanoseconds) / 1e9)
+    let roundFixes = Double(fixesMeasured * queryRounds)
+    var singleRates: [Double] = []
+    for r in 0..<repetitions {
       progress("\(label): query pass \(r + 1)/\(repetitions), 1 thread")
-      var sum = Checksum()
+      var same = true
       let start = SystemProbes.monotonicNanoseconds()
       workload.fixes.withUnsafeBufferPointer { fixes in
-        queryFixes(index, fixes, measured, &buffer, &sum)
+        for _ in 0..<queryRounds {
+          var sum = Checksum()
+          queryFixes(index, fixes, measured, &buffer, &sum)
+          same = same && sum == checksum
+        }
       }
-      singleRates.append(Double(fixesMeasured) / seconds(since: start))
-      precondition(sum == checksum, "query answers changed between passes")
+      singleRates.append(roundFixes / seconds(since: start))
+      precondition(same, "query answers changed between passes")
     }
 
     // All threads.
@@ -196,37 +213,46 @@ public enum BenchmarkRunner {
     var multiRates: [Double] = []
     for r in 0..<repetitions {
       progress("\(label): query pass \(r + 1)/\(repetitions), \(threads) threads")
-      let (sum, elapsed) = parallelPass(workload, index, groups) { index, fixes, range, buffer, _ in
-        var partial = Checksum()
-        queryFixes(index, fixes, range, &buffer, &partial)
-        return (partial, 0, 0)
-      }
-      precondition(sum.0 == checksum, "query answers differ between 1 and \(threads) threads")
-      multiRates.append(Double(fixesMeasured) / elapsed)
+      let (sums, elapsed) = parallelPass(workload, index, groups, rounds: queryRounds)
+      precondition(
+        sums.allSatisfy { $0 == checksum },
+        "query answers differ between 1 and \(threads) threads")
+      multiRates.append(roundFixes / elapsed)
     }
 
     // Detector path.
     var detectorSingle: [Double] = []
     var detectorMulti: [Double] = []
     var counts = DetectorCounts()
+    var detectorRounds = 1
     if options.measureDetector {
       progress("\(label): building detector region set")
       let set = RegionSet(
         ids: workload.regions.indices.map { String($0) }, regions: workload.regions,
         cellSizeDegrees: options.cellSizeDegrees)
       let configuration = options.detectorConfiguration
+      // An untimed first pass gives the counts and the number of rounds.
+      progress("\(label): detector pass 0, 1 thread")
+      let (first, firstElapsed) = detectorPass(
+        workload, set, configuration, [0..<tracksDone], rounds: 1)
+      counts = first[0]
+      detectorRounds = rounds(lasting: minimum, onePass: firstElapsed)
+      let detectorFixes = Double(fixesMeasured * detectorRounds)
       for r in 0..<repetitions {
         progress("\(label): detector pass \(r + 1)/\(repetitions), 1 thread")
-        let (c, elapsed) = detectorPass(workload, set, configuration, [0..<tracksDone])
-        if r > 0 { precondition(c == counts, "detector answers changed between passes") }
-        counts = c
-        detectorSingle.append(Double(fixesMeasured) / elapsed)
+        let (c, elapsed) = detectorPass(
+          workload, set, configuration, [0..<tracksDone], rounds: detectorRounds)
+        precondition(c.allSatisfy { $0 == counts }, "detector answers changed between passes")
+        detectorSingle.append(detectorFixes / elapsed)
       }
       for r in 0..<repetitions {
         progress("\(label): detector pass \(r + 1)/\(repetitions), \(threads) threads")
-        let (c, elapsed) = detectorPass(workload, set, configuration, groups)
-        precondition(c == counts, "detector answers differ between 1 and \(threads) threads")
-        detectorMulti.append(Double(fixesMeasured) / elapsed)
+        let (c, elapsed) = detectorPass(
+          workload, set, configuration, groups, rounds: detectorRounds)
+        precondition(
+          c.allSatisfy { $0 == counts },
+          "detector answers differ between 1 and \(threads) threads")
+        detectorMulti.append(detectorFixes / elapsed)
       }
     }
 
@@ -236,6 +262,7 @@ public enum BenchmarkRunner {
       buildSeconds: median(buildTimes), indexBytes: indexBytes, residentBytesDelta: residentDelta,
       indexShape: IndexShape(index),
       singleThreadFixesPerSecond: median(singleRates),
+      queryRounds: queryRounds, detectorRounds: detectorRounds,
       multiThreadFixesPerSecond: median(multiRates),
       threads: threads, latencyP50Nanoseconds: percentile(latencies, 0.50),
       latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
@@ -295,14 +322,17 @@ public enum BenchmarkRunner {
     return counts
   }
 
-  /// Runs the detector path over each group of tracks on its own thread; returns the merged
-  /// counts and the wall time in seconds.
+  /// Runs the detector path over each group of tracks on its own thread, `rounds` times over
+  /// (each round with new detectors); returns the merged counts of each round and the wall
+  /// time in seconds.
   static func detectorPass(
     _ workload: Workload, _ set: RegionSet, _ configuration: TransitionConfiguration,
-    _ groups: [Range<Int>]
-  ) -> (DetectorCounts, Double) {
+    _ groups: [Range<Int>], rounds: Int
+  ) -> ([DetectorCounts], Double) {
     let usesTime = workload.hasFixTimes
-    let counts = PerThread(count: groups.count) { DetectorCounts() }
+    let counts = PerThread(count: groups.count) {
+      [DetectorCounts](repeating: DetectorCounts(), count: rounds)
+    }
     let eventBuffers = PerThread(count: groups.count) { () -> [TransitionEvent] in
       var a: [TransitionEvent] = []
       a.reserveCapacity(1024)
@@ -316,9 +346,11 @@ public enum BenchmarkRunner {
           nonisolated(unsafe) let starts = starts
           let start = SystemProbes.monotonicNanoseconds()
           let work: @Sendable (Int) -> Void = { g in
-            counts.pointer(g).pointee = detectTracks(
-              set, configuration, fixes, times, starts, groups[g], usesTime,
-              &eventBuffers.pointer(g).pointee)
+            for round in 0..<rounds {
+              counts.pointer(g).pointee[round] = detectTracks(
+                set, configuration, fixes, times, starts, groups[g], usesTime,
+                &eventBuffers.pointer(g).pointee)
+            }
           }
           if groups.count == 1 {
             work(0)
@@ -329,8 +361,10 @@ public enum BenchmarkRunner {
         }
       }
     }
-    var merged = DetectorCounts()
-    for c in counts.values { merged.merge(c) }
+    var merged = [DetectorCounts](repeating: DetectorCounts(), count: rounds)
+    for perRound in counts.values {
+      for round in 0..<rounds { merged[round].merge(perRound[round]) }
+    }
     return (merged, elapsed)
   }
 
@@ -378,33 +412,29 @@ public enum BenchmarkRunner {
     return a
   }
 
-  /// Runs `body` over each group of tracks on its own thread (Dispatch `concurrentPerform`);
-  /// returns the merged digests and the wall time in seconds. Each track is processed whole by
-  /// one call of `body`.
+  /// Queries the fixes of each group of tracks on its own thread (Dispatch
+  /// `concurrentPerform`), `rounds` times over; returns the merged checksum of each round and
+  /// the wall time in seconds. Each track is processed whole by one thread.
   static func parallelPass(
-    _ workload: Workload, _ index: GridIndex, _ groups: [Range<Int>],
-    body:
-      @escaping @Sendable (
-        GridIndex, UnsafeBufferPointer<Coordinate>, Range<Int>, inout [Int32], inout [Int32]
-      ) -> (Checksum, UInt64, UInt64)
-  ) -> ((Checksum, UInt64, UInt64), Double) {
-    let results = PerThread(count: groups.count) { (Checksum(), UInt64(0), UInt64(0)) }
-    let buffers = PerThread(count: groups.count) { (reservedBuffer(), reservedBuffer()) }
+    _ workload: Workload, _ index: GridIndex, _ groups: [Range<Int>], rounds: Int
+  ) -> ([Checksum], Double) {
+    let results = PerThread(count: groups.count) {
+      [Checksum](repeating: Checksum(), count: rounds)
+    }
+    let buffers = PerThread(count: groups.count) { reservedBuffer() }
     let elapsed: Double = workload.fixes.withUnsafeBufferPointer { fixes in
       nonisolated(unsafe) let fixes = fixes
       let starts = workload.trackStarts
       let start = SystemProbes.monotonicNanoseconds()
       let work: @Sendable (Int) -> Void = { g in
         let buffer = buffers.pointer(g)
-        var total = (Checksum(), UInt64(0), UInt64(0))
-        for k in groups[g] {
-          let r = body(
-            index, fixes, starts[k]..<starts[k + 1], &buffer.pointee.0, &buffer.pointee.1)
-          total.0.merge(r.0)
-          total.1 &+= r.1
-          total.2 &+= r.2
+        for round in 0..<rounds {
+          var sum = Checksum()
+          for k in groups[g] {
+            queryFixes(index, fixes, starts[k]..<starts[k + 1], &buffer.pointee, &sum)
+          }
+          results.pointer(g).pointee[round] = sum
         }
-        results.pointer(g).pointee = total
       }
       if groups.count == 1 {
         work(0)
@@ -413,13 +443,19 @@ public enum BenchmarkRunner {
       }
       return seconds(since: start)
     }
-    var merged = (Checksum(), UInt64(0), UInt64(0))
-    for r in results.values {
-      merged.0.merge(r.0)
-      merged.1 &+= r.1
-      merged.2 &+= r.2
+    var merged = [Checksum](repeating: Checksum(), count: rounds)
+    for perRound in results.values {
+      for round in 0..<rounds { merged[round].merge(perRound[round]) }
     }
     return (merged, elapsed)
+  }
+
+  /// Whole replays of a pass that took `onePass` seconds needed to last `minimum` seconds:
+  /// at least 1, at most 1,000,000 (a pass too fast to time counts as 1 µs).
+  static func rounds(lasting minimum: Double, onePass: Double) -> Int {
+    guard minimum > 0, onePass < minimum else { return 1 }
+    let needed = (minimum / max(onePass, 1e-6)).rounded(.up)
+    return Int(min(needed, 1_000_000))
   }
 
   // MARK: Statistics

@@ -29,6 +29,8 @@ enum BenchCommand {
       --seed S              base seed of the generators (default: 1)
       --threads T           threads for the all-cores figures (default: online processors)
       --repetitions R       timed passes per figure, median reported (default: 3)
+      --min-pass SECONDS    shortest timed pass: a pass replays the fixes as many whole
+                            times as it takes to last this long (default: 0.2; 0 = once)
       --budget SECONDS      time budget of the first pass; fewer tracks are measured if it
                             runs out (default: 120)
       --cell-size DEGREES   finest grid cell edge (default: chosen by the index)
@@ -51,8 +53,8 @@ enum BenchCommand {
 
   static let spec = CommandLineArguments.Spec(
     valued: [
-      "workload", "sizes", "fixes", "seed", "threads", "repetitions", "budget", "cell-size",
-      "data", "from", "write-workloads", "json", "svg",
+      "workload", "sizes", "fixes", "seed", "threads", "repetitions", "min-pass", "budget",
+      "cell-size", "data", "from", "write-workloads", "json", "svg",
     ],
     flags: ["help", "no-detector", "write-only", "quiet"])
 
@@ -137,6 +139,8 @@ enum BenchCommand {
     }
     s.options.threads = try a.int("threads", range: 1...1024) ?? s.options.threads
     s.options.repetitions = try a.int("repetitions", range: 1...100) ?? s.options.repetitions
+    s.options.minimumPassSeconds =
+      try a.double("min-pass", range: 0...600) ?? s.options.minimumPassSeconds
     s.options.timeBudgetSeconds =
       try a.double("budget", range: 0...1e6) ?? s.options.timeBudgetSeconds
     s.options.cellSizeDegrees = try a.double("cell-size", range: 1e-6...180)

@@ -9,7 +9,38 @@ import Testing
     var o = BenchmarkOptions()
     o.threads = threads
     o.repetitions = 1
+    o.minimumPassSeconds = 0
     return o
+  }
+
+  @Test func roundsCoverTheMinimumPassTime() {
+    #expect(BenchmarkRunner.rounds(lasting: 0.2, onePass: 0.001) == 200)
+    #expect(BenchmarkRunner.rounds(lasting: 0.2, onePass: 0.003) == 67)
+    #expect(BenchmarkRunner.rounds(lasting: 0.2, onePass: 0.2) == 1)
+    #expect(BenchmarkRunner.rounds(lasting: 0.2, onePass: 5) == 1)
+    #expect(BenchmarkRunner.rounds(lasting: 0, onePass: 0.001) == 1)
+    // A pass too fast for the clock counts as 1 µs; the count is capped.
+    #expect(BenchmarkRunner.rounds(lasting: 0.5, onePass: 0) == 500_000)
+    #expect(BenchmarkRunner.rounds(lasting: 600, onePass: 1e-9) == 1_000_000)
+  }
+
+  @Test func replayedPassesGiveTheSameAnswers() {
+    // Passes replayed many times over must give the single pass's checksum and detector
+    // counts (each round starts new detectors, so no fix goes back in time).
+    let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 2_000, seed: 9)
+    let once = BenchmarkRunner.run(w, options: Self.options(threads: 2))
+    var o = Self.options(threads: 2)
+    o.minimumPassSeconds = 0.02
+    let replayed = BenchmarkRunner.run(w, options: o)
+    #expect(replayed.queryRounds > 1)
+    #expect(replayed.detectorRounds > 1)
+    #expect(once.queryRounds == 1 && once.detectorRounds == 1)
+    #expect(replayed.checksum == bruteForceChecksum(w))
+    #expect(replayed.checksum == once.checksum)
+    #expect(replayed.detectorCounts == once.detectorCounts)
+    #expect(replayed.detectorCounts.exits > 0)
+    #expect(
+      replayed.singleThreadFixesPerSecond > 0 && replayed.detectorMultiThreadFixesPerSecond > 0)
   }
 
   @Test(arguments: [WorkloadKind.metro, .global, .mixed, .transitions])

@@ -321,8 +321,9 @@ FROM fixes f JOIN regions r
 
 # ---- driver ----
 
-def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads):
-    cmd = [binary, mode, regions_path, fixes_path, "--repetitions", str(repetitions), "--threads", str(threads)]
+def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, min_seconds=0.0):
+    cmd = [binary, mode, regions_path, fixes_path, "--repetitions", str(repetitions), "--threads", str(threads),
+           "--min-seconds", str(min_seconds)]
     if limit:
         cmd += ["--limit", str(limit)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -345,6 +346,9 @@ def main():
     ap.add_argument("--peers-binary", required=True, help="the compiled peers.c")
     ap.add_argument("--peers", default="c-grid,c-lookup,c-geos,shapely,h3,postgis,c-brute")
     ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--min-seconds", type=float, default=0.2,
+                    help="shortest timed pass of the C peers: the fixes are replayed whole until it"
+                         " lasts this long (as geofence bench --min-pass)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", help="write every measurement as JSON")
     args = ap.parse_args()
@@ -374,7 +378,7 @@ def main():
                 try:
                     if p.startswith("c-"):
                         r = run_c(args.peers_binary, p[2:], rpath, fpath, None if k == total else k,
-                                  args.repetitions, args.threads)
+                                  args.repetitions, args.threads, args.min_seconds)
                         res = {"build_seconds": r["build_seconds"], "fixes_per_second": r["fixes_per_second"],
                                "fixes": r["fixes"], "threads": r["threads"],
                                "checksum": {x: r[x] for x in ("pairs", "slot_sum", "weighted_sum")}}
