@@ -10,18 +10,24 @@ public struct BenchmarkReport: Sendable {
   /// Settings the results were measured with.
   public struct Settings: Sendable {
     public var seed: UInt64
-    public var fixCount: Int
+    /// Fixes per generated workload; `nil` when the workloads were read from files (each
+    /// result gives its own count).
+    public var fixCount: Int?
     public var threads: Int
     public var repetitions: Int
     public var cellSizeDegrees: Double?
+    /// ``BenchmarkOptions/minimumPassSeconds``.
+    public var minimumPassSeconds: Double
     public init(
-      seed: UInt64, fixCount: Int, threads: Int, repetitions: Int, cellSizeDegrees: Double?
+      seed: UInt64, fixCount: Int?, threads: Int, repetitions: Int, cellSizeDegrees: Double?,
+      minimumPassSeconds: Double = BenchmarkOptions().minimumPassSeconds
     ) {
       self.seed = seed
       self.fixCount = fixCount
       self.threads = threads
       self.repetitions = repetitions
       self.cellSizeDegrees = cellSizeDegrees
+      self.minimumPassSeconds = minimumPassSeconds
     }
   }
 
@@ -117,8 +123,10 @@ public struct BenchmarkReport: Sendable {
   public func json() -> String {
     var out = "{\n"
     out += "  \"tool\": \"geofence bench\",\n"
-    out += "  \"settings\": {\"seed\": \(settings.seed), \"fixes\": \(settings.fixCount), "
+    out += "  \"settings\": {\"seed\": \(settings.seed), "
+    out += "\"fixes\": \(settings.fixCount.map(String.init) ?? "null"), "
     out += "\"threads\": \(settings.threads), \"repetitions\": \(settings.repetitions), "
+    out += "\"min_pass_seconds\": \(jsonNumber(settings.minimumPassSeconds)), "
     out += "\"cell_size_degrees\": \(settings.cellSizeDegrees.map { jsonNumber($0) } ?? "null"), "
     out += "\"processors\": \(SystemProbes.processorCount())},\n"
     out += "  \"results\": [\n"
@@ -141,7 +149,10 @@ public struct BenchmarkReport: Sendable {
         ("fixes_per_second_1_thread", jsonNumber(r.singleThreadFixesPerSecond)),
         ("fixes_per_second_all_threads", jsonNumber(r.multiThreadFixesPerSecond)),
         ("threads", String(r.threads)),
-        ("query_rounds", String(r.queryRounds)), ("detector_rounds", String(r.detectorRounds)),
+        ("query_rounds", String(r.queryRounds)),
+        ("query_rounds_all_threads", String(r.multiThreadQueryRounds)),
+        ("detector_rounds", String(r.detectorRounds)),
+        ("detector_rounds_all_threads", String(r.multiThreadDetectorRounds)),
         ("latency_p50_ns", jsonNumber(r.latencyP50Nanoseconds)),
         ("latency_p99_ns", jsonNumber(r.latencyP99Nanoseconds)),
         ("pairs", String(r.checksum.pairs)), ("slot_sum", String(r.checksum.slotSum)),

@@ -9,10 +9,11 @@ public struct BenchmarkOptions: Sendable {
   public var threads: Int = SystemProbes.processorCount()
   /// Timed passes per figure; the median is reported. Default 3, valid 1...100.
   public var repetitions: Int = 3
-  /// Shortest timed throughput pass, seconds (>= 0). A pass replays the measured fixes as many
-  /// whole times (rounds) as the untimed first pass says it takes to last this long, so that
-  /// timer resolution, thread start-up and a single scheduler tick do not decide a figure of
-  /// a pass that would otherwise last a millisecond. 0: one round. Default 0.2.
+  /// Target length of a timed throughput pass, seconds (>= 0). A pass replays the measured
+  /// fixes as many whole times (rounds) as untimed calibration passes of the same kind (1 or
+  /// all threads, query or detector) say it takes to last this long, plus a tenth, so that
+  /// timer resolution, thread start-up and a single scheduler tick do not decide a figure of a
+  /// pass that would otherwise last a millisecond. 0: one round, no calibration. Default 0.2.
   public var minimumPassSeconds: Double = 0.2
   /// Fixes per latency batch (latency per fix = batch time / batch size). Default 100.
   public var latencyBatchSize: Int = 100
@@ -57,10 +58,13 @@ public struct BenchmarkResult: Sendable {
   public var indexShape: IndexShape
   /// Median fixes per second of the index query, one thread.
   public var singleThreadFixesPerSecond: Double
-  /// Rounds (whole replays of the measured fixes) per timed query pass, and per timed detector
-  /// pass (see ``BenchmarkOptions/minimumPassSeconds``).
+  /// Rounds (whole replays of the measured fixes) per timed pass, by kind of pass (see
+  /// ``BenchmarkOptions/minimumPassSeconds``): query on 1 and on all threads, detector on 1
+  /// and on all threads.
   public var queryRounds: Int
+  public var multiThreadQueryRounds: Int
   public var detectorRounds: Int
+  public var multiThreadDetectorRounds: Int
   /// Median fixes per second of the index query on ``threads`` threads.
   public var multiThreadFixesPerSecond: Double
   public var threads: Int
@@ -158,7 +162,6 @@ public enum BenchmarkRunner {
     let budget = UInt64(max(0, options.timeBudgetSeconds) * 1e9)
     var tracksDone = 0
     var checksum = Checksum()
-    var firstPassNanoseconds: UInt64 = 0
     workload.fixes.withUnsafeBufferPointer { fixes in
       let start = SystemProbes.monotonicNanoseconds()
       var lastReport = start
@@ -181,16 +184,27 @@ public enum BenchmarkRunner {
         }
         if now - start > budget { break }
       }
-      firstPassNanoseconds = SystemProbes.monotonicNanoseconds() - start
     }
     let fixesMeasured = workload.trackStarts[tracksDone]
     let measured = 0..<fixesMeasured
     latencies.sort()
 
-    // Timed single-thread passes: the first pass, slowed by its latency clock reads, only
-    // sets the number of rounds.
+    // Timed single-thread passes. The first pass is slowed by its latency clock reads, so a
+    // plain calibration pass sets the number of rounds.
     let minimum = max(0, options.minimumPassSeconds)
-    let queryRounds = rounds(lasting: minimum, onePass: Double(firstPassNanoseconds) / 1e9)
+    let queryRounds = calibratedRounds(lasting: minimum) { count in
+      var same = true
+      let start = SystemProbes.monotonicNanoseconds()
+      workload.fixes.withUnsafeBufferPointer { fixes in
+        for _ in 0..<count {
+          var sum = Checksum()
+          queryFixes(index, fixes, measured, &buffer, &sum)
+          same = same && sum == checksum
+        }
+      }
+      precondition(same, "query answers changed between passes")
+      return seconds(since: start)
+    }
     let roundFixes = Double(fixesMeasured * queryRounds)
     var singleRates: [Double] = []
     for r in 0..<repetitions {
@@ -208,16 +222,24 @@ public enum BenchmarkRunner {
       precondition(same, "query answers changed between passes")
     }
 
-    // All threads.
+    // All threads, with rounds from a calibration pass on all threads.
     let groups = splitTracks(workload, tracks: tracksDone, threads: threads)
-    var multiRates: [Double] = []
-    for r in 0..<repetitions {
-      progress("\(label): query pass \(r + 1)/\(repetitions), \(threads) threads")
-      let (sums, elapsed) = parallelPass(workload, index, groups, rounds: queryRounds)
+    let multiQueryRounds = calibratedRounds(lasting: minimum) { count in
+      let (sums, elapsed) = parallelPass(workload, index, groups, rounds: count)
       precondition(
         sums.allSatisfy { $0 == checksum },
         "query answers differ between 1 and \(threads) threads")
-      multiRates.append(roundFixes / elapsed)
+      return elapsed
+    }
+    let multiRoundFixes = Double(fixesMeasured * multiQueryRounds)
+    var multiRates: [Double] = []
+    for r in 0..<repetitions {
+      progress("\(label): query pass \(r + 1)/\(repetitions), \(threads) threads")
+      let (sums, elapsed) = parallelPass(workload, index, groups, rounds: multiQueryRounds)
+      precondition(
+        sums.allSatisfy { $0 == checksum },
+        "query answers differ between 1 and \(threads) threads")
+      multiRates.append(multiRoundFixes / elapsed)
     }
 
     // Detector path.
@@ -225,18 +247,22 @@ public enum BenchmarkRunner {
     var detectorMulti: [Double] = []
     var counts = DetectorCounts()
     var detectorRounds = 1
+    var multiDetectorRounds = 1
     if options.measureDetector {
       progress("\(label): building detector region set")
       let set = RegionSet(
         ids: workload.regions.indices.map { String($0) }, regions: workload.regions,
         cellSizeDegrees: options.cellSizeDegrees)
       let configuration = options.detectorConfiguration
-      // An untimed first pass gives the counts and the number of rounds.
+      // An untimed first pass gives the counts, calibration passes the numbers of rounds.
       progress("\(label): detector pass 0, 1 thread")
-      let (first, firstElapsed) = detectorPass(
-        workload, set, configuration, [0..<tracksDone], rounds: 1)
-      counts = first[0]
-      detectorRounds = rounds(lasting: minimum, onePass: firstElapsed)
+      counts = detectorPass(workload, set, configuration, [0..<tracksDone], rounds: 1).0[0]
+      detectorRounds = calibratedRounds(lasting: minimum) { count in
+        let (c, elapsed) = detectorPass(
+          workload, set, configuration, [0..<tracksDone], rounds: count)
+        precondition(c.allSatisfy { $0 == counts }, "detector answers changed between passes")
+        return elapsed
+      }
       let detectorFixes = Double(fixesMeasured * detectorRounds)
       for r in 0..<repetitions {
         progress("\(label): detector pass \(r + 1)/\(repetitions), 1 thread")
@@ -245,14 +271,23 @@ public enum BenchmarkRunner {
         precondition(c.allSatisfy { $0 == counts }, "detector answers changed between passes")
         detectorSingle.append(detectorFixes / elapsed)
       }
-      for r in 0..<repetitions {
-        progress("\(label): detector pass \(r + 1)/\(repetitions), \(threads) threads")
-        let (c, elapsed) = detectorPass(
-          workload, set, configuration, groups, rounds: detectorRounds)
+      progress("\(label): detector pass 0, \(threads) threads")
+      multiDetectorRounds = calibratedRounds(lasting: minimum) { count in
+        let (c, elapsed) = detectorPass(workload, set, configuration, groups, rounds: count)
         precondition(
           c.allSatisfy { $0 == counts },
           "detector answers differ between 1 and \(threads) threads")
-        detectorMulti.append(detectorFixes / elapsed)
+        return elapsed
+      }
+      let multiDetectorFixes = Double(fixesMeasured * multiDetectorRounds)
+      for r in 0..<repetitions {
+        progress("\(label): detector pass \(r + 1)/\(repetitions), \(threads) threads")
+        let (c, elapsed) = detectorPass(
+          workload, set, configuration, groups, rounds: multiDetectorRounds)
+        precondition(
+          c.allSatisfy { $0 == counts },
+          "detector answers differ between 1 and \(threads) threads")
+        detectorMulti.append(multiDetectorFixes / elapsed)
       }
     }
 
@@ -262,7 +297,8 @@ public enum BenchmarkRunner {
       buildSeconds: median(buildTimes), indexBytes: indexBytes, residentBytesDelta: residentDelta,
       indexShape: IndexShape(index),
       singleThreadFixesPerSecond: median(singleRates),
-      queryRounds: queryRounds, detectorRounds: detectorRounds,
+      queryRounds: queryRounds, multiThreadQueryRounds: multiQueryRounds,
+      detectorRounds: detectorRounds, multiThreadDetectorRounds: multiDetectorRounds,
       multiThreadFixesPerSecond: median(multiRates),
       threads: threads, latencyP50Nanoseconds: percentile(latencies, 0.50),
       latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
@@ -450,11 +486,27 @@ public enum BenchmarkRunner {
     return (merged, elapsed)
   }
 
-  /// Whole replays of a pass that took `onePass` seconds needed to last `minimum` seconds:
-  /// at least 1, at most 1,000,000 (a pass too fast to time counts as 1 µs).
+  /// Rounds for timed passes of at least `minimum` seconds (1 when `minimum` is 0): `pass(k)`
+  /// runs an untimed calibration pass of `k` rounds and returns its seconds; `k` goes 1, 10,
+  /// 100, ... until a calibration pass lasts a tenth of `minimum`, so that start-up costs
+  /// (threads, cold caches) do not inflate the time of one round.
+  static func calibratedRounds(lasting minimum: Double, _ pass: (Int) -> Double) -> Int {
+    guard minimum > 0 else { return 1 }
+    var count = 1
+    var elapsed = pass(count)
+    while elapsed < minimum / 10 && count < 1_000_000 {
+      count *= 10
+      elapsed = pass(count)
+    }
+    return rounds(lasting: minimum, onePass: elapsed / Double(count))
+  }
+
+  /// Whole replays of a pass that took `onePass` seconds needed to last `minimum` seconds plus
+  /// a tenth (a margin for a calibration pass that ran slow): at least 1, at most 1,000,000
+  /// (a pass too fast to time counts as 1 µs).
   static func rounds(lasting minimum: Double, onePass: Double) -> Int {
     guard minimum > 0, onePass < minimum else { return 1 }
-    let needed = (minimum / max(onePass, 1e-6)).rounded(.up)
+    let needed = (1.1 * minimum / max(onePass, 1e-6)).rounded(.up)
     return Int(min(needed, 1_000_000))
   }
 

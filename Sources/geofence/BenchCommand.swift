@@ -29,8 +29,9 @@ enum BenchCommand {
       --seed S              base seed of the generators (default: 1)
       --threads T           threads for the all-cores figures (default: online processors)
       --repetitions R       timed passes per figure, median reported (default: 3)
-      --min-pass SECONDS    shortest timed pass: a pass replays the fixes as many whole
-                            times as it takes to last this long (default: 0.2; 0 = once)
+      --min-pass SECONDS    target length of a timed pass, 0-600: a pass replays the fixes
+                            as many whole times as a calibration pass says it takes to last
+                            this long, plus a tenth (default: 0.2; 0 = once, no calibration)
       --budget SECONDS      time budget of the first pass; fewer tracks are measured if it
                             runs out (default: 120)
       --cell-size DEGREES   finest grid cell edge (default: chosen by the index)
@@ -208,8 +209,10 @@ enum BenchCommand {
 
     let report = BenchmarkReport(
       settings: .init(
-        seed: s.seed, fixCount: s.fixes, threads: s.options.threads,
-        repetitions: s.options.repetitions, cellSizeDegrees: s.options.cellSizeDegrees),
+        seed: s.seed, fixCount: s.fromDirectory == nil ? s.fixes : nil,
+        threads: s.options.threads, repetitions: s.options.repetitions,
+        cellSizeDegrees: s.options.cellSizeDegrees,
+        minimumPassSeconds: s.options.minimumPassSeconds),
       results: results)
     print(report.table(), terminator: "")
     if let path = s.jsonPath {
@@ -226,7 +229,13 @@ enum BenchCommand {
   static func workloadFiles(in dir: String, kinds: [WorkloadKind]) throws -> [(
     String, WorkloadKind, String, String
   )] {
-    let entries = try FileManager.default.contentsOfDirectory(atPath: dir)
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory),
+      isDirectory.boolValue,
+      let entries = try? FileManager.default.contentsOfDirectory(atPath: dir)
+    else {
+      throw WorkloadFileError.cannotOpen(path: dir, reason: "not a readable directory")
+    }
     var found: [(String, Int, WorkloadKind, String, String)] = []
     for file in entries where file.hasSuffix("-regions.csv") {
       let stem = String(file.dropLast("-regions.csv".count))

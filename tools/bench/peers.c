@@ -23,6 +23,7 @@
 #define _GNU_SOURCE
 #define GEOS_USE_ONLY_R_API
 #include <geos_c.h>
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -415,6 +416,16 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* A whole decimal number (no trailing characters, finite) in *out. */
+static int parse_number(const char *text, double *out) {
+  char *end = NULL;
+  errno = 0;
+  double v = strtod(text, &end);
+  if (end == text || *end != '\0' || errno != 0 || !isfinite(v)) return 0;
+  *out = v;
+  return 1;
+}
+
 int main(int argc, char **argv) {
   if (argc < 4) {
     fprintf(stderr, "usage: peers grid|lookup|geos|brute REGIONS.csv FIXES.csv [--limit N] [--threads T] [--repetitions R] [--min-seconds S] [--cell-size DEG]\n");
@@ -424,15 +435,26 @@ int main(int argc, char **argv) {
   size_t limit = (size_t)-1;
   int threads = 2, reps = 3;
   double cell = 0, min_seconds = 0.2;
-  for (int i = 4; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "--limit")) limit = strtoull(argv[i + 1], NULL, 10);
-    else if (!strcmp(argv[i], "--threads")) threads = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--repetitions")) reps = atoi(argv[i + 1]);
-    else if (!strcmp(argv[i], "--cell-size")) cell = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "--min-seconds")) min_seconds = atof(argv[i + 1]);
-    else { fprintf(stderr, "unknown option %s\n", argv[i]); return 64; }
+  for (int i = 4; i < argc; i += 2) {
+    const char *opt = argv[i];
+    if (i + 1 >= argc) { fprintf(stderr, "peers: %s needs a value\n", opt); return 64; }
+    double v;
+    if (!parse_number(argv[i + 1], &v)) { fprintf(stderr, "peers: %s needs a number, got '%s'\n", opt, argv[i + 1]); return 64; }
+    if (!strcmp(opt, "--limit") && v >= 1 && v <= 1e12 && v == floor(v)) limit = (size_t)v;
+    else if (!strcmp(opt, "--threads") && v >= 1 && v <= 256 && v == floor(v)) threads = (int)v;
+    else if (!strcmp(opt, "--repetitions") && v >= 1 && v <= 100 && v == floor(v)) reps = (int)v;
+    else if (!strcmp(opt, "--cell-size") && v >= 0 && v <= 180) cell = v;
+    else if (!strcmp(opt, "--min-seconds") && v >= 0 && v <= 600) min_seconds = v;
+    else if (strcmp(opt, "--limit") && strcmp(opt, "--threads") && strcmp(opt, "--repetitions") &&
+             strcmp(opt, "--cell-size") && strcmp(opt, "--min-seconds")) {
+      fprintf(stderr, "peers: unknown option %s\n", opt);
+      return 64;
+    } else {
+      fprintf(stderr, "peers: %s %s is out of range (--limit >= 1, --threads 1-256, --repetitions 1-100, "
+                      "--cell-size 0-180, --min-seconds 0-600)\n", opt, argv[i + 1]);
+      return 64;
+    }
   }
-  if (threads < 1 || threads > 256 || reps < 1 || reps > 100 || !(min_seconds >= 0 && min_seconds <= 600)) { fprintf(stderr, "bad option value\n"); return 64; }
   regions_t R; fixes_t F;
   load_regions(argv[2], &R);
   load_fixes(argv[3], &F, limit);
@@ -456,9 +478,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "unknown mode %s\n", mode);
     return 64;
   }
-  /* Each timed pass replays the fixes `rounds` whole times so that it lasts at least
+  /* Each timed pass replays the fixes `rounds` whole times so that it lasts about
      min_seconds (a millisecond pass is decided by timer and scheduler noise). The first pass
-     sets `rounds`; it counts as a timed pass only when it already lasts long enough. */
+     sets `rounds` (min_seconds plus a tenth, as `geofence bench`); it counts as a timed pass
+     only when it already lasts long enough. */
   int rounds = 1, timed = 0, have_sum = 0;
   for (int r = 0; timed < reps; r++) {
     double t0 = now_seconds();
@@ -474,7 +497,7 @@ int main(int argc, char **argv) {
     }
     double dt = now_seconds() - t0;
     if (r == 0 && dt < min_seconds) {
-      double need = ceil(min_seconds / (dt > 1e-6 ? dt : 1e-6));
+      double need = ceil(1.1 * min_seconds / (dt > 1e-6 ? dt : 1e-6)); /* a tenth more, as the engine */
       rounds = need > 1e6 ? 1000000 : (int)need;
       continue;
     }

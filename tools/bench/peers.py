@@ -326,6 +326,10 @@ FROM fixes f JOIN regions r
 
 # ---- driver ----
 
+class ChecksumMismatch(Exception):
+    """Two measurements of one contender gave different answers."""
+
+
 def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, min_seconds=0.0,
           processes=1):
     """peers.c in `processes` separate processes: the first one's figures, with the median
@@ -334,12 +338,19 @@ def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, m
            "--min-seconds", str(min_seconds)]
     if limit:
         cmd += ["--limit", str(limit)]
-    runs = [json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout)
-            for _ in range(max(1, processes))]
+    runs = []
+    for _ in range(max(1, processes)):
+        done = subprocess.run(cmd, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"peers {mode} exited with status {done.returncode}: "
+                               f"{done.stderr.strip() or 'no message'}")
+        runs.append(json.loads(done.stdout))
     first = runs[0]
     for r in runs[1:]:
         if any(r[k] != first[k] for k in ("pairs", "slot_sum", "weighted_sum")):
-            raise RuntimeError(f"c-{mode}: processes disagree on the checksum")
+            raise ChecksumMismatch(f"c-{mode}: processes disagree on the checksum "
+                                   f"({ {k: first[k] for k in ('pairs', 'slot_sum', 'weighted_sum')} } against "
+                                   f"{ {k: r[k] for k in ('pairs', 'slot_sum', 'weighted_sum')} })")
     first["fixes_per_second"] = float(np.median([r["fixes_per_second"] for r in runs]))
     first["processes"] = len(runs)
     return first
@@ -353,21 +364,40 @@ OURS_RATES = ("build_seconds", "fixes_per_second_1_thread", "fixes_per_second_al
 def merge_ours(paths):
     """Results of several `geofence bench --from DIR --json` runs (one per process): the first
     run's results with each rate (and the build time) replaced by the median over the runs.
-    The runs must list the same workloads with the same checksums and detector counts."""
-    runs = [json.load(open(p))["results"] for p in paths]
+    The runs must list the same workloads and sizes, with the same fixes measured, checksums
+    and detector counts; anything else stops the program with the file and the field."""
+    if not paths:
+        raise SystemExit("peers.py: --ours names no file")
+    runs = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                results = json.load(f)["results"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"peers.py: cannot read the results of ours in {path}: {e}")
+        runs.append({(r["workload"], r["regions"]): r for r in results})
+    keys = list(runs[0])
+    if not keys:
+        raise SystemExit(f"peers.py: {paths[0]} holds no results")
+    for path, run in zip(paths[1:], runs[1:]):
+        if set(run) != set(keys):
+            raise SystemExit(f"peers.py: {path} measures other workloads than {paths[0]}: "
+                             f"{sorted(set(run) ^ set(keys))}")
+    same_fields = ("fixes", "fixes_measured", "pairs", "slot_sum", "weighted_sum", "detector_enters",
+                   "detector_exits", "detector_dwells", "detector_dropped_fixes")
     merged = []
-    for i, o in enumerate(runs[0]):
-        same = [r[i] for r in runs]
-        for r in same[1:]:
-            keys = ("workload", "regions", "pairs", "slot_sum", "weighted_sum", "detector_enters",
-                    "detector_exits", "detector_dwells", "detector_dropped_fixes")
-            if any(r.get(k) != o.get(k) for k in keys):
-                raise SystemExit(f"{o['workload']} N={o['regions']}: the runs of ours disagree")
+    for key in keys:
+        o = runs[0][key]
+        for path, run in zip(paths[1:], runs[1:]):
+            for k in same_fields:
+                if run[key].get(k) != o.get(k):
+                    raise SystemExit(f"peers.py: {key[0]} N={key[1]}: {k} is {run[key].get(k)} in {path}"
+                                     f" but {o.get(k)} in {paths[0]}")
         m = dict(o)
         for k in OURS_RATES:
             if k in o:
-                m[k] = float(np.median([r[k] for r in same]))
-        m["processes"] = len(same)
+                m[k] = float(np.median([run[key][k] for run in runs]))
+        m["processes"] = len(runs)
         merged.append(m)
     return merged
 
@@ -381,21 +411,32 @@ def fmt_rate(v):
     return f"{v:.0f}"
 
 
+def positive_int(text):
+    try:
+        v = int(text)
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"needs a positive integer, got {text!r}")
+    return v
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", required=True, help="workload files directory")
     ap.add_argument("--ours", required=True,
                     help="JSON written by geofence bench --from DIR --json; several, comma-separated,"
                          " for one per process (medians are taken)")
-    ap.add_argument("--processes", type=int, default=1,
+    ap.add_argument("--processes", type=positive_int, default=1,
                     help="processes per measurement of the C grid, lookup and GEOS peers (median)")
     ap.add_argument("--write-ours", help="write the merged results of ours (medians) as JSON")
     ap.add_argument("--peers-binary", required=True, help="the compiled peers.c")
     ap.add_argument("--peers", default="c-grid,c-lookup,c-geos,shapely,h3,postgis,c-brute")
     ap.add_argument("--repetitions", type=int, default=3)
     ap.add_argument("--min-seconds", type=float, default=0.2,
-                    help="shortest timed pass of the C peers: the fixes are replayed whole until it"
-                         " lasts this long (as geofence bench --min-pass)")
+                    help="target length of a timed pass of the C peers: the fixes are replayed whole as"
+                         " often as the first pass says it takes, plus a tenth (as geofence bench"
+                         " --min-pass)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--json", help="write every measurement as JSON")
     args = ap.parse_args()
@@ -433,6 +474,8 @@ def main():
                         res = {"build_seconds": r["build_seconds"], "fixes_per_second": r["fixes_per_second"],
                                "fixes": r["fixes"], "threads": r["threads"],
                                "checksum": {x: r[x] for x in ("pairs", "slot_sum", "weighted_sum")}}
+                        res["rounds"] = r.get("rounds")
+                        res["processes"] = r.get("processes")
                         if p == "c-grid":
                             res["bytes_per_region"] = r["bytes_per_region"]
                     else:
@@ -449,8 +492,12 @@ def main():
                             b, rate, s = run_postgis(pg, os.path.abspath(rpath), fixes, float(regions[2].max()))
                         res = {"build_seconds": b, "fixes_per_second": rate, "fixes": k, "threads": 1,
                                "checksum": s.as_dict()}
-                except Exception as e:  # a peer failing must not hide the others
-                    row["peers"][p] = {"skipped": f"failed: {e}".splitlines()[0][:200]}
+                except ChecksumMismatch as e:
+                    row["peers"][p] = {"failed": str(e), "agrees": False}
+                    notes.append(f"{name} N={n}: {e}")
+                    continue
+                except Exception as e:  # a peer failing must not hide the others; reported below
+                    row["peers"][p] = {"failed": " ".join(str(e).split())[:400]}
                     continue
                 # The reference checksum for this prefix.
                 if res["fixes"] == total:
@@ -485,6 +532,9 @@ def main():
             if "skipped" in r:
                 line += ["skip", "-"]
                 continue
+            if "failed" in r:
+                line += ["FAILED", "-"]
+                continue
             mark = "" if r.get("agrees") else " !"
             part = "" if r["fixes"] == o["fixes"] else "*"
             line += [fmt_rate(r["fixes_per_second"]) + part + mark,
@@ -507,14 +557,22 @@ def main():
     skipped = sorted({(p, r["skipped"]) for row in rows for p, r in row["peers"].items() if "skipped" in r})
     for p, why in skipped:
         print(f"skipped {p}: {why}")
-    agree = all(r.get("agrees", True) for row in rows for r in row["peers"].values())
-    print("checksums: all contenders agree" if agree and not notes else "checksums: DISAGREEMENTS")
+    failed = [(row["workload"], row["regions"], p, r["failed"]) for row in rows
+              for p, r in row["peers"].items() if "failed" in r]
+    for name, n, p, why in failed:
+        print(f"failed {p} on {name} N={n}: {why}")
+    agree = not notes and all(r.get("agrees", True) for row in rows for r in row["peers"].values())
+    if not agree:
+        print("checksums: DISAGREEMENTS")
+    else:
+        print("checksums: all contenders agree" if not failed else
+              "checksums: every contender that ran agrees; some FAILED (above)")
     for n in notes:
         print("  " + n)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
-    return 0 if agree else 1
+    return 0 if agree and not failed else 1
 
 
 if __name__ == "__main__":
