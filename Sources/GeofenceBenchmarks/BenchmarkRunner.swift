@@ -189,10 +189,13 @@ public enum BenchmarkRunner {
     let measured = 0..<fixesMeasured
     latencies.sort()
 
-    // Timed single-thread passes. The first pass is slowed by its latency clock reads, so a
-    // plain calibration pass sets the number of rounds.
+    // Timed passes, each kind with its own calibrated rounds. The first pass above is slowed
+    // by its latency clock reads, so it is not one of them.
     let minimum = max(0, options.minimumPassSeconds)
-    let queryRounds = calibratedRounds(lasting: minimum) { count in
+    let (queryRounds, singleRates) = timedPasses(
+      lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+      announce: { progress("\(label): query pass \($0 + 1)/\(repetitions), 1 thread") }
+    ) { count in
       var same = true
       let start = SystemProbes.monotonicNanoseconds()
       workload.fixes.withUnsafeBufferPointer { fixes in
@@ -202,44 +205,21 @@ public enum BenchmarkRunner {
           same = same && sum == checksum
         }
       }
+      let elapsed = seconds(since: start)
       precondition(same, "query answers changed between passes")
-      return seconds(since: start)
-    }
-    let roundFixes = Double(fixesMeasured * queryRounds)
-    var singleRates: [Double] = []
-    for r in 0..<repetitions {
-      progress("\(label): query pass \(r + 1)/\(repetitions), 1 thread")
-      var same = true
-      let start = SystemProbes.monotonicNanoseconds()
-      workload.fixes.withUnsafeBufferPointer { fixes in
-        for _ in 0..<queryRounds {
-          var sum = Checksum()
-          queryFixes(index, fixes, measured, &buffer, &sum)
-          same = same && sum == checksum
-        }
-      }
-      singleRates.append(roundFixes / seconds(since: start))
-      precondition(same, "query answers changed between passes")
+      return elapsed
     }
 
-    // All threads, with rounds from a calibration pass on all threads.
     let groups = splitTracks(workload, tracks: tracksDone, threads: threads)
-    let multiQueryRounds = calibratedRounds(lasting: minimum) { count in
+    let (multiQueryRounds, multiRates) = timedPasses(
+      lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+      announce: { progress("\(label): query pass \($0 + 1)/\(repetitions), \(threads) threads") }
+    ) { count in
       let (sums, elapsed) = parallelPass(workload, index, groups, rounds: count)
       precondition(
         sums.allSatisfy { $0 == checksum },
         "query answers differ between 1 and \(threads) threads")
       return elapsed
-    }
-    let multiRoundFixes = Double(fixesMeasured * multiQueryRounds)
-    var multiRates: [Double] = []
-    for r in 0..<repetitions {
-      progress("\(label): query pass \(r + 1)/\(repetitions), \(threads) threads")
-      let (sums, elapsed) = parallelPass(workload, index, groups, rounds: multiQueryRounds)
-      precondition(
-        sums.allSatisfy { $0 == checksum },
-        "query answers differ between 1 and \(threads) threads")
-      multiRates.append(multiRoundFixes / elapsed)
     }
 
     // Detector path.
@@ -254,40 +234,29 @@ public enum BenchmarkRunner {
         ids: workload.regions.indices.map { String($0) }, regions: workload.regions,
         cellSizeDegrees: options.cellSizeDegrees)
       let configuration = options.detectorConfiguration
-      // An untimed first pass gives the counts, calibration passes the numbers of rounds.
+      // An untimed first pass gives the counts every later round is checked against.
       progress("\(label): detector pass 0, 1 thread")
       counts = detectorPass(workload, set, configuration, [0..<tracksDone], rounds: 1).0[0]
-      detectorRounds = calibratedRounds(lasting: minimum) { count in
+      (detectorRounds, detectorSingle) = timedPasses(
+        lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+        announce: { progress("\(label): detector pass \($0 + 1)/\(repetitions), 1 thread") }
+      ) { count in
         let (c, elapsed) = detectorPass(
           workload, set, configuration, [0..<tracksDone], rounds: count)
         precondition(c.allSatisfy { $0 == counts }, "detector answers changed between passes")
         return elapsed
       }
-      let detectorFixes = Double(fixesMeasured * detectorRounds)
-      for r in 0..<repetitions {
-        progress("\(label): detector pass \(r + 1)/\(repetitions), 1 thread")
-        let (c, elapsed) = detectorPass(
-          workload, set, configuration, [0..<tracksDone], rounds: detectorRounds)
-        precondition(c.allSatisfy { $0 == counts }, "detector answers changed between passes")
-        detectorSingle.append(detectorFixes / elapsed)
-      }
-      progress("\(label): detector pass 0, \(threads) threads")
-      multiDetectorRounds = calibratedRounds(lasting: minimum) { count in
+      (multiDetectorRounds, detectorMulti) = timedPasses(
+        lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+        announce: {
+          progress("\(label): detector pass \($0 + 1)/\(repetitions), \(threads) threads")
+        }
+      ) { count in
         let (c, elapsed) = detectorPass(workload, set, configuration, groups, rounds: count)
         precondition(
           c.allSatisfy { $0 == counts },
           "detector answers differ between 1 and \(threads) threads")
         return elapsed
-      }
-      let multiDetectorFixes = Double(fixesMeasured * multiDetectorRounds)
-      for r in 0..<repetitions {
-        progress("\(label): detector pass \(r + 1)/\(repetitions), \(threads) threads")
-        let (c, elapsed) = detectorPass(
-          workload, set, configuration, groups, rounds: multiDetectorRounds)
-        precondition(
-          c.allSatisfy { $0 == counts },
-          "detector answers differ between 1 and \(threads) threads")
-        detectorMulti.append(multiDetectorFixes / elapsed)
       }
     }
 
@@ -484,6 +453,23 @@ public enum BenchmarkRunner {
       for round in 0..<rounds { merged[round].merge(perRound[round]) }
     }
     return (merged, elapsed)
+  }
+
+  /// Calibrates the rounds of one kind of pass (``calibratedRounds(lasting:_:)``), then runs
+  /// `repetitions` timed passes of that many rounds: the rounds and each pass's rate in fixes
+  /// per second (`fixes` a round). `pass(k)` runs and checks `k` rounds and returns its
+  /// seconds; `announce(r)` is called before timed pass `r`.
+  static func timedPasses(
+    lasting minimum: Double, repetitions: Int, fixes: Int, announce: (Int) -> Void,
+    _ pass: (Int) -> Double
+  ) -> (rounds: Int, rates: [Double]) {
+    let rounds = calibratedRounds(lasting: minimum, pass)
+    var rates: [Double] = []
+    for r in 0..<repetitions {
+      announce(r)
+      rates.append(Double(fixes * rounds) / pass(rounds))
+    }
+    return (rounds, rates)
   }
 
   /// Rounds for timed passes of at least `minimum` seconds (1 when `minimum` is 0): `pass(k)`
