@@ -25,13 +25,28 @@ import Testing
     #expect(BenchmarkRunner.rounds(lasting: 600, onePass: 1e-9) == 1_000_000)
   }
 
+  @Test func calibrationGrowsTheRoundsUntilAPassLastsATenth() {
+    // A pass of k rounds takes k ms: 1 and 10 rounds are under 0.2 s / 10, 100 are not; then
+    // 1.1 · 0.2 s / 1 ms = 220 rounds.
+    var asked: [Int] = []
+    let rounds = BenchmarkRunner.calibratedRounds(lasting: 0.2) { k in
+      asked.append(k)
+      return Double(k) * 0.001
+    }
+    #expect(asked == [1, 10, 100])
+    #expect((220...221).contains(rounds))
+    #expect(BenchmarkRunner.calibratedRounds(lasting: 0) { _ in 1 } == 1)
+  }
+
   @Test func replayedPassesGiveTheSameAnswers() {
     // Passes replayed many times over must give the single pass's checksum and detector
     // counts (each round starts new detectors, so no fix goes back in time).
     let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 2_000, seed: 9)
     let once = BenchmarkRunner.run(w, options: Self.options(threads: 2))
     var o = Self.options(threads: 2)
-    o.minimumPassSeconds = 0.02
+    // Far above one pass of 2,000 fixes (milliseconds), so that every kind gets several
+    // rounds even on a loaded machine.
+    o.minimumPassSeconds = 0.1
     let replayed = BenchmarkRunner.run(w, options: o)
     #expect(replayed.queryRounds > 1 && replayed.multiThreadQueryRounds > 1)
     #expect(replayed.detectorRounds > 1 && replayed.multiThreadDetectorRounds > 1)
