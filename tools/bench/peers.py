@@ -33,6 +33,13 @@ import numpy as np
 
 EARTH_RADIUS_M = 6371008.8
 MASK64 = (1 << 64) - 1
+# The checksum fields every contender reports.
+CHECKSUM_KEYS = ("pairs", "slot_sum", "weighted_sum")
+
+
+def checksum_of(result):
+    """The checksum fields of a result (ours or a C peer's JSON) as a dict."""
+    return {k: result[k] for k in CHECKSUM_KEYS}
 
 # Fixes each peer measures, by region count (None: all fixes; 0: skipped). Chosen so that
 # each run stays within about half a minute on a 2-core machine.
@@ -347,10 +354,9 @@ def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, m
         runs.append(json.loads(done.stdout))
     first = runs[0]
     for r in runs[1:]:
-        if any(r[k] != first[k] for k in ("pairs", "slot_sum", "weighted_sum")):
+        if checksum_of(r) != checksum_of(first):
             raise ChecksumMismatch(f"c-{mode}: processes disagree on the checksum "
-                                   f"({ {k: first[k] for k in ('pairs', 'slot_sum', 'weighted_sum')} } against "
-                                   f"{ {k: r[k] for k in ('pairs', 'slot_sum', 'weighted_sum')} })")
+                                   f"({checksum_of(first)} against {checksum_of(r)})")
     first["fixes_per_second"] = float(np.median([r["fixes_per_second"] for r in runs]))
     first["processes"] = len(runs)
     return first
@@ -383,8 +389,8 @@ def merge_ours(paths):
         if set(run) != set(keys):
             raise SystemExit(f"peers.py: {path} measures other workloads than {paths[0]}: "
                              f"{sorted(set(run) ^ set(keys))}")
-    same_fields = ("fixes", "fixes_measured", "pairs", "slot_sum", "weighted_sum", "detector_enters",
-                   "detector_exits", "detector_dwells", "detector_dropped_fixes")
+    same_fields = ("fixes", "fixes_measured") + CHECKSUM_KEYS + (
+        "detector_enters", "detector_exits", "detector_dwells", "detector_dropped_fixes")
     merged = []
     for key in keys:
         o = runs[0][key]
@@ -455,7 +461,7 @@ def main():
             rpath = os.path.join(args.dir, f"{name}-{n}-regions.csv")
             fpath = os.path.join(args.dir, f"{name}-{n}-fixes.csv")
             total = o["fixes"]
-            ref_full = {"pairs": o["pairs"], "slot_sum": o["slot_sum"], "weighted_sum": o["weighted_sum"]}
+            ref_full = checksum_of(o)
             references = {}
             regions = None
             row = {"workload": name, "regions": n, "ours": o, "peers": {}}
@@ -473,7 +479,7 @@ def main():
                                   1 if p == "c-brute" else args.processes)
                         res = {"build_seconds": r["build_seconds"], "fixes_per_second": r["fixes_per_second"],
                                "fixes": r["fixes"], "threads": r["threads"],
-                               "checksum": {x: r[x] for x in ("pairs", "slot_sum", "weighted_sum")}}
+                               "checksum": checksum_of(r)}
                         res["rounds"] = r.get("rounds")
                         res["processes"] = r.get("processes")
                         if p == "c-grid":
@@ -505,7 +511,7 @@ def main():
                 else:
                     if res["fixes"] not in references:
                         g = run_c(args.peers_binary, "grid", rpath, fpath, res["fixes"], 1, 1)
-                        references[res["fixes"]] = {x: g[x] for x in ("pairs", "slot_sum", "weighted_sum")}
+                        references[res["fixes"]] = checksum_of(g)
                     ref = references[res["fixes"]]
                 res["agrees"] = p == "c-lookup" or res["checksum"] == ref
                 if not res["agrees"]:
