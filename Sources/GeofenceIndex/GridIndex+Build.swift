@@ -23,6 +23,72 @@ internal struct Placement: Equatable {
   }
 }
 
+/// The quarter rows and columns (``CellGrid/quarterRow(latitude:)``) a filing box reaches, for
+/// the quarter masks of its entries (see ``GridIndex/entries``). Every query point in the box
+/// has its quarter row in `rowLow ... rowHigh` and its quarter column in `columnLow ...
+/// columnHigh` or, for the part of the box filed in columns `0 ... wrapColumnHigh` of its
+/// placement, in `0 ... wrapHigh`: the quarter functions are monotone and are the ones the
+/// query uses (a query at longitude 180 is in quarter column 0).
+internal struct QuarterSpan {
+  var rowLow: Int
+  var rowHigh: Int
+  var columnLow: Int
+  var columnHigh: Int
+  /// The highest quarter column of the wrapped part (columns from 0), or -1 when none.
+  var wrapHigh: Int
+
+  /// The span of `box` (nil: the everywhere list, never filed) filed at placement `p`.
+  init?(box: BoundingBox?, placement p: Placement, grid: CellGrid) {
+    guard let box, p.level >= 0 else { return nil }
+    rowLow = grid.quarterRow(latitude: box.minLatitude)
+    rowHigh = grid.quarterRow(latitude: box.maxLatitude)
+    let last = grid.columns &* 4 &- 1
+    columnLow = grid.quarterColumn(longitude: box.minLongitude)
+    columnHigh = grid.quarterColumn(longitude: box.maxLongitude)
+    wrapHigh = -1
+    if box.wrapsAntimeridian {
+      // [minLongitude, 180] ∪ [-180, maxLongitude]
+      wrapHigh = columnHigh
+      columnHigh = last
+    } else if box.maxLongitude >= 180 {
+      // A query at longitude 180 is in quarter column 0.
+      wrapHigh = 0
+    }
+    if p.wrapColumnHigh < 0 && wrapHigh >= 0 {
+      // The placement merged the two parts into every column: so do the quarters.
+      columnLow = 0
+      columnHigh = last
+      wrapHigh = -1
+    }
+  }
+
+  /// The quarter bits (bit `k` for quarter `k` of the cell) of `low ... high` in cell `cell`
+  /// of `level`; all four when the range misses the cell (not expected; a superset is safe).
+  static func bits(low: Int, high: Int, cell: Int, level: Int) -> UInt32 {
+    let cellLow = cell &<< (level &+ 2)
+    let cellHigh = cellLow &+ (1 &<< (level &+ 2)) &- 1
+    let lo = max(low, cellLow)
+    let hi = min(high, cellHigh)
+    guard lo <= hi else { return 0xF }
+    let first = (lo &>> level) & 3
+    let last = (hi &>> level) & 3
+    return UInt32(truncatingIfNeeded: ((1 &<< (last &+ 1)) &- 1) & ~((1 &<< first) &- 1))
+  }
+
+  /// The row bits of the box in row `row` of `level`.
+  func rowBits(row: Int, level: Int) -> UInt32 {
+    QuarterSpan.bits(low: rowLow, high: rowHigh, cell: row, level: level)
+  }
+
+  /// The column bits of the box in column `column` of `level`, of the wrapped part (columns
+  /// `0 ... wrapColumnHigh` of the placement) or the main one.
+  func columnBits(column: Int, level: Int, wrapped: Bool) -> UInt32 {
+    wrapped
+      ? QuarterSpan.bits(low: 0, high: wrapHigh, cell: column, level: level)
+      : QuarterSpan.bits(low: columnLow, high: columnHigh, cell: column, level: level)
+  }
+}
+
 extension GridIndex {
   /// The grid for `cellSizeDegrees` (see ``init(regions:cellSizeDegrees:)``).
   ///
@@ -312,11 +378,14 @@ extension GridIndex {
   /// `regions` are the refine records in slot order. Removed slots (``Disc/isRemoved``, from
   /// ``remove(at:)``) are stored between the filed regions and the everywhere list, and are
   /// filed nowhere. `upper` is the built grid's ``CellGrid/upperEdgePerSpan`` (tests use
-  /// `edgePerSpan` to file every region at its natural level).
+  /// `edgePerSpan` to file every region at its natural level). `quarterMasks` (tests) turns the
+  /// entries' quarter masks off; they are on whenever the storage indices fit
+  /// (``hasQuarterMasks(regionCount:)``).
   internal static func build(
     discs regions: [Disc], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan,
-    upperEdgePerSpan upper: Double = upperEdgePerSpan
+    upperEdgePerSpan upper: Double = upperEdgePerSpan, quarterMasks: Bool = true
   ) -> GridIndex {
+    let masked = quarterMasks && hasQuarterMasks(regionCount: regions.count)
     // Each region's filing box, computed once (removed slots: none, they are filed nowhere).
     let boxes = regions.map { $0.isRemoved ? nil : filingBox(of: $0) }
     let hasRemoved = regions.contains { $0.isRemoved }
@@ -332,7 +401,7 @@ extension GridIndex {
         if fineLevels <= filedLevels(live, in: coarse).nonzeroBitCount {
           let trial = assemble(
             discs: regions, boxes: boxes, grid: fine.with(upperEdgePerSpan: upper),
-            cellSizeDegrees: cellSizeDegrees)
+            cellSizeDegrees: cellSizeDegrees, quarterMasks: masked)
           let budget = finerFloorBudgetBytesPerRegion * regions.count + finerFloorBudgetExtraBytes
           if trial.memoryFootprintBytes <= budget {
             return trial
@@ -343,14 +412,16 @@ extension GridIndex {
     }
     return assemble(
       discs: regions, boxes: boxes, grid: grid.with(upperEdgePerSpan: upper),
-      cellSizeDegrees: cellSizeDegrees)
+      cellSizeDegrees: cellSizeDegrees, quarterMasks: masked)
   }
 
   /// Files `regions` (refine records in slot order, with their filing boxes) in `grid`, the
   /// folded grid with the built index's ``CellGrid/upperEdgePerSpan``: steps 1 to 4 of
-  /// ``build(discs:cellSizeDegrees:edgePerSpan:upperEdgePerSpan:)``.
+  /// ``build(discs:cellSizeDegrees:edgePerSpan:upperEdgePerSpan:quarterMasks:)``, with quarter
+  /// masks in the entries when `quarterMasks`.
   private static func assemble(
-    discs regions: [Disc], boxes: [BoundingBox?], grid: CellGrid, cellSizeDegrees: Double?
+    discs regions: [Disc], boxes: [BoundingBox?], grid: CellGrid, cellSizeDegrees: Double?,
+    quarterMasks masked: Bool
   ) -> GridIndex {
     let n = regions.count
 
@@ -388,17 +459,25 @@ extension GridIndex {
     keys.reserveCapacity(entryTotal)
     entries.reserveCapacity(entryTotal)
     for i in 0..<filedEnd {
-      let p = placement(box: boxes[Int(slotOfStored[i])], in: grid)
+      let box = boxes[Int(slotOfStored[i])]
+      let p = placement(box: box, in: grid)
       let index = UInt32(truncatingIfNeeded: i)
+      // Without quarter masks every entry is marked as reaching every quarter (no bits).
+      let q = masked ? QuarterSpan(box: box, placement: p, grid: grid) : nil
+      func entry(row: Int, column: Int, wrapped: Bool) -> UInt32 {
+        guard let q else { return index }
+        return index | q.rowBits(row: row, level: p.level) &<< 24
+          | q.columnBits(column: column, level: p.level, wrapped: wrapped) &<< 28
+      }
       for row in p.rowLow...p.rowHigh {
         for column in p.columnLow...p.columnHigh {
           keys.append(CellGrid.key(level: p.level, row: row, column: column))
-          entries.append(index)
+          entries.append(entry(row: row, column: column, wrapped: false))
         }
         if p.wrapColumnHigh >= 0 {
           for column in 0...p.wrapColumnHigh {
             keys.append(CellGrid.key(level: p.level, row: row, column: column))
-            entries.append(index)
+            entries.append(entry(row: row, column: column, wrapped: true))
           }
         }
       }
@@ -425,7 +504,7 @@ extension GridIndex {
       discs: discs, slotOfStored: slotOfStored, everywhereStart: everywhereStart, grid: grid,
       nonEmptyLevels: nonEmptyLevels, denseLevels: layout.denseLevels,
       levelTables: layout.levelTables, offsets: offsets, rankWords: rankWords, cells: table,
-      usedCellCount: layout.cellCount, entries: entries)
+      usedCellCount: layout.cellCount, entries: entries, quarterMasks: masked)
     index.requestedCellSizeDegrees = cellSizeDegrees
     index.filedEnd = filedEnd
     index.removedCount = everywhereStart - filedEnd

@@ -38,6 +38,14 @@ internal struct CellGrid: Sendable {
   @usableFromInline let lastRow: Double
   /// `Double(columns − 1)`: the query path's clamp (see ``inRangeQueryColumn(longitude:)``).
   @usableFromInline let lastColumn: Double
+  /// `4 / edgeDegrees` (exactly `4 · inverseEdge`: scaling by 4 commutes with rounding).
+  @usableFromInline let inverseQuarterEdge: Double
+  /// `4 / columnEdgeDegrees` (exactly `4 · inverseColumnEdge`).
+  @usableFromInline let inverseQuarterColumnEdge: Double
+  /// `Double(4 rows − 1)`: the clamp of ``inRangeQuarterRow(latitude:)``.
+  @usableFromInline let lastQuarterRow: Double
+  /// `Double(4 columns − 1)`: the clamp of ``inRangeQueryQuarterColumn(longitude:)``.
+  @usableFromInline let lastQuarterColumn: Double
   /// Number of levels; the coarsest edge `edgeDegrees · 2^(levelCount − 1)` is >= 180 degrees.
   @usableFromInline let levelCount: Int
 
@@ -80,6 +88,10 @@ internal struct CellGrid: Sendable {
     self.columns = max(1, Int((360 * inverseColumnEdge).rounded(.up)))
     self.lastRow = Double(rows - 1)
     self.lastColumn = Double(columns - 1)
+    self.inverseQuarterEdge = 4 * inverseEdge
+    self.inverseQuarterColumnEdge = 4 * inverseColumnEdge
+    self.lastQuarterRow = Double(4 * rows - 1)
+    self.lastQuarterColumn = Double(4 * columns - 1)
     var levels = 1
     var edge = edgeDegrees
     while edge < 180 {
@@ -128,6 +140,29 @@ internal struct CellGrid: Sendable {
     return Int(t)
   }
 
+  /// Quarter row of a latitude (degrees): the row of a grid four times finer than level 0,
+  /// `⌊4 (lat + 90) / e₀⌋` clamped to `[0, 4 rows₀ − 1]`, NaN to 0. `quarterRow >> 2` is
+  /// ``row(latitude:)``; at level `k` the point lies in quarter `(quarterRow >> k) & 3` of its
+  /// cell's rows (see ``GridIndex/entries``).
+  @inlinable @inline(__always)
+  func quarterRow(latitude: Double) -> Int {
+    let t = (latitude + 90) * inverseQuarterEdge
+    if !(t > 0) { return 0 }
+    if t >= Double(rows &* 4) { return rows &* 4 &- 1 }
+    return Int(t)
+  }
+
+  /// Quarter column of a longitude (degrees), the column of a grid four times finer than level
+  /// 0, clamped like ``column(longitude:)`` (180 to the last quarter column, for filing the east
+  /// edge of a box). `quarterColumn >> 2` is ``column(longitude:)``.
+  @inlinable @inline(__always)
+  func quarterColumn(longitude: Double) -> Int {
+    let t = (longitude + 180) * inverseQuarterColumnEdge
+    if !(t > 0) { return 0 }
+    if t >= Double(columns &* 4) { return columns &* 4 &- 1 }
+    return Int(t)
+  }
+
   /// Level-0 column of a query longitude: like ``column(longitude:)`` but longitude >= 180 is the
   /// antimeridian, column 0.
   @inlinable @inline(__always)
@@ -151,7 +186,25 @@ internal struct CellGrid: Sendable {
     return CellGrid.floorOfSmall(min((longitude + 180) * inverseColumnEdge, lastColumn))
   }
 
-  /// `⌊t⌋` for `t` in [0, 2^30], without the range checks of `Int(_:)`: adding 1.5 · 2^52
+  /// ``quarterRow(latitude:)`` of a latitude in [−90, 90] (not NaN), without branches, the
+  /// clamp before the floor as in ``inRangeRow(latitude:)``: the same quarter row, and
+  /// `inRangeQuarterRow >> 2` is ``inRangeRow(latitude:)`` (`4 t` is exact).
+  @inlinable @inline(__always)
+  func inRangeQuarterRow(latitude: Double) -> Int {
+    CellGrid.floorOfSmall(min((latitude + 90) * inverseQuarterEdge, lastQuarterRow))
+  }
+
+  /// ``quarterColumn(longitude:)`` of a query longitude in [−180, 180] (not NaN), except that
+  /// longitude >= 180 is the antimeridian, quarter column 0 (as in
+  /// ``inRangeQueryColumn(longitude:)``, which is this `>> 2`).
+  @inlinable @inline(__always)
+  func inRangeQueryQuarterColumn(longitude: Double) -> Int {
+    if longitude >= 180 { return 0 }
+    return CellGrid.floorOfSmall(
+      min((longitude + 180) * inverseQuarterColumnEdge, lastQuarterColumn))
+  }
+
+  /// `⌊t⌋` for `t` in [0, 2^31 − 1], without the range checks of `Int(_:)`: adding 1.5 · 2^52
   /// rounds `t` to the nearest integer, which the low bits of the sum hold; the result is one
   /// less when that rounding went up. `t − round(t)` is exact (at most 1/2 in magnitude and a
   /// multiple of `t`'s ulp), so its sign bit tells.

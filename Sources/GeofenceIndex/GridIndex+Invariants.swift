@@ -89,7 +89,10 @@ import GeofenceGeometry
         next += run.count
         var previous = -1
         for e in run.start..<(run.start + run.count) {
-          let i = Int(entries[e])
+          let i = Int(entries[e] & entryIndexMask)
+          precondition(
+            entryQuarterBits == 0 || (entries[e] & 0x0F00_0000 != 0 && entries[e] >> 28 != 0),
+            "entry \(e) has an empty quarter mask")
           precondition(i > previous && i < filedEnd, "bad entry \(i) in cell \(run.key)")
           previous = i
           filedIn[i] += 1

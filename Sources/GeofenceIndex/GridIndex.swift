@@ -43,7 +43,9 @@ import GeofenceGeometry
 ///   covers the sphere, when its box covers all longitudes or comes within
 ///   ``polarMarginDegrees`` of a pole, or when `1.5 s` exceeds the coarsest cell height.
 /// - **Storage** (flat, struct-of-arrays):
-///   - `entries: [UInt32]`, storage indices grouped by cell (CSR runs, sorted by cell id);
+///   - `entries: [UInt32]`, storage indices grouped by cell (CSR runs, sorted by cell id),
+///     each with the 4 × 4 quarters of its cell (two levels finer) that the region's box
+///     reaches, in 8 bits above a 24-bit index (up to 2^24 regions; see ``entries``);
 ///   - per level, where its cells' runs are: a level whose rectangle of occupied cells is small
 ///     is **dense**, an offset array by position in that rectangle (4 bytes a position, no
 ///     hashing; city and regional sets are dense at every level); a mostly empty rectangle is
@@ -66,15 +68,17 @@ import GeofenceGeometry
 ///
 /// ## Cost
 ///
-/// A query finds the point's row and column once, then for each non-empty level either reads
-/// two offsets (dense level; ranked: after one occupancy word and a population count) or makes
-/// one hash probe, skips the cell when the point's sub-cell bit is clear, and tests each slot
-/// filed in the point's cell with one squared-chord comparison (three multiplies), plus one
-/// per region in the everywhere list when the latitude band (degrees, two comparisons) of one
-/// of them holds the point. The point's unit vector (one paired
+/// A query finds the point's quarter row and column once, then for each non-empty level either
+/// reads two offsets (dense level; ranked: after one occupancy word and a population count) or
+/// makes one hash probe, skips the cell when the point's sub-cell bit is clear, skips each
+/// entry whose quarter masks miss the point's quarter (an AND and a compare), and tests the
+/// other slots filed in the point's cell with one squared-chord comparison (three
+/// multiplies), plus one per region in the everywhere list when the latitude band (degrees,
+/// two comparisons) of one of them holds the point. The point's unit vector (one paired
 /// ``sineCosine(degrees:)-(SIMD2<Double>)`` of latitude and longitude) is computed at the
-/// first candidate, so a point in empty cells, or far from every everywhere-list region, costs
-/// only the lookups and no trigonometry.
+/// first entry that passes its masks, so a point whose cells hold no box reaching its
+/// quarter, or far from every everywhere-list region, costs only the lookups and no
+/// trigonometry.
 /// When a single dense level holds every filed region (most sets once folded), its record is
 /// kept in the index value itself and the query skips the level loop. `query(_:into:)` is
 /// inlined into its caller, so a loop over fixes keeps the index's fields in registers.
@@ -83,9 +87,10 @@ import GeofenceGeometry
 /// query probes one or two levels; the build takes the finest floor whose cells hold about
 /// 1.5 regions when it fits 62 bytes a region plus 1 MiB, else one holding about 4.
 /// A cell of level `k` holds the regions of that level whose boxes touch it; since a region's
-/// box spans a third to two thirds of the cell, typically 5 % to 20 % of a cell's candidates
-/// contain a point in it (7 % for 1,000,000 regions of 50-500 m in a 55 km city). Queries never
-/// allocate (beyond growing `result` the first time).
+/// box spans a third to two thirds of the cell, typically 5 % to 20 % of a cell's entries
+/// contain a point in it (7 % for 1,000,000 regions of 50-500 m in a 55 km city); the quarter
+/// masks skip, without reading its record, each entry whose box misses the point's quarter of
+/// the cell. Queries never allocate (beyond growing `result` the first time).
 ///
 /// `GridIndex` is a `Sendable` value: queries only read it, so many threads may query one value
 /// at once; ``insert(_:)`` and ``remove(at:)`` mutate a copy (copy-on-write arrays).
@@ -147,8 +152,42 @@ public struct GridIndex: Sendable {
   /// Number of non-empty cells over all levels, dense or hashed.
   @usableFromInline internal var usedCellCount: Int
   /// Storage indices grouped by cell: cell `c` owns `entries[c.start ..< c.start + c.count]`,
-  /// in increasing order.
+  /// in increasing order of storage index.
+  ///
+  /// With at most ``quarterMaskedRegionLimit`` filed regions, an entry is the storage index in
+  /// its low 24 bits and the region's **quarter masks** in the cell above them: the cell is cut
+  /// into 4 × 4 quarters (rows and columns of the grid two levels finer); bit `24 + k` is set
+  /// when the region's filing box reaches quarter row `k` of the cell (0 southmost), bit `28 + k`
+  /// when it reaches quarter column `k` (0 westmost, with the antimeridian rule of the columns).
+  /// A query skips, without reading its refine record, an entry whose masks miss the point's
+  /// quarter row or column: the box, and so the disc, cannot hold the point. Otherwise the
+  /// entries are plain storage indices (see ``entryIndexMask``).
   @usableFromInline internal var entries: [UInt32]
+  /// The bits of an entry that hold the storage index: the low 24 with quarter masks, else all.
+  @usableFromInline internal var entryIndexMask: UInt32
+  /// The bits of an entry that hold quarter masks (`0xFF00_0000`), or 0 without them: a query
+  /// ANDs its quarter bits with this, so without masks every entry passes.
+  @usableFromInline internal var entryQuarterBits: UInt32
+
+  /// The most filed regions whose entries carry quarter masks (2^24: the storage index must
+  /// fit the low 24 bits). Larger sets are answered the same, testing every entry of a cell.
+  @usableFromInline internal static let quarterMaskedRegionLimit = 1 << 24
+
+  /// The quarter bits of a point in its cell at `level`, from the point's quarter row and
+  /// column (``CellGrid/inRangeQuarterRow(latitude:)``): one row bit and one column bit, both
+  /// of which an entry must have (see ``entries``); 0 without quarter masks.
+  @inlinable @inline(__always)
+  internal func quarterBits(level: Int, quarterRow: Int, quarterColumn: Int) -> UInt32 {
+    let r = UInt32(truncatingIfNeeded: (quarterRow &>> level) & 3)
+    let c = UInt32(truncatingIfNeeded: (quarterColumn &>> level) & 3)
+    return ((1 &<< (24 &+ r)) | (1 &<< (28 &+ c))) & entryQuarterBits
+  }
+
+  /// True when the entries of an index built over `regionCount` slots carry quarter masks (see
+  /// ``entries``): every storage index fits 24 bits.
+  internal static func hasQuarterMasks(regionCount: Int) -> Bool {
+    regionCount <= quarterMaskedRegionLimit
+  }
 
   /// Entry count from which the dense offsets carry no sub-cell masks (2^28: the offsets
   /// need all 32 bits).
@@ -205,7 +244,7 @@ public struct GridIndex: Sendable {
     discs: [Disc], slotOfStored: [UInt32], everywhereStart: Int, grid: CellGrid,
     nonEmptyLevels: UInt64, denseLevels: UInt64,
     levelTables: [LevelTable], offsets: [UInt32], rankWords: [RankWord], cells: [CellSlot],
-    usedCellCount: Int, entries: [UInt32]
+    usedCellCount: Int, entries: [UInt32], quarterMasks masked: Bool
   ) {
     self.discs = discs
     self.slotOfStored = slotOfStored
@@ -220,6 +259,9 @@ public struct GridIndex: Sendable {
     self.cells = cells
     self.usedCellCount = usedCellCount
     self.entries = entries
+    precondition(!masked || GridIndex.hasQuarterMasks(regionCount: discs.count))
+    self.entryIndexMask = masked ? 0x00FF_FFFF : 0xFFFF_FFFF
+    self.entryQuarterBits = masked ? 0xFF00_0000 : 0
     self.offsetRunMask = GridIndex.offsetRunBits(entryCount: entries.count)
     let sole = nonEmptyLevels.nonzeroBitCount == 1 && denseLevels & nonEmptyLevels != 0
     self.soleLevel = sole ? nonEmptyLevels.trailingZeroBitCount : -1
@@ -328,33 +370,43 @@ public struct GridIndex: Sendable {
           i &+= 1
         }
         if !inRange || nonEmptyLevels == 0 { return }
-        let row0 = grid.inRangeRow(latitude: point.latitude)
-        let column0 = grid.inRangeQueryColumn(longitude: point.longitude)
+        let quarterRow = grid.inRangeQuarterRow(latitude: point.latitude)
+        let quarterColumn = grid.inRangeQueryQuarterColumn(longitude: point.longitude)
+        let indexMask = entryIndexMask
         entries.withUnsafeBufferPointer { stored in
           offsets.withUnsafeBufferPointer { offset in
             rankWords.withUnsafeBufferPointer { words in
-              /// Tests the slots of `stored[start ..< end]` (one cell's run).
-              @inline(__always) func scan(_ start: Int, _ end: Int) {
+              /// Tests the slots of `stored[start ..< end]` (the run of the point's cell at
+              /// `level`) whose quarter masks hold the point's quarter (see ``entries``).
+              @inline(__always) func scan(_ start: Int, _ end: Int, level: Int) {
+                if start == end { return }
+                let bits = quarterBits(
+                  level: level, quarterRow: quarterRow, quarterColumn: quarterColumn)
                 var e = start
                 if !haveVector {
+                  // No trigonometry until an entry's box reaches the point's quarter.
+                  while e < end && stored[e] & bits != bits { e &+= 1 }
                   if e == end { return }
                   v = UnitVector(
                     sineCosine: sineCosine(degrees: SIMD2(point.latitude, point.longitude)))
                   haveVector = true
                 }
                 while e < end {
-                  let i = Int(stored[e])
-                  if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+                  let entry = stored[e]
                   e &+= 1
+                  if entry & bits != bits { continue }
+                  let i = Int(entry & indexMask)
+                  if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
                 }
               }
               // One level stored by position or by rank (most sets once folded): no level
               // loop and no level table lookup.
               if soleLevel >= 0 {
                 let run = soleTable.run(
-                  level: soleLevel, row0: row0, column0: column0, offsets: offset, words: words,
+                  level: soleLevel, quarterRow: quarterRow, quarterColumn: quarterColumn,
+                  offsets: offset, words: words,
                   runBits: offsetRunMask)
-                scan(run.start, run.end)
+                scan(run.start, run.end, level: soleLevel)
                 return
               }
               levelTables.withUnsafeBufferPointer { tables in
@@ -370,11 +422,12 @@ public struct GridIndex: Sendable {
                     var end = 0
                     if denseLevels & bit != 0 {
                       (start, end) = tables[level].run(
-                        level: level, row0: row0, column0: column0, offsets: offset,
-                        words: words, runBits: offsetRunMask)
+                        level: level, quarterRow: quarterRow, quarterColumn: quarterColumn,
+                        offsets: offset, words: words, runBits: offsetRunMask)
                     } else {
                       let key = CellGrid.key(
-                        level: level, row: row0 &>> level, column: column0 &>> level)
+                        level: level, row: quarterRow &>> (level &+ 2),
+                        column: quarterColumn &>> (level &+ 2))
                       var h = CellSlot.home(key, capacity: capacity)
                       while true {
                         let cell = table[h]
@@ -388,7 +441,7 @@ public struct GridIndex: Sendable {
                         if h == capacity { h = 0 }
                       }
                     }
-                    scan(start, end)
+                    scan(start, end, level: level)
                   }
                 }
               }
@@ -428,17 +481,18 @@ internal struct LevelTable: Sendable {
     self.wordBase = wordBase
   }
 
-  /// The run in `entries` (`start ..< end`) of this level's cell at level-0 row `row0` and
-  /// column `column0` (this is level `level`): empty when that cell is outside the rectangle,
+  /// The run in `entries` (`start ..< end`) of this level's cell at quarter row `quarterRow`
+  /// and quarter column `quarterColumn` (``CellGrid/quarterRow(latitude:)``; this is level
+  /// `level`, whose rows are `quarterRow >> (level + 2)`): empty when that cell is outside the rectangle,
   /// an empty position, or (offsets with sub-cell masks, `runBits` below 32 bits) a cell none
   /// of whose filed boxes touches the point's sub-cell.
   @inlinable @inline(__always)
   func run(
-    level: Int, row0: Int, column0: Int, offsets: UnsafeBufferPointer<UInt32>,
+    level: Int, quarterRow: Int, quarterColumn: Int, offsets: UnsafeBufferPointer<UInt32>,
     words: UnsafeBufferPointer<RankWord>, runBits: UInt32
   ) -> (start: Int, end: Int) {
-    let r = (row0 &>> level) &- rowLow
-    let c = (column0 &>> level) &- columnLow
+    let r = (quarterRow &>> (level &+ 2)) &- rowLow
+    let c = (quarterColumn &>> (level &+ 2)) &- columnLow
     if UInt(bitPattern: r) >= UInt(bitPattern: rowCount)
       || UInt(bitPattern: c) >= UInt(bitPattern: columnCount)
     {
@@ -448,8 +502,9 @@ internal struct LevelTable: Sendable {
     if k < 0 { return (0, 0) }
     let word = offsets[k]
     if runBits != .max {
-      // Level 0 has all four bits set, so the shift by -1 (masked to 63) is harmless there.
-      let subcell = ((row0 &>> (level &- 1)) & 1) &<< 1 | ((column0 &>> (level &- 1)) & 1)
+      // The point's sub-cell (level - 1) in this cell; level 0 has all four bits set.
+      let subcell =
+        ((quarterRow &>> (level &+ 1)) & 1) &<< 1 | ((quarterColumn &>> (level &+ 1)) & 1)
       if (word &>> 28) & (1 &<< UInt32(truncatingIfNeeded: subcell)) == 0 { return (0, 0) }
     }
     return (Int(word & runBits), Int(offsets[k &+ 1] & runBits))
@@ -636,35 +691,51 @@ extension GridIndex {
 // MARK: - Diagnostics
 
 extension GridIndex {
-  /// Number of candidates a query at `point` tests: the everywhere list plus the slots filed in
+  /// Number of candidates a query at `point` scans: the everywhere list plus the entries of
   /// the point's cell at every non-empty level. For measurements.
   internal func _candidateCount(at point: Coordinate) -> Int {
-    var total = everywhereCount
-    let row0 = grid.row(latitude: point.latitude)
-    let column0 = grid.queryColumn(longitude: point.longitude)
+    _candidates(at: point).scanned
+  }
+
+  /// Number of refine tests a query at `point` makes: the everywhere list plus the entries of
+  /// the point's cells whose quarter masks hold the point's quarter. For measurements.
+  internal func _refineCount(at point: Coordinate) -> Int {
+    _candidates(at: point).refined
+  }
+
+  /// Entries scanned and refined (see ``_candidateCount(at:)`` and ``_refineCount(at:)``).
+  private func _candidates(at point: Coordinate) -> (scanned: Int, refined: Int) {
+    var scanned = everywhereCount
+    var refined = everywhereCount
+    let quarterRow = grid.quarterRow(latitude: point.latitude)
+    let quarterColumn = point.longitude >= 180 ? 0 : grid.quarterColumn(longitude: point.longitude)
     for level in nonEmptyLevelList {
+      var run = (start: 0, end: 0)
       if denseLevels & (1 &<< UInt64(level)) != 0 {
-        let run = offsets.withUnsafeBufferPointer { offset in
+        run = offsets.withUnsafeBufferPointer { offset in
           rankWords.withUnsafeBufferPointer { words in
             levelTables[level].run(
-              level: level, row0: row0, column0: column0, offsets: offset, words: words,
-              runBits: offsetRunMask)
+              level: level, quarterRow: quarterRow, quarterColumn: quarterColumn,
+              offsets: offset, words: words, runBits: offsetRunMask)
           }
         }
-        total += run.end - run.start
-        continue
-      }
-      let key = CellGrid.key(level: level, row: row0 >> level, column: column0 >> level)
-      var h = CellSlot.home(key, capacity: cells.count)
-      while cells[h].key != CellSlot.emptyKey {
-        if cells[h].key == key {
-          total += Int(cells[h].count)
-          break
+      } else {
+        let key = CellGrid.key(
+          level: level, row: quarterRow >> (level + 2), column: quarterColumn >> (level + 2))
+        var h = CellSlot.home(key, capacity: cells.count)
+        while cells[h].key != CellSlot.emptyKey {
+          if cells[h].key == key {
+            run = (Int(cells[h].start), Int(cells[h].start + cells[h].count))
+            break
+          }
+          h += 1
+          if h == cells.count { h = 0 }
         }
-        h += 1
-        if h == cells.count { h = 0 }
       }
+      let bits = quarterBits(level: level, quarterRow: quarterRow, quarterColumn: quarterColumn)
+      scanned += run.end - run.start
+      for e in run.start..<run.end where entries[e] & bits == bits { refined += 1 }
     }
-    return total
+    return (scanned, refined)
   }
 }

@@ -567,13 +567,34 @@ struct GridIndexStructureTests {
         longitudes += [edgeLongitude, edgeLongitude.nextUp, edgeLongitude.nextDown]
         longitudes.append(Double.random(in: -180...180, using: &rng))
       }
+      // Quarter rows and columns: edges a quarter of a cell apart.
+      for _ in 0..<2_000 {
+        let quarterRow = Double(Int.random(in: 0...(4 * grid.rows), using: &rng))
+        let edgeLatitude = min(90, -90 + quarterRow * edge / 4)
+        latitudes += [edgeLatitude, edgeLatitude.nextUp, edgeLatitude.nextDown]
+        let quarterColumn = Double(Int.random(in: 0...(4 * grid.columns), using: &rng))
+        let edgeLongitude = min(180, -180 + quarterColumn * edge * aspect / 4)
+        longitudes += [edgeLongitude, edgeLongitude.nextUp, edgeLongitude.nextDown]
+      }
       for lat in latitudes where abs(lat) <= 90 {
-        #expect(grid.inRangeRow(latitude: lat) == grid.row(latitude: lat), "lat \(lat)")
+        let row = grid.row(latitude: lat)
+        #expect(grid.inRangeRow(latitude: lat) == row, "lat \(lat)")
+        let quarter = grid.quarterRow(latitude: lat)
+        #expect(grid.inRangeQuarterRow(latitude: lat) == quarter, "lat \(lat)")
+        #expect(quarter >> 2 == row, "lat \(lat)")
+        // Four times the row's scale, away from the clamps (the grid's rule multiplies by
+        // the inverse edge).
+        let t = (lat + 90) * grid.inverseEdge * 4
+        if t > 0 && t < Double(4 * grid.rows) {
+          #expect(quarter == Int(t.rounded(.down)), "lat \(lat)")
+        }
       }
       for lon in longitudes where abs(lon) <= 180 {
-        #expect(
-          grid.inRangeQueryColumn(longitude: lon) == grid.queryColumn(longitude: lon),
-          "lon \(lon)")
+        let column = grid.queryColumn(longitude: lon)
+        #expect(grid.inRangeQueryColumn(longitude: lon) == column, "lon \(lon)")
+        let quarter = lon >= 180 ? 0 : grid.quarterColumn(longitude: lon)
+        #expect(grid.inRangeQueryQuarterColumn(longitude: lon) == quarter, "lon \(lon)")
+        #expect(quarter >> 2 == column, "lon \(lon)")
       }
     }
     #expect(CellGrid.floorOfSmall(0) == 0)
@@ -817,6 +838,96 @@ struct GridIndexStructureTests {
       }
     }
     #expect(skipped > 0 && kept > 0, "skipped \(skipped), kept \(kept)")
+  }
+
+  @Test(arguments: [
+    (47.37, 8.54, 300.0), (-33.9, 179.999, 300), (12.5, -180.0, 300), (0.3, 179.9995, 40),
+    (-61.2, -179.9999, 2_000), (88.9, 45, 500),
+  ])
+  func quarterMasksSkipOnlyEntriesWhoseBoxMissesTheQuarter(
+    latitude: Double, longitude: Double, radius: Double
+  ) throws {
+    // One region: a point in one of its cells is refined exactly when the region's filing box
+    // reaches the point's quarter of the cell (a quarter row and a quarter column), computed
+    // here from degrees. Filed at its natural level (upperEdgePerSpan 1.5) and up to two
+    // levels finer (0.5), so that boxes both larger and smaller than a cell are covered.
+    let region = try CircularRegion(
+      center: Coordinate(uncheckedLatitude: latitude, longitude: longitude), radiusMeters: radius)
+    let box = try #require(GridIndex.filingBox(of: Disc(region)))
+    // The box's longitude parts; a box reaching 180 from the west also holds -180.
+    var parts = [(box.minLongitude, box.maxLongitude)]
+    if box.wrapsAntimeridian {
+      parts = [(box.minLongitude, 180), (-180, box.maxLongitude)]
+    } else if box.maxLongitude >= 180 {
+      parts.append((-180, -180))
+    }
+    var refined = 0
+    var skipped = 0
+    for (cellSize, upper) in [(0.001, 1.5), (0.001, 0.5), (0.0003, 0.5)] {
+      let index = GridIndex.build(
+        discs: [Disc(region)], cellSizeDegrees: cellSize, upperEdgePerSpan: upper)
+      #expect(index.entryQuarterBits != 0)
+      let p = GridIndex.placement(of: region, in: index.grid)
+      let rowEdge = index.grid.edge(level: p.level) / 4
+      let columnEdge = rowEdge * index.grid.columnAspect
+      var columns = Array(p.columnLow...p.columnHigh)
+      if p.wrapColumnHigh >= 0 { columns += Array(0...p.wrapColumnHigh) }
+      for row in p.rowLow...p.rowHigh {
+        for column in columns {
+          for q in 0..<16 {
+            let r = 4 * row + q / 4
+            let c = 4 * column + q % 4
+            let south = -90 + Double(r) * rowEdge
+            let west = -180 + Double(c) * columnEdge
+            // The quarter's centre.
+            let point = Coordinate(
+              uncheckedLatitude: south + rowEdge / 2, longitude: west + columnEdge / 2)
+            guard abs(point.longitude) <= 180 && abs(point.latitude) <= 90 else { continue }
+            let rowReached = box.maxLatitude >= south && box.minLatitude < south + rowEdge
+            let columnReached = parts.contains { $0.1 >= west && $0.0 < west + columnEdge }
+            let expected = rowReached && columnReached ? 1 : 0
+            #expect(
+              index._refineCount(at: point) == expected,
+              "cell size \(cellSize), level \(p.level), quarter \(r), \(c) at \(point)")
+            if expected == 0 { skipped += 1 } else { refined += 1 }
+            // Answers stay exact either way.
+            #expect(firstMismatch(index, [region], [point]) == nil)
+          }
+        }
+      }
+    }
+    #expect(skipped > 0 && refined > 0, "skipped \(skipped), refined \(refined)")
+  }
+
+  @Test(arguments: RadiusMix.allCases)
+  func quarterMasksChangeNoAnswer(mix: RadiusMix) {
+    // The same sets with and without quarter masks: identical answers (both equal to the
+    // brute-force scan), and the masks never refine more entries than the cells hold.
+    var rng = SeededGenerator(seed: 4242)
+    let regions = randomRegions(count: 3_000, mix: mix, using: &rng)
+    let points = queryPoints(for: regions, count: 1_500, using: &rng)
+    let discs = regions.map(Disc.init)
+    var scanned = 0
+    var refined = 0
+    for cellSize in [nil, 0.01, 1] as [Double?] {
+      let masked = GridIndex.build(discs: discs, cellSizeDegrees: cellSize)
+      let plain = GridIndex.build(discs: discs, cellSizeDegrees: cellSize, quarterMasks: false)
+      #expect(masked.entryQuarterBits == 0xFF00_0000 && plain.entryQuarterBits == 0)
+      #expect(plain.entryIndexMask == 0xFFFF_FFFF)
+      #if GEOFENCE_INDEX_INVARIANTS
+        masked.checkInvariants()
+        plain.checkInvariants()
+      #endif
+      #expect(firstMismatch(masked, regions, points) == nil, "\(mix), cell \(cellSize as Any)")
+      #expect(firstMismatch(plain, regions, points) == nil, "\(mix), cell \(cellSize as Any)")
+      for point in points {
+        #expect(plain._refineCount(at: point) == plain._candidateCount(at: point))
+        #expect(masked._candidateCount(at: point) == plain._candidateCount(at: point))
+        scanned += masked._candidateCount(at: point)
+        refined += masked._refineCount(at: point)
+      }
+    }
+    #expect(refined < scanned, "\(mix): refined \(refined) of \(scanned)")
   }
 
   @Test func placementSplitsAtAntimeridian() throws {
