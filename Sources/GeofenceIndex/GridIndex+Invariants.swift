@@ -15,6 +15,9 @@ import GeofenceGeometry
       precondition(everywhereBands.count == n - everywhereStart, "one band per listed region")
       for (k, band) in everywhereBands.enumerated() {
         precondition(band == discs[everywhereStart + k].latitudeBand, "stale band at \(k)")
+        precondition(
+          everywhereSpan.low <= band.low && everywhereSpan.high >= band.high,
+          "band \(k) outside the span")
       }
       var seen = [Bool](repeating: false, count: n)
       for (i, slot) in slotOfStored.enumerated() {

@@ -33,6 +33,7 @@ extension GridIndex {
     let disc = Disc(region)
     discs.append(disc)
     everywhereBands.append(disc.latitudeBand)
+    everywhereSpan = everywhereSpan.union(disc.latitudeBand)
     pendingCount += 1
     if pendingCount > pendingLimit { rebuild() }
     return Int32(truncatingIfNeeded: slot)

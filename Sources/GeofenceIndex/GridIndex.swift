@@ -108,6 +108,9 @@ public struct GridIndex: Sendable {
   /// `everywhereStart + k` at `k` (see ``Disc/latitudeBand``): a query in none of them skips
   /// the list without trigonometry.
   @usableFromInline internal var everywhereBands: [LatitudeBand]
+  /// The smallest band holding every band of `everywhereBands` (empty, `+∞ ... −∞`, when there
+  /// are none): a query outside it skips the list with two comparisons.
+  @usableFromInline internal var everywhereSpan: LatitudeBand
   /// Storage indices `0 ..< filedEnd` are filed in cells; `filedEnd ..< everywhereStart` are
   /// slots removed before the last build.
   internal var filedEnd = 0
@@ -250,6 +253,7 @@ public struct GridIndex: Sendable {
     self.slotOfStored = slotOfStored
     self.everywhereStart = everywhereStart
     self.everywhereBands = discs[everywhereStart...].map(\.latitudeBand)
+    self.everywhereSpan = everywhereBands.reduce(.none) { $0.union($1) }
     self.grid = grid
     self.nonEmptyLevels = nonEmptyLevels
     self.denseLevels = denseLevels
@@ -349,9 +353,13 @@ public struct GridIndex: Sendable {
         var i = inRange ? everywhereStart : 0
         if inRange && i < listEnd {
           // The everywhere list (polar, huge and pending regions) is skipped without
-          // trigonometry when no region's latitude band holds the point.
+          // trigonometry when no region's latitude band holds the point: at once when the
+          // point is outside the bands' span.
           var k = 0
-          let bandCount = listEnd &- i
+          var bandCount = listEnd &- i
+          if !(point.latitude >= everywhereSpan.low && point.latitude <= everywhereSpan.high) {
+            bandCount = 0
+          }
           while k < bandCount {
             let band = everywhereBands[k]
             if point.latitude >= band.low && point.latitude <= band.high { break }
@@ -535,6 +543,14 @@ internal struct LatitudeBand: Sendable, Equatable {
 
   /// Every latitude (and no NaN: a query with a NaN latitude never reaches the bands).
   static let all = LatitudeBand(low: -.infinity, high: .infinity)
+
+  /// No latitude: the identity of ``union(_:)``.
+  static let none = LatitudeBand(low: .infinity, high: -.infinity)
+
+  /// The smallest band holding both bands.
+  func union(_ other: LatitudeBand) -> LatitudeBand {
+    LatitudeBand(low: min(low, other.low), high: max(high, other.high))
+  }
 }
 
 /// 64 positions of a ranked level: which hold a non-empty cell, and how many non-empty cells
