@@ -34,10 +34,6 @@ internal struct CellGrid: Sendable {
   @usableFromInline let rows: Int
   /// Number of level-0 columns, in [1, 2^29).
   @usableFromInline let columns: Int
-  /// `Double(rows − 1)`: the query path's clamp (see ``inRangeRow(latitude:)``).
-  @usableFromInline let lastRow: Double
-  /// `Double(columns − 1)`: the query path's clamp (see ``inRangeQueryColumn(longitude:)``).
-  @usableFromInline let lastColumn: Double
   /// `4 / edgeDegrees` (exactly `4 · inverseEdge`: scaling by 4 commutes with rounding).
   @usableFromInline let inverseQuarterEdge: Double
   /// `4 / columnEdgeDegrees` (exactly `4 · inverseColumnEdge`).
@@ -86,8 +82,6 @@ internal struct CellGrid: Sendable {
     self.inverseColumnEdge = 1 / columnEdgeDegrees
     self.rows = max(1, Int((180 * inverseEdge).rounded(.up)))
     self.columns = max(1, Int((360 * inverseColumnEdge).rounded(.up)))
-    self.lastRow = Double(rows - 1)
-    self.lastColumn = Double(columns - 1)
     self.inverseQuarterEdge = 4 * inverseEdge
     self.inverseQuarterColumnEdge = 4 * inverseColumnEdge
     self.lastQuarterRow = Double(4 * rows - 1)
@@ -121,29 +115,20 @@ internal struct CellGrid: Sendable {
     edgeDegrees * Double(sign: .plus, exponent: level, significand: 1)
   }
 
-  /// Level-0 row of a latitude (degrees), clamped; NaN maps to row 0.
+  /// Level-0 row of a latitude (degrees), clamped; NaN maps to row 0:
+  /// `quarterRow(latitude:) >> 2`.
   @inlinable @inline(__always)
-  func row(latitude: Double) -> Int {
-    let t = (latitude + 90) * inverseEdge
-    if !(t > 0) { return 0 }
-    if t >= Double(rows) { return rows - 1 }
-    return Int(t)
-  }
+  func row(latitude: Double) -> Int { quarterRow(latitude: latitude) &>> 2 }
 
   /// Level-0 column of a longitude (degrees), clamped; 180 is clamped to the last column here
-  /// (for filing the east edge of a box). NaN maps to column 0.
+  /// (for filing the east edge of a box). NaN maps to column 0: `quarterColumn(longitude:) >> 2`.
   @inlinable @inline(__always)
-  func column(longitude: Double) -> Int {
-    let t = (longitude + 180) * inverseColumnEdge
-    if !(t > 0) { return 0 }
-    if t >= Double(columns) { return columns - 1 }
-    return Int(t)
-  }
+  func column(longitude: Double) -> Int { quarterColumn(longitude: longitude) &>> 2 }
 
   /// Quarter row of a latitude (degrees): the row of a grid four times finer than level 0,
   /// `⌊4 (lat + 90) / e₀⌋` clamped to `[0, 4 rows₀ − 1]`, NaN to 0. `quarterRow >> 2` is
-  /// ``row(latitude:)``; at level `k` the point lies in quarter `(quarterRow >> k) & 3` of its
-  /// cell's rows (see ``GridIndex/entries``).
+  /// the level-0 row (`4 t` is exact, so `⌊4 t⌋ >> 2 = ⌊t⌋`); at level `k` the point lies in
+  /// quarter `(quarterRow >> k) & 3` of its cell's rows (see ``GridIndex/entries``).
   @inlinable @inline(__always)
   func quarterRow(latitude: Double) -> Int {
     let t = (latitude + 90) * inverseQuarterEdge
@@ -153,8 +138,8 @@ internal struct CellGrid: Sendable {
   }
 
   /// Quarter column of a longitude (degrees), the column of a grid four times finer than level
-  /// 0, clamped like ``column(longitude:)`` (180 to the last quarter column, for filing the east
-  /// edge of a box). `quarterColumn >> 2` is ``column(longitude:)``.
+  /// 0, clamped to `[0, 4 columns₀ − 1]` (180 to the last quarter column, for filing the east
+  /// edge of a box), NaN to 0. `quarterColumn >> 2` is the level-0 column.
   @inlinable @inline(__always)
   func quarterColumn(longitude: Double) -> Int {
     let t = (longitude + 180) * inverseQuarterColumnEdge
@@ -163,40 +148,24 @@ internal struct CellGrid: Sendable {
     return Int(t)
   }
 
-  /// Level-0 column of a query longitude: like ``column(longitude:)`` but longitude >= 180 is the
-  /// antimeridian, column 0.
+  /// Quarter column of a query longitude: like ``quarterColumn(longitude:)`` but longitude
+  /// >= 180 is the antimeridian, quarter column 0 (so level-0 column 0).
   @inlinable @inline(__always)
-  func queryColumn(longitude: Double) -> Int {
-    longitude >= 180 ? 0 : column(longitude: longitude)
+  func queryQuarterColumn(longitude: Double) -> Int {
+    longitude >= 180 ? 0 : quarterColumn(longitude: longitude)
   }
 
-  /// ``row(latitude:)`` of a latitude in [−90, 90] (not NaN), without branches: the same row.
-  /// Such a latitude gives `t = (lat + 90) / e₀ >= 0`, so only the upper clamp is needed, and it
-  /// is applied before the floor (`⌊min(t, rows₀ − 1)⌋` is the clamped `⌊t⌋`).
-  @inlinable @inline(__always)
-  func inRangeRow(latitude: Double) -> Int {
-    CellGrid.floorOfSmall(min((latitude + 90) * inverseEdge, lastRow))
-  }
-
-  /// ``queryColumn(longitude:)`` of a longitude in [−180, 180] (not NaN), with the clamp before
-  /// the floor as in ``inRangeRow(latitude:)``: the same column.
-  @inlinable @inline(__always)
-  func inRangeQueryColumn(longitude: Double) -> Int {
-    if longitude >= 180 { return 0 }
-    return CellGrid.floorOfSmall(min((longitude + 180) * inverseColumnEdge, lastColumn))
-  }
-
-  /// ``quarterRow(latitude:)`` of a latitude in [−90, 90] (not NaN), without branches, the
-  /// clamp before the floor as in ``inRangeRow(latitude:)``: the same quarter row, and
-  /// `inRangeQuarterRow >> 2` is ``inRangeRow(latitude:)`` (`4 t` is exact).
+  /// ``quarterRow(latitude:)`` of a latitude in [−90, 90] (not NaN), without branches: the same
+  /// quarter row. Such a latitude gives `t = 4 (lat + 90) / e₀ >= 0`, so only the upper clamp
+  /// is needed, and it is applied before the floor (`⌊min(t, 4 rows₀ − 1)⌋` is the clamped
+  /// `⌊t⌋`).
   @inlinable @inline(__always)
   func inRangeQuarterRow(latitude: Double) -> Int {
     CellGrid.floorOfSmall(min((latitude + 90) * inverseQuarterEdge, lastQuarterRow))
   }
 
-  /// ``quarterColumn(longitude:)`` of a query longitude in [−180, 180] (not NaN), except that
-  /// longitude >= 180 is the antimeridian, quarter column 0 (as in
-  /// ``inRangeQueryColumn(longitude:)``, which is this `>> 2`).
+  /// ``queryQuarterColumn(longitude:)`` of a longitude in [−180, 180] (not NaN), with the clamp
+  /// before the floor as in ``inRangeQuarterRow(latitude:)``: the same quarter column.
   @inlinable @inline(__always)
   func inRangeQueryQuarterColumn(longitude: Double) -> Int {
     if longitude >= 180 { return 0 }

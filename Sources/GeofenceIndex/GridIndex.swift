@@ -724,7 +724,7 @@ extension GridIndex {
     var scanned = everywhereCount
     var refined = everywhereCount
     let quarterRow = grid.quarterRow(latitude: point.latitude)
-    let quarterColumn = point.longitude >= 180 ? 0 : grid.quarterColumn(longitude: point.longitude)
+    let quarterColumn = grid.queryQuarterColumn(longitude: point.longitude)
     for level in nonEmptyLevelList {
       var run = (start: 0, end: 0)
       if denseLevels & (1 &<< UInt64(level)) != 0 {
