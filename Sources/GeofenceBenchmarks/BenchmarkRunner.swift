@@ -392,23 +392,32 @@ public enum BenchmarkRunner {
     return groups
   }
 
-  /// Per-thread values in separate heap cells, so threads never share an array buffer.
+  /// Per-thread values, each in its own 128-byte block (two cache lines, so that neither a
+  /// shared line nor the adjacent-line prefetcher couples two threads): a thread that writes
+  /// its value (an array's buffer pointer after an append, a running total) never invalidates
+  /// another thread's cached value.
   final class PerThread<Value>: @unchecked Sendable {
-    let base: UnsafeMutablePointer<Value>
+    /// Bytes between consecutive values: a multiple of 128 holding one value.
+    static var stride: Int { (MemoryLayout<Value>.stride + 127) / 128 * 128 }
+    let raw: UnsafeMutableRawPointer
     let count: Int
     init(count: Int, _ make: () -> Value) {
       self.count = count
-      base = .allocate(capacity: max(1, count))
-      for i in 0..<count { (base + i).initialize(to: make()) }
+      raw = .allocate(
+        byteCount: max(1, count) * Self.stride,
+        alignment: max(128, MemoryLayout<Value>.alignment))
+      for i in 0..<count { pointer(i).initialize(to: make()) }
     }
     deinit {
-      base.deinitialize(count: count)
-      base.deallocate()
+      for i in 0..<count { pointer(i).deinitialize(count: 1) }
+      raw.deallocate()
     }
     /// Every thread's value, once the threads are done.
-    var values: [Value] { Array(UnsafeBufferPointer(start: base, count: count)) }
+    var values: [Value] { (0..<count).map { pointer($0).pointee } }
     /// The value of thread `i`; only thread `i` may touch it while the threads run.
-    func pointer(_ i: Int) -> UnsafeMutablePointer<Value> { base + i }
+    func pointer(_ i: Int) -> UnsafeMutablePointer<Value> {
+      (raw + i * Self.stride).assumingMemoryBound(to: Value.self)
+    }
   }
 
   static func reservedBuffer() -> [Int32] {

@@ -155,6 +155,25 @@ import Testing
     }
   }
 
+  @Test func perThreadValuesSitOnTheirOwnCacheLines() {
+    var made = 0
+    let cells = BenchmarkRunner.PerThread(count: 3) { () -> [Int32] in
+      made += 1
+      return [Int32(made)]
+    }
+    let addresses = (0..<3).map { UInt(bitPattern: cells.pointer($0)) }
+    for a in addresses { #expect(a % 128 == 0) }
+    #expect(addresses[1] - addresses[0] >= 128)
+    #expect(addresses[2] - addresses[1] >= 128)
+    cells.pointer(1).pointee.append(7)
+    #expect(cells.values == [[1], [2, 7], [3]])
+    // A value wider than one block gets a stride of whole blocks.
+    #expect(
+      BenchmarkRunner.PerThread<
+        (Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int, Int)
+      >.stride == 256)
+  }
+
   @Test func percentiles() {
     let values = (1...100).map(Double.init)
     #expect(BenchmarkRunner.percentile(values, 0.5) == 50)
