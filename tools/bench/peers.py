@@ -14,9 +14,12 @@ run time) is checked against the C grid on the same prefix, and the C grid on al
 ours.
 
 Wall times on a shared machine also differ from one process to the next (a process tends to
-keep one speed for its life), so the fast contenders are measured in several processes and the
-median taken: ours from one `geofence bench --from` JSON per process (`--ours a.json,b.json`),
-the C grid, lookup and GEOS peers from --processes runs of peers.c.
+keep one speed for its life) and drift over minutes, so the fast contenders are measured in
+several processes and the median taken. With --geofence BINARY (what run-peers uses), ours and
+the C grid, lookup and GEOS peers are measured in turn, workload by workload and process by
+process (ours, c-grid, c-lookup, c-geos, ours, ...), so that each ratio compares figures taken
+within seconds of each other. Without it, ours comes from one `geofence bench --from` JSON per
+process (`--ours a.json,b.json`), measured before the peers.
 """
 import argparse
 import json
@@ -337,22 +340,23 @@ class ChecksumMismatch(Exception):
     """Two measurements of one contender gave different answers."""
 
 
-def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, min_seconds=0.0,
-          processes=1):
-    """peers.c in `processes` separate processes: the first one's figures, with the median
-    throughput of all; every process must give the same checksum."""
+def run_c_once(binary, mode, regions_path, fixes_path, limit, repetitions, threads, min_seconds=0.0):
+    """One process of peers.c: its JSON result."""
     cmd = [binary, mode, regions_path, fixes_path, "--repetitions", str(repetitions), "--threads", str(threads),
            "--min-seconds", str(min_seconds)]
     if limit:
         cmd += ["--limit", str(limit)]
-    runs = []
-    for _ in range(max(1, processes)):
-        done = subprocess.run(cmd, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"peers {mode} exited with status {done.returncode}: "
-                               f"{done.stderr.strip() or 'no message'}")
-        runs.append(json.loads(done.stdout))
-    first = runs[0]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"peers {mode} exited with status {done.returncode}: "
+                           f"{done.stderr.strip() or 'no message'}")
+    return json.loads(done.stdout)
+
+
+def combine_c(mode, runs):
+    """Several processes' results of one C peer: the first one's figures with the median
+    throughput of all; every process must give the same checksum."""
+    first = dict(runs[0])
     for r in runs[1:]:
         if checksum_of(r) != checksum_of(first):
             raise ChecksumMismatch(f"c-{mode}: processes disagree on the checksum "
@@ -360,6 +364,101 @@ def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, m
     first["fixes_per_second"] = float(np.median([r["fixes_per_second"] for r in runs]))
     first["processes"] = len(runs)
     return first
+
+
+def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, min_seconds=0.0,
+          processes=1):
+    """peers.c in `processes` separate processes, one after the other (see ``combine_c``)."""
+    return combine_c(mode, [run_c_once(binary, mode, regions_path, fixes_path, limit, repetitions,
+                                       threads, min_seconds) for _ in range(max(1, processes))])
+
+
+# Workload kinds in the order `geofence bench` lists them.
+KIND_ORDER = ("metro", "global", "mixed", "transitions", "real")
+
+
+def workload_files(directory):
+    """The (name, N) pairs of the workload files in `directory` (NAME-N-regions.csv with its
+    NAME-N-fixes.csv), in `geofence bench` order: by kind, then name, then N."""
+    found = []
+    for file in os.listdir(directory):
+        if not file.endswith("-regions.csv"):
+            continue
+        stem = file[:-len("-regions.csv")]
+        name, _, n = stem.rpartition("-")
+        kind = "real" if name.startswith("real") else name
+        if not n.isdigit() or kind not in KIND_ORDER:
+            continue
+        if os.path.exists(os.path.join(directory, f"{stem}-fixes.csv")):
+            found.append((KIND_ORDER.index(kind), name, int(n)))
+    return [(name, n) for _, name, n in sorted(found)]
+
+
+def run_ours_once(binary, directory, name, n, repetitions, min_seconds, threads):
+    """One `geofence bench --from` process over the single workload NAME-N of `directory`
+    (its two files linked into a scratch directory): its JSON result."""
+    with tempfile.TemporaryDirectory(prefix="geofence-one-") as scratch:
+        for part in ("regions", "fixes"):
+            f = f"{name}-{n}-{part}.csv"
+            os.symlink(os.path.abspath(os.path.join(directory, f)), os.path.join(scratch, f))
+        out = os.path.join(scratch, "ours.json")
+        kind = "real" if name.startswith("real") else name
+        try:
+            done = subprocess.run([binary, "bench", "--from", scratch, "--workload", kind,
+                                   "--repetitions", str(repetitions), "--min-pass", str(min_seconds),
+                                   "--threads", str(threads), "--json", out, "--quiet"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        except OSError as e:
+            raise SystemExit(f"peers.py: cannot run the geofence binary {binary}: {e}")
+        if done.returncode != 0:
+            raise SystemExit(f"peers.py: geofence bench on {name} N={n} exited with status"
+                             f" {done.returncode}: {done.stderr.strip() or 'no message'}")
+        with open(out) as f:
+            results = json.load(f)["results"]
+    if len(results) != 1:
+        raise SystemExit(f"peers.py: geofence bench on {name} N={n} gave {len(results)} results")
+    return results[0]
+
+
+# The peers measured in turn with ours under --geofence.
+INTERLEAVED = ("c-grid", "c-lookup", "c-geos")
+
+
+def measure_interleaved(args, peers, ours_paths):
+    """Ours and the INTERLEAVED peers, workload by workload and process by process in turn.
+    Writes ours' results of process K to ours_paths[K] (the form of `geofence bench --json`)
+    and returns {(name, N, peer): [run, ...] or the exception that stopped that peer}."""
+    fast = [p for p in peers if p in INTERLEAVED]
+    ours_runs = [[] for _ in ours_paths]
+    c_runs = {}
+    for name, n in workload_files(args.dir):
+        rpath = os.path.join(args.dir, f"{name}-{n}-regions.csv")
+        fpath = os.path.join(args.dir, f"{name}-{n}-fixes.csv")
+        for k in range(len(ours_paths)):
+            log(f"{name} N={n}: ours, then {', '.join(fast) or 'no C peer'} (process {k + 1} of"
+                f" {len(ours_paths)})")
+            ours_runs[k].append(run_ours_once(args.geofence, args.dir, name, n, args.repetitions,
+                                              args.min_seconds, args.threads))
+            total = ours_runs[k][-1]["fixes"]
+            for p in fast:
+                key = (name, n, p)
+                if isinstance(c_runs.get(key), Exception):
+                    continue
+                limit = LIMITS[p](n)
+                if limit == 0:
+                    continue
+                limit = None if limit is None or limit >= total else limit
+                try:
+                    c_runs.setdefault(key, []).append(
+                        run_c_once(args.peers_binary, p[2:], rpath, fpath, limit, args.repetitions,
+                                   args.threads, args.min_seconds))
+                except Exception as e:  # reported with the peer's row
+                    c_runs[key] = e
+    for path, results in zip(ours_paths, ours_runs):
+        with open(path, "w") as f:
+            json.dump({"tool": "geofence bench (one workload per process, in turn with the C peers)",
+                       "results": results}, f, indent=1)
+    return c_runs
 
 
 # Fields of a `geofence bench` result that are medians over processes when several are given.
@@ -430,9 +529,13 @@ def positive_int(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", required=True, help="workload files directory")
-    ap.add_argument("--ours", required=True,
+    ap.add_argument("--ours",
                     help="JSON written by geofence bench --from DIR --json; several, comma-separated,"
-                         " for one per process (medians are taken)")
+                         " for one per process (medians are taken). With --geofence: the files to"
+                         " write, one per process")
+    ap.add_argument("--geofence",
+                    help="the geofence binary: measure ours in turn with the C grid, lookup and GEOS"
+                         " peers, workload by workload, in --processes processes each")
     ap.add_argument("--processes", type=positive_int, default=1,
                     help="processes per measurement of the C grid, lookup and GEOS peers (median)")
     ap.add_argument("--write-ours", help="write the merged results of ours (medians) as JSON")
@@ -447,7 +550,14 @@ def main():
     ap.add_argument("--json", help="write every measurement as JSON")
     args = ap.parse_args()
 
-    ours = merge_ours([p for p in args.ours.split(",") if p])
+    ours_paths = [p for p in (args.ours or "").split(",") if p]
+    interleaved = {}
+    if args.geofence:
+        if len(ours_paths) != args.processes:
+            ours_paths = [os.path.join(tempfile.mkdtemp(prefix="geofence-ours-"), f"ours-{k + 1}.json")
+                          for k in range(args.processes)]
+        interleaved = measure_interleaved(args, [p for p in args.peers.split(",") if p], ours_paths)
+    ours = merge_ours(ours_paths)
     if args.write_ours:
         with open(args.write_ours, "w") as f:
             json.dump({"tool": "geofence bench (median over processes)", "results": ours}, f, indent=1)
@@ -471,12 +581,19 @@ def main():
                     row["peers"][p] = {"skipped": SKIP_REASON.get(p, "skipped")}
                     continue
                 k = total if limit is None else min(limit, total)
-                log(f"{name} N={n}: {p} on {k} fixes")
+                if (name, n, p) not in interleaved:
+                    log(f"{name} N={n}: {p} on {k} fixes")
                 try:
                     if p.startswith("c-"):
-                        r = run_c(args.peers_binary, p[2:], rpath, fpath, None if k == total else k,
-                                  args.repetitions, args.threads, args.min_seconds,
-                                  1 if p == "c-brute" else args.processes)
+                        runs = interleaved.get((name, n, p))
+                        if isinstance(runs, Exception):
+                            raise runs
+                        if runs:
+                            r = combine_c(p[2:], runs)
+                        else:
+                            r = run_c(args.peers_binary, p[2:], rpath, fpath, None if k == total else k,
+                                      args.repetitions, args.threads, args.min_seconds,
+                                      1 if p == "c-brute" else args.processes)
                         res = {"build_seconds": r["build_seconds"], "fixes_per_second": r["fixes_per_second"],
                                "fixes": r["fixes"], "threads": r["threads"],
                                "checksum": checksum_of(r)}
@@ -560,6 +677,9 @@ def main():
         print(f"ours: median over {ours[0].get('processes', 1) if ours else 1} processes; c-grid, c-lookup,"
               f" c-geos: median over {args.processes} processes; each figure a median of"
               f" {args.repetitions} passes.")
+    if args.geofence:
+        print("ours, c-grid, c-lookup and c-geos measured in turn, workload by workload and process by"
+              " process, so that each of their ratios compares figures taken within seconds.")
     skipped = sorted({(p, r["skipped"]) for row in rows for p, r in row["peers"].items() if "skipped" in r})
     for p, why in skipped:
         print(f"skipped {p}: {why}")
