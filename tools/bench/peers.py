@@ -387,7 +387,7 @@ def workload_files(directory):
         stem = file[:-len("-regions.csv")]
         name, _, n = stem.rpartition("-")
         kind = "real" if name.startswith("real") else name
-        if not n.isdigit() or kind not in KIND_ORDER:
+        if not n.isdigit() or n != str(int(n)) or kind not in KIND_ORDER:
             continue
         if os.path.exists(os.path.join(directory, f"{stem}-fixes.csv")):
             found.append((KIND_ORDER.index(kind), name, int(n)))
@@ -413,10 +413,17 @@ def run_ours_once(binary, directory, name, n, repetitions, min_seconds, threads)
         if done.returncode != 0:
             raise SystemExit(f"peers.py: geofence bench on {name} N={n} exited with status"
                              f" {done.returncode}: {done.stderr.strip() or 'no message'}")
-        with open(out) as f:
-            results = json.load(f)["results"]
-    if len(results) != 1:
-        raise SystemExit(f"peers.py: geofence bench on {name} N={n} gave {len(results)} results")
+        try:
+            with open(out) as f:
+                results = json.load(f)["results"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SystemExit(f"peers.py: geofence bench on {name} N={n} wrote no readable results: {e}")
+    if not isinstance(results, list) or len(results) != 1:
+        raise SystemExit(f"peers.py: geofence bench on {name} N={n} gave"
+                         f" {len(results) if isinstance(results, list) else 'no list of'} results")
+    if results[0].get("regions") != n:
+        raise SystemExit(f"peers.py: {name}-{n}-regions.csv holds {results[0].get('regions')} regions,"
+                         f" not the {n} its name says")
     return results[0]
 
 
@@ -526,6 +533,23 @@ def positive_int(text):
     return v
 
 
+def seconds_0_to_600(text):
+    try:
+        v = float(text)
+    except ValueError:
+        v = -1.0
+    if not 0 <= v <= 600:
+        raise argparse.ArgumentTypeError(f"needs a number of seconds from 0 to 600, got {text!r}")
+    return v
+
+
+def check_writable(option, path):
+    """Stops with a message unless `path` can be created: its directory exists."""
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise SystemExit(f"peers.py: {option} {path}: directory {parent} does not exist")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--dir", required=True, help="workload files directory")
@@ -541,27 +565,47 @@ def main():
     ap.add_argument("--write-ours", help="write the merged results of ours (medians) as JSON")
     ap.add_argument("--peers-binary", required=True, help="the compiled peers.c")
     ap.add_argument("--peers", default="c-grid,c-lookup,c-geos,shapely,h3,postgis,c-brute")
-    ap.add_argument("--repetitions", type=int, default=3)
-    ap.add_argument("--min-seconds", type=float, default=0.2,
+    ap.add_argument("--repetitions", type=positive_int, default=3)
+    ap.add_argument("--min-seconds", type=seconds_0_to_600, default=0.2,
                     help="target length of a timed pass of the C peers: the fixes are replayed whole as"
                          " often as the first pass says it takes, plus a tenth (as geofence bench"
                          " --min-pass)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--threads", type=positive_int, default=os.cpu_count() or 1)
     ap.add_argument("--json", help="write every measurement as JSON")
     args = ap.parse_args()
 
     ours_paths = [p for p in (args.ours or "").split(",") if p]
+    peers = [p for p in args.peers.split(",") if p]
+    unknown = [p for p in peers if p not in LIMITS]
+    if unknown:
+        raise SystemExit(f"peers.py: unknown peer {', '.join(unknown)} in --peers"
+                         f" (known: {', '.join(LIMITS)})")
+    if not os.path.isdir(args.dir):
+        raise SystemExit(f"peers.py: --dir {args.dir} is not a directory")
+    for option, path in [("--write-ours", args.write_ours), ("--json", args.json)] + (
+            [("--ours", p) for p in ours_paths] if args.geofence else []):
+        if path:
+            check_writable(option, path)
     interleaved = {}
+    scratch = None
     if args.geofence:
-        if len(ours_paths) != args.processes:
-            ours_paths = [os.path.join(tempfile.mkdtemp(prefix="geofence-ours-"), f"ours-{k + 1}.json")
-                          for k in range(args.processes)]
-        interleaved = measure_interleaved(args, [p for p in args.peers.split(",") if p], ours_paths)
+        if not ours_paths:
+            scratch = tempfile.TemporaryDirectory(prefix="geofence-ours-")
+            ours_paths = [os.path.join(scratch.name, f"ours-{k + 1}.json") for k in range(args.processes)]
+        if len(ours_paths) != args.processes or len(set(map(os.path.abspath, ours_paths))) != len(ours_paths):
+            raise SystemExit(f"peers.py: with --geofence, --ours must name {args.processes} distinct file(s) to"
+                             f" write, one per process (--processes {args.processes}); got {len(ours_paths)}:"
+                             f" {','.join(ours_paths)}")
+        if not workload_files(args.dir):
+            raise SystemExit(f"peers.py: --dir {args.dir} holds no workload files (NAME-N-regions.csv"
+                             " with NAME-N-fixes.csv, as geofence bench --write-workloads writes)")
+        interleaved = measure_interleaved(args, peers, ours_paths)
     ours = merge_ours(ours_paths)
+    if scratch:
+        scratch.cleanup()
     if args.write_ours:
         with open(args.write_ours, "w") as f:
             json.dump({"tool": "geofence bench (median over processes)", "results": ours}, f, indent=1)
-    peers = [p for p in args.peers.split(",") if p]
     rows = []
     notes = []
     pg = None
@@ -673,13 +717,17 @@ def main():
           " peers.py), checked against the C grid on the same prefix; ! = checksum differs.")
     print(f"c-brute uses {args.threads} threads; every other peer one thread. c-lookup does no refine"
           " (cell lookup only: the limit of a grid design).")
+    ran = [p for p in INTERLEAVED if any(p in row["peers"] and "fixes_per_second" in row["peers"][p]
+                                         for row in rows)]
     if args.processes > 1 or ours and ours[0].get("processes", 1) > 1:
-        print(f"ours: median over {ours[0].get('processes', 1) if ours else 1} processes; c-grid, c-lookup,"
-              f" c-geos: median over {args.processes} processes; each figure a median of"
-              f" {args.repetitions} passes.")
+        line = f"ours: median over {ours[0].get('processes', 1) if ours else 1} processes"
+        if ran:
+            line += f"; {', '.join(ran)}: median over {args.processes} processes"
+        print(line + f"; each figure a median of {args.repetitions} passes.")
     if args.geofence:
-        print("ours, c-grid, c-lookup and c-geos measured in turn, workload by workload and process by"
-              " process, so that each of their ratios compares figures taken within seconds.")
+        print(f"ours{''.join(', ' + p for p in ran)} measured in turn, workload by workload and process"
+              " by process" + (", so that each of their ratios compares figures taken within seconds."
+                               if ran else "."))
     skipped = sorted({(p, r["skipped"]) for row in rows for p, r in row["peers"].items() if "skipped" in r})
     for p, why in skipped:
         print(f"skipped {p}: {why}")
