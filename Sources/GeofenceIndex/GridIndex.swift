@@ -707,22 +707,27 @@ extension GridIndex {
 // MARK: - Diagnostics
 
 extension GridIndex {
-  /// Number of candidates a query at `point` scans: the everywhere list plus the entries of
+  /// Number of candidates a query at `point` (in range) scans: the everywhere list when one
+  /// of its latitude bands holds the point (the query skips it otherwise) plus the entries of
   /// the point's cell at every non-empty level. For measurements.
   internal func _candidateCount(at point: Coordinate) -> Int {
     _candidates(at: point).scanned
   }
 
-  /// Number of refine tests a query at `point` makes: the everywhere list plus the entries of
-  /// the point's cells whose quarter masks hold the point's quarter. For measurements.
+  /// Number of refine tests a query at `point` (in range) makes: the everywhere list when one
+  /// of its latitude bands holds the point plus the entries of the point's cells whose quarter
+  /// masks hold the point's quarter. For measurements.
   internal func _refineCount(at point: Coordinate) -> Int {
     _candidates(at: point).refined
   }
 
   /// Entries scanned and refined (see ``_candidateCount(at:)`` and ``_refineCount(at:)``).
   private func _candidates(at point: Coordinate) -> (scanned: Int, refined: Int) {
-    var scanned = everywhereCount
-    var refined = everywhereCount
+    let listTested = everywhereBands.contains {
+      point.latitude >= $0.low && point.latitude <= $0.high
+    }
+    var scanned = listTested ? everywhereCount : 0
+    var refined = scanned
     let quarterRow = grid.quarterRow(latitude: point.latitude)
     let quarterColumn = grid.queryQuarterColumn(longitude: point.longitude)
     for level in nonEmptyLevelList {

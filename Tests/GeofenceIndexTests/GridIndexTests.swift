@@ -399,6 +399,13 @@ struct GridIndexEdgeCaseTests {
     check(regions, points, "polar bands")
     let index = GridIndex(regions: regions)
     #expect(index.everywhereCount == 4)
+    // The diagnostics count the list only where the query walks it: inside some band.
+    let midLatitude = Coordinate(uncheckedLatitude: 45, longitude: 10)
+    #expect(index._candidateCount(at: midLatitude) == 0)
+    #expect(index._refineCount(at: midLatitude) == 0)
+    let nearNorthPole = Coordinate(uncheckedLatitude: 89.999, longitude: 10)
+    #expect(index._candidateCount(at: nearNorthPole) == 4)
+    #expect(index._refineCount(at: nearNorthPole) == 4)
     // Pending insertions are on the list too and get their band at insert.
     var grown = GridIndex(regions: Array(regions.prefix(1)))
     for r in regions.dropFirst() { _ = grown.insert(r) }
