@@ -312,7 +312,9 @@ public struct TransitionDetector: Sendable {
       if h + exitAccuracy > 1e-6
         && visits[i].center.chordSquared(to: pointVector) <= visits[i].chordSquaredThreshold
       {
-        visits[i].exitCount = 0
+        // Written only when set: a write to `visits` costs a uniqueness check, and a device
+        // inside many regions would pay one per visit per fix.
+        if visits[i].exitCount != 0 { visits[i].exitCount = 0 }
         i += 1
         continue
       }
@@ -331,7 +333,7 @@ public struct TransitionDetector: Sendable {
           if let k = Self.sortedIndex(of: slot, in: insideSorted) { insideSorted.remove(at: k) }
           continue
         }
-      } else {
+      } else if visits[i].exitCount != 0 {
         visits[i].exitCount = 0
       }
       i += 1
