@@ -357,12 +357,11 @@ public struct GridIndex: Sendable {
           // point is outside the bands' span.
           var k = 0
           var bandCount = listEnd &- i
-          if !(point.latitude >= everywhereSpan.low && point.latitude <= everywhereSpan.high) {
+          if !everywhereSpan.contains(point.latitude) {
             bandCount = 0
           }
           while k < bandCount {
-            let band = everywhereBands[k]
-            if point.latitude >= band.low && point.latitude <= band.high { break }
+            if everywhereBands[k].contains(point.latitude) { break }
             k &+= 1
           }
           if k == bandCount { i = listEnd }
@@ -547,6 +546,10 @@ internal struct LatitudeBand: Sendable, Equatable {
   /// No latitude: the identity of ``union(_:)``.
   static let none = LatitudeBand(low: .infinity, high: -.infinity)
 
+  /// True when `latitude` (degrees) is in `low ... high`, both ends included; false for NaN.
+  @inlinable @inline(__always)
+  func contains(_ latitude: Double) -> Bool { latitude >= low && latitude <= high }
+
   /// The smallest band holding both bands.
   func union(_ other: LatitudeBand) -> LatitudeBand {
     LatitudeBand(low: min(low, other.low), high: max(high, other.high))
@@ -723,9 +726,7 @@ extension GridIndex {
 
   /// Entries scanned and refined (see ``_candidateCount(at:)`` and ``_refineCount(at:)``).
   private func _candidates(at point: Coordinate) -> (scanned: Int, refined: Int) {
-    let listTested = everywhereBands.contains {
-      point.latitude >= $0.low && point.latitude <= $0.high
-    }
+    let listTested = everywhereBands.contains { $0.contains(point.latitude) }
     var scanned = listTested ? everywhereCount : 0
     var refined = scanned
     let quarterRow = grid.quarterRow(latitude: point.latitude)
