@@ -55,6 +55,14 @@ LIMITS = {
     "h3": lambda n: 100_000 if n <= 200_000 else 0,
     "postgis": lambda n: 20_000 if n <= 20_000 else (5_000 if n <= 200_000 else 0),
 }
+
+
+def fixes_measured(peer, n, total):
+    """How many of a workload's `total` fixes `peer` measures at N = `n` regions (0: skipped)."""
+    limit = LIMITS[peer](n)
+    return total if limit is None else min(limit, total)
+
+
 SKIP_REASON = {
     "c-brute": "O(N) per fix: about 1 fix per ms at 1M regions",
     "h3": "the cover of 1M regions does not fit a Python dictionary in reasonable time and memory",
@@ -377,6 +385,16 @@ def run_c(binary, mode, regions_path, fixes_path, limit, repetitions, threads, m
 KIND_ORDER = ("metro", "global", "mixed", "transitions", "real")
 
 
+def kind_of(name):
+    """The `geofence bench --workload` kind of a workload name (real-towns: real)."""
+    return "real" if name.startswith("real") else name
+
+
+def workload_path(directory, name, n, part):
+    """The path of NAME-N-PART.csv in `directory` (part: regions or fixes)."""
+    return os.path.join(directory, f"{name}-{n}-{part}.csv")
+
+
 def workload_files(directory):
     """The (name, N) pairs of the workload files in `directory` (NAME-N-regions.csv with its
     NAME-N-fixes.csv), in `geofence bench` order: by kind, then name, then N."""
@@ -386,7 +404,7 @@ def workload_files(directory):
             continue
         stem = file[:-len("-regions.csv")]
         name, _, n = stem.rpartition("-")
-        kind = "real" if name.startswith("real") else name
+        kind = kind_of(name)
         if not n.isdigit() or n != str(int(n)) or kind not in KIND_ORDER:
             continue
         if os.path.exists(os.path.join(directory, f"{stem}-fixes.csv")):
@@ -399,12 +417,11 @@ def run_ours_once(binary, directory, name, n, repetitions, min_seconds, threads)
     (its two files linked into a scratch directory): its JSON result."""
     with tempfile.TemporaryDirectory(prefix="geofence-one-") as scratch:
         for part in ("regions", "fixes"):
-            f = f"{name}-{n}-{part}.csv"
-            os.symlink(os.path.abspath(os.path.join(directory, f)), os.path.join(scratch, f))
+            os.symlink(os.path.abspath(workload_path(directory, name, n, part)),
+                       workload_path(scratch, name, n, part))
         out = os.path.join(scratch, "ours.json")
-        kind = "real" if name.startswith("real") else name
         try:
-            done = subprocess.run([binary, "bench", "--from", scratch, "--workload", kind,
+            done = subprocess.run([binary, "bench", "--from", scratch, "--workload", kind_of(name),
                                    "--repetitions", str(repetitions), "--min-pass", str(min_seconds),
                                    "--threads", str(threads), "--json", out, "--quiet"],
                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -439,8 +456,8 @@ def measure_interleaved(args, peers, ours_paths):
     ours_runs = [[] for _ in ours_paths]
     c_runs = {}
     for name, n in workload_files(args.dir):
-        rpath = os.path.join(args.dir, f"{name}-{n}-regions.csv")
-        fpath = os.path.join(args.dir, f"{name}-{n}-fixes.csv")
+        rpath = workload_path(args.dir, name, n, "regions")
+        fpath = workload_path(args.dir, name, n, "fixes")
         for k in range(len(ours_paths)):
             log(f"{name} N={n}: ours, then {', '.join(fast) or 'no C peer'} (process {k + 1} of"
                 f" {len(ours_paths)})")
@@ -451,14 +468,13 @@ def measure_interleaved(args, peers, ours_paths):
                 key = (name, n, p)
                 if isinstance(c_runs.get(key), Exception):
                     continue
-                limit = LIMITS[p](n)
-                if limit == 0:
+                m = fixes_measured(p, n, total)
+                if m == 0:
                     continue
-                limit = None if limit is None or limit >= total else limit
                 try:
                     c_runs.setdefault(key, []).append(
-                        run_c_once(args.peers_binary, p[2:], rpath, fpath, limit, args.repetitions,
-                                   args.threads, args.min_seconds))
+                        run_c_once(args.peers_binary, p[2:], rpath, fpath, None if m == total else m,
+                                   args.repetitions, args.threads, args.min_seconds))
                 except Exception as e:  # reported with the peer's row
                     c_runs[key] = e
     for path, results in zip(ours_paths, ours_runs):
@@ -550,8 +566,18 @@ def check_writable(option, path):
         raise SystemExit(f"peers.py: {option} {path}: directory {parent} does not exist")
 
 
+class ListPeers(argparse.Action):
+    """--list-peers: prints the known peer names, comma-separated, and exits."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(",".join(LIMITS))
+        parser.exit()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--list-peers", nargs=0, action=ListPeers,
+                    help="print the known peer names, comma-separated, and exit")
     ap.add_argument("--dir", required=True, help="workload files directory")
     ap.add_argument("--ours",
                     help="JSON written by geofence bench --from DIR --json; several, comma-separated,"
@@ -612,19 +638,18 @@ def main():
     try:
         for o in ours:
             name, n = o["workload"], o["regions"]
-            rpath = os.path.join(args.dir, f"{name}-{n}-regions.csv")
-            fpath = os.path.join(args.dir, f"{name}-{n}-fixes.csv")
+            rpath = workload_path(args.dir, name, n, "regions")
+            fpath = workload_path(args.dir, name, n, "fixes")
             total = o["fixes"]
             ref_full = checksum_of(o)
             references = {}
             regions = None
             row = {"workload": name, "regions": n, "ours": o, "peers": {}}
             for p in peers:
-                limit = LIMITS[p](n)
-                if limit == 0:
+                k = fixes_measured(p, n, total)
+                if k == 0:
                     row["peers"][p] = {"skipped": SKIP_REASON.get(p, "skipped")}
                     continue
-                k = total if limit is None else min(limit, total)
                 if (name, n, p) not in interleaved:
                     log(f"{name} N={n}: {p} on {k} fixes")
                 try:
