@@ -154,8 +154,7 @@ public enum BenchmarkRunner {
     let indexBytes = IndexMemory.bytes(of: index)
 
     // First single-thread pass: sets the measured prefix and the latency figures.
-    var buffer: [Int32] = []
-    buffer.reserveCapacity(4096)
+    var buffer = reservedBuffer()
     var latencies: [Double] = []
     latencies.reserveCapacity(
       workload.fixes.count / max(1, options.latencyBatchSize) + workload.trackCount + 1)
@@ -283,7 +282,7 @@ public enum BenchmarkRunner {
   @inline(never)
   static func queryFixes(
     _ index: GridIndex, _ fixes: UnsafeBufferPointer<Coordinate>, _ range: Range<Int>,
-    _ buffer: inout [Int32], _ checksum: inout Checksum
+    _ buffer: inout SlotBuffer, _ checksum: inout Checksum
   ) {
     for f in range {
       index.query(fixes[f], into: &buffer)
@@ -420,10 +419,8 @@ public enum BenchmarkRunner {
     }
   }
 
-  static func reservedBuffer() -> [Int32] {
-    var a: [Int32] = []
-    a.reserveCapacity(4096)
-    return a
+  static func reservedBuffer() -> SlotBuffer {
+    SlotBuffer(capacity: 4096)
   }
 
   /// Queries the fixes of each group of tracks on its own thread (Dispatch

@@ -309,6 +309,60 @@ public struct GridIndex: Sendable {
     forEachRegion(containing: point, knownVector: vector) { result.append($0) }
   }
 
+  /// Replaces `result`'s contents with the slots of every region whose closed disc contains
+  /// `point`, in no particular order: the same answers as ``query(_:into:)-(_,[Int32])``, at
+  /// a store and an add per containing region (see ``SlotBuffer``).
+  ///
+  /// - Parameters:
+  ///   - point: as for ``query(_:into:)-(_,[Int32])``.
+  ///   - result: receives the slots; grows when a cell holds more candidates than its free
+  ///     capacity, and never allocates again once it has held the largest cell's candidates.
+  /// - Complexity: as ``query(_:into:)-(_,[Int32])``.
+  @inlinable @inline(__always)
+  public func query(_ point: Coordinate, into result: inout SlotBuffer) {
+    query(point, knownVector: nil, into: &result)
+  }
+
+  /// ``query(_:into:)-(_,SlotBuffer)`` for a caller that already holds `vector`, the point's
+  /// unit vector (`UnitVector(point)`), so that it is not computed twice.
+  /// - Precondition: `vector` is `UnitVector(point)`.
+  @inlinable @inline(__always)
+  public func query(
+    _ point: Coordinate, unitVector vector: UnitVector, into result: inout SlotBuffer
+  ) {
+    query(point, knownVector: vector, into: &result)
+  }
+
+  @inlinable @inline(__always)
+  internal func query(
+    _ point: Coordinate, knownVector: UnitVector?, into result: inout SlotBuffer
+  ) {
+    // The slots are written through a local pointer and count: every candidate's slot is
+    // stored, and the count moves past it only when the region holds the point. The buffer is
+    // made unique (copy-on-write) at the first run of candidates, so an empty answer costs
+    // nothing but the final count.
+    var base = result.base
+    var room = result.capacity
+    var held = 0
+    var prepared = false
+    forEachCandidate(
+      containing: point, knownVector: knownVector,
+      reserve: { extra in
+        if !prepared || room &- held < extra {
+          result._prepare(held: held, extra: extra)
+          base = result.base
+          room = result.capacity
+          prepared = true
+        }
+      }
+    ) { slot, inside in
+      // `reserve` has run: `base` is set and has room.
+      base.unsafelyUnwrapped[held] = slot
+      held &+= inside ? 1 : 0
+    }
+    result._endAnswer(held: held)
+  }
+
   /// Empties `result`, keeping its capacity. `removeAll(keepingCapacity:)` costs about 110
   /// instructions whatever the count and `removeLast()` about 20, so short answers (the usual
   /// case: about one region per fix) are popped one by one.
@@ -337,6 +391,22 @@ public struct GridIndex: Sendable {
   @inlinable @inline(__always)
   internal func forEachRegion(
     containing point: Coordinate, knownVector: UnitVector?, _ body: (Int32) -> Void
+  ) {
+    forEachCandidate(containing: point, knownVector: knownVector, reserve: { _ in }) {
+      slot, inside in
+      if inside { body(slot) }
+    }
+  }
+
+  /// The query's core: calls `visit(slot, inside)` for every region it refines, with `inside`
+  /// true exactly for the regions whose closed disc contains `point` (each slot at most once;
+  /// removed slots never inside). Before each run of candidates it calls `reserve(k)` with an
+  /// upper bound `k` on the calls of `visit` in that run, so that a caller writing the slots
+  /// unconditionally can make room once per run.
+  @inlinable @inline(__always)
+  internal func forEachCandidate(
+    containing point: Coordinate, knownVector: UnitVector?, reserve: (Int) -> Void,
+    _ visit: (Int32, Bool) -> Void
   ) {
     // Outside the documented ranges the grid's row and column would not name the point's
     // position on the sphere: test every region.
@@ -372,8 +442,9 @@ public struct GridIndex: Sendable {
             sineCosine: sineCosine(degrees: SIMD2(point.latitude, point.longitude)))
           haveVector = true
         }
+        if i < listEnd { reserve(listEnd &- i) }
         while i < listEnd {
-          if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+          visit(Int32(truncatingIfNeeded: slotOf[i]), discBuffer[i].contains(v))
           i &+= 1
         }
         if !inRange || nonEmptyLevels == 0 { return }
@@ -398,12 +469,13 @@ public struct GridIndex: Sendable {
                     sineCosine: sineCosine(degrees: SIMD2(point.latitude, point.longitude)))
                   haveVector = true
                 }
+                reserve(end &- e)
                 while e < end {
                   let entry = stored[e]
                   e &+= 1
                   if entry & bits != bits { continue }
                   let i = Int(entry & indexMask)
-                  if discBuffer[i].contains(v) { body(Int32(truncatingIfNeeded: slotOf[i])) }
+                  visit(Int32(truncatingIfNeeded: slotOf[i]), discBuffer[i].contains(v))
                 }
               }
               // One level stored by position or by rank (most sets once folded): no level

@@ -125,7 +125,7 @@ public struct TransitionDetector: Sendable {
 
   var visits: [Visit] = []
   var pendingEnters: [PendingEnter] = []
-  private var queryResult: [Int32] = []
+  private var queryResult = SlotBuffer()
   /// The slots of ``visits``, sorted, kept in step with it, so that each query result is looked
   /// up in O(log m) instead of a scan of the inside list.
   var insideSorted: [Int32] = []
@@ -343,7 +343,7 @@ public struct TransitionDetector: Sendable {
     // The buffer is moved out for the query: `regions.index.query(..., into: &queryResult)`
     // would read one field of `self` while writing another, and Swift copies the whole index
     // value (a retain and release of each of its arrays) to keep the two accesses apart.
-    var found: [Int32] = []
+    var found = SlotBuffer()
     swap(&found, &queryResult)
     defer { swap(&found, &queryResult) }
     if hasVisits {

@@ -172,12 +172,14 @@ func bruteForce(_ regions: [CircularRegion], _ point: Coordinate) -> [Int32] {
   return out
 }
 
-/// Checks the index against the brute-force scan at every point, both with the index
-/// computing the unit vector and with the caller passing it in; returns the first mismatch.
+/// Checks the index against the brute-force scan at every point, into an array and into a
+/// ``SlotBuffer`` (one reused across the points), each both with the index computing the unit
+/// vector and with the caller passing it in; returns the first mismatch.
 func firstMismatch(
   _ index: GridIndex, _ regions: [CircularRegion], _ points: [Coordinate]
 ) -> (point: Coordinate, index: [Int32], expected: [Int32])? {
   var result: [Int32] = []
+  var slots = SlotBuffer()
   for p in points {
     let expected = bruteForce(regions, p)
     index.query(p, into: &result)
@@ -186,6 +188,10 @@ func firstMismatch(
     index.query(p, unitVector: UnitVector(p), into: &result)
     result.sort()
     if result != expected { return (p, result, expected) }
+    index.query(p, into: &slots)
+    if slots.sorted() != expected { return (p, slots.sorted(), expected) }
+    index.query(p, unitVector: UnitVector(p), into: &slots)
+    if slots.sorted() != expected { return (p, slots.sorted(), expected) }
   }
   return nil
 }
@@ -207,6 +213,7 @@ struct GridIndexOracleTests {
     let points = queryPoints(for: regions, count: size >= 20000 ? 150 : 500, using: &rng)
     let expected = points.map { bruteForce(regions, $0) }
     var result: [Int32] = []
+    var slots = SlotBuffer()
     for cellSize in Self.cellSizes {
       let index = GridIndex(regions: regions, cellSizeDegrees: cellSize)
       #if GEOFENCE_INDEX_INVARIANTS
@@ -217,11 +224,13 @@ struct GridIndexOracleTests {
       for (p, want) in zip(points, expected) {
         index.query(p, into: &result)
         result.sort()
-        if result != want {
+        index.query(p, into: &slots)
+        let fromSlots = slots.sorted()
+        if result != want || fromSlots != want {
           Issue.record(
             """
             seed \(seed), size \(size), mix \(mix), cell \(String(describing: cellSize)): at \
-            \(p) index \(result) expected \(want)
+            \(p) index \(result), into a SlotBuffer \(fromSlots), expected \(want)
             """)
           break
         }
