@@ -57,7 +57,7 @@ extension TransitionDetector {
         slot: slot, region: region,
         hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
     }
-    next.insideSorted = next.visits.map(\.slot).sorted()
+    next.insideSet = SlotSet(next.visits.map(\.slot))
     next.pendingEnters = pendingEnters.compactMap { pending in
       guard let slot = slotMap(pending.slot) else { return nil }
       precondition(slot >= 0 && Int(slot) < regions.count, "slot map out of range")

@@ -41,12 +41,15 @@ import GeofenceIndex
 /// no time checks, no outlier filter, no dwell, confirmation by fix count only.
 ///
 /// ## Cost
-/// Per fix: one index query, one haversine distance per region the device is inside (plus one
-/// per event, and one or two for the outlier filter), and O(q·m) comparisons for q query
-/// results and m regions inside. In optimised builds the per-fix path performs no heap
-/// allocation once its buffers (inside list, pending list, query result, event scratch) have
-/// reached the largest size the track needs and the caller's `events` array has spare
-/// capacity: it uses no Foundation, no dictionaries and no existentials.
+/// Per fix: one index query; for each region the device is inside, a squared-chord test
+/// (three multiplies), and a haversine distance only when the fix is outside that region's
+/// disc (or the hysteresis and the accuracy are both zero); one haversine per event and one or
+/// two for the outlier filter; and for each of the q query results one expected hash probe
+/// (``SlotSet``) against the m regions inside: O(q + m). In optimised builds the per-fix path
+/// performs no heap allocation once its buffers (inside list and set, pending list, query
+/// result, event scratch) have reached the largest size the track needs and the caller's
+/// `events` array has spare capacity: it uses no Foundation, no dictionaries and no
+/// existentials.
 public struct TransitionDetector: Sendable {
   /// The monitored regions.
   public internal(set) var regions: RegionSet
@@ -126,9 +129,9 @@ public struct TransitionDetector: Sendable {
   var visits: [Visit] = []
   var pendingEnters: [PendingEnter] = []
   private var queryResult = SlotBuffer()
-  /// The slots of ``visits``, sorted, kept in step with it, so that each query result is looked
-  /// up in O(log m) instead of a scan of the inside list.
-  var insideSorted: [Int32] = []
+  /// The slots of ``visits``, kept in step with it, so that each query result is matched in
+  /// O(1) expected time instead of a search of the inside list.
+  var insideSet = SlotSet()
   private var exits: [Emission] = []
   private var enters: [Emission] = []
   private var dwells: [Emission] = []
@@ -330,7 +333,7 @@ public struct TransitionDetector: Sendable {
               slot: slot, distanceMeters: d, dwellSeconds: 0))
           visits.swapAt(i, visits.count - 1)
           visits.removeLast()
-          if let k = Self.sortedIndex(of: slot, in: insideSorted) { insideSorted.remove(at: k) }
+          insideSet.remove(slot)
           continue
         }
       } else if visits[i].exitCount != 0 {
@@ -357,7 +360,7 @@ public struct TransitionDetector: Sendable {
     let silent = isFirst && !configuration.initialTrigger
     for slot in found {
       // Already inside (most results): decided before the region's record is read.
-      if Self.sortedIndex(of: slot, in: insideSorted) != nil { continue }
+      if insideSet.contains(slot) { continue }
       let region = regions.regions[Int(slot)]
       if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
         a > region.radiusMeters
@@ -382,7 +385,7 @@ public struct TransitionDetector: Sendable {
         Visit(
           slot: slot, enterTime: time, region: region,
           hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters)))
-      insideSorted.insert(slot, at: Self.lowerBound(slot, in: insideSorted))
+      insideSet.insert(slot)
       if !silent {
         enters.append(
           Emission(
@@ -435,23 +438,6 @@ public struct TransitionDetector: Sendable {
           type: .dwell, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters,
           dwellSeconds: e.dwellSeconds))
     }
-  }
-
-  /// The first position in `sorted` whose element is not less than `value`. O(log n).
-  static func lowerBound(_ value: Int32, in sorted: [Int32]) -> Int {
-    var low = 0
-    var high = sorted.count
-    while low < high {
-      let mid = (low + high) / 2
-      if sorted[mid] < value { low = mid + 1 } else { high = mid }
-    }
-    return low
-  }
-
-  /// The position of `value` in `sorted`, or nil. O(log n), no allocation.
-  static func sortedIndex(of value: Int32, in sorted: [Int32]) -> Int? {
-    let k = lowerBound(value, in: sorted)
-    return k < sorted.count && sorted[k] == value ? k : nil
   }
 
   /// Sorts this fix's exits, enters and dwells by region id. Each list is moved out of `self`
