@@ -42,14 +42,13 @@ import GeofenceIndex
 ///
 /// ## Cost
 /// Per fix: one index query; for each region the device is inside, a squared-chord test
-/// (three multiplies), and a haversine distance only when the fix is outside that region's
-/// disc (or the hysteresis and the accuracy are both zero); one haversine per event and one or
-/// two for the outlier filter; and for each of the q query results one expected hash probe
-/// (``SlotSet``) against the m regions inside: O(q + m). In optimised builds the per-fix path
-/// performs no heap allocation once its buffers (inside list and set, pending list, query
-/// result, event scratch) have reached the largest size the track needs and the caller's
-/// `events` array has spare capacity: it uses no Foundation, no dictionaries and no
-/// existentials.
+/// (three multiplies), and a haversine distance only when the fix is about `r + h` or farther
+/// from that region's centre; one haversine per event and one or two for the outlier filter;
+/// and for each of the q query results one expected hash probe (``SlotSet``) against the m
+/// regions inside: O(q + m). In optimised builds the per-fix path performs no heap allocation
+/// once its buffers (inside list and set, pending list, query result, event scratch) have
+/// reached the largest size the track needs and the caller's `events` array has spare
+/// capacity: it uses no Foundation, no dictionaries and no existentials.
 public struct TransitionDetector: Sendable {
   /// The monitored regions.
   public internal(set) var regions: RegionSet
@@ -80,6 +79,8 @@ public struct TransitionDetector: Sendable {
     var chordSquaredThreshold: Double
     /// ``TransitionConfiguration/hysteresisMeters(forRadius:)`` of the region.
     var hysteresisMeters: Double
+    /// ``staysInsideChordSquared(radiusMeters:hysteresisMeters:)`` of the region.
+    var staysInsideChordSquared: Double
 
     init(slot: Int32, enterTime: Double, region: CircularRegion, hysteresisMeters: Double) {
       self.slot = slot
@@ -90,6 +91,25 @@ public struct TransitionDetector: Sendable {
       self.center = region.centerVector
       self.chordSquaredThreshold = region.chordSquaredThreshold
       self.hysteresisMeters = hysteresisMeters
+      self.staysInsideChordSquared = Self.staysInsideChordSquared(
+        radiusMeters: region.radiusMeters, hysteresisMeters: hysteresisMeters)
+    }
+
+    /// The squared chord (unit sphere) of a distance just short of `r + h`: shorter by a
+    /// relative 1e-9 and by 1 µm, far more than the rounding of the squared chord between
+    /// two unit vectors and of the haversine distance (both under 1e-8 m here). A fix whose
+    /// squared chord to the centre is at most this is nearer than `r + h` by the haversine
+    /// distance too, so it cannot meet the EXIT rule `d - a > r + h` for any accuracy
+    /// `a >= 0`: the hysteresis band is decided without trigonometry. −1 (no fix) when
+    /// `r + h` is within that margin of 0; +∞ (every fix) when it reaches half the
+    /// circumference, beyond which no two points on the sphere lie.
+    static func staysInsideChordSquared(radiusMeters r: Double, hysteresisMeters h: Double)
+      -> Double
+    {
+      let reach = (r + h) * (1 - 1e-9) - 1e-6
+      guard reach > 0 else { return -1 }
+      let angle = EarthModel.radians(fromMeters: reach)
+      return angle >= Double.pi ? .infinity : UnitVector.chordSquared(forAngle: angle)
     }
 
     /// This visit for `region` (its slot's region in a new set): the same progress, that
@@ -100,6 +120,8 @@ public struct TransitionDetector: Sendable {
       next.center = region.centerVector
       next.chordSquaredThreshold = region.chordSquaredThreshold
       next.hysteresisMeters = hysteresisMeters
+      next.staysInsideChordSquared = Self.staysInsideChordSquared(
+        radiusMeters: region.radiusMeters, hysteresisMeters: hysteresisMeters)
       return next
     }
   }
@@ -302,7 +324,8 @@ public struct TransitionDetector: Sendable {
 
     // EXIT: every region inside, whether or not the query returns it. A fix inside the disc
     // (the squared-chord test, no trigonometry) cannot satisfy `d - a > r + h` when `h + a`
-    // exceeds the test's rounding (1 µm here); only the others need a distance.
+    // exceeds the test's rounding (1 µm here), nor can a fix nearer than `r + h` by a margin
+    // (a second squared-chord test); only fixes at about `r + h` or beyond need a distance.
     // The unit vector is needed only when the device is inside a region; the index query
     // computes its own otherwise (and only if a cell has candidates).
     let hasVisits = !visits.isEmpty
@@ -311,9 +334,12 @@ public struct TransitionDetector: Sendable {
     while i < visits.count {
       let slot = visits[i].slot
       let h = visits[i].hysteresisMeters
-      // The same comparison as `region.contains(pointVector)`, on the visit's copy.
-      if h + exitAccuracy > 1e-6
-        && visits[i].center.chordSquared(to: pointVector) <= visits[i].chordSquaredThreshold
+      let chordSquared = visits[i].center.chordSquared(to: pointVector)
+      // Inside the disc (the same comparison as `region.contains(pointVector)`, on the
+      // visit's copy), or in the hysteresis band, nearer than `r + h` (see
+      // `Visit.staysInsideChordSquared`): no EXIT, and no distance needed.
+      if chordSquared <= visits[i].staysInsideChordSquared
+        || (h + exitAccuracy > 1e-6 && chordSquared <= visits[i].chordSquaredThreshold)
       {
         // Written only when set: a write to `visits` costs a uniqueness check, and a device
         // inside many regions would pay one per visit per fix.
