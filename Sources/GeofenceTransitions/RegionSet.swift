@@ -62,11 +62,29 @@ public struct RegionSet: Sendable {
   /// - Complexity: O(L) for ids of length L; no allocation.
   @inlinable
   public func precedes(_ a: Int32, _ b: Int32) -> Bool {
-    let x = ids[Int(a)].utf8
-    let y = ids[Int(b)].utf8
-    if x.lexicographicallyPrecedes(y) { return true }
-    if y.lexicographicallyPrecedes(x) { return false }
-    return a < b
+    let order = Self.compareUTF8(ids[Int(a)], ids[Int(b)])
+    return order != 0 ? order < 0 : a < b
+  }
+
+  /// −1, 0 or 1 as `x` sorts before, with or after `y` in UTF-8 byte order (a proper prefix
+  /// first): one pass over the contiguous bytes of both, where `lexicographicallyPrecedes`
+  /// both ways would take two generic passes.
+  @usableFromInline
+  static func compareUTF8(_ x: String, _ y: String) -> Int {
+    let fast = x.utf8.withContiguousStorageIfAvailable { xs in
+      y.utf8.withContiguousStorageIfAvailable { ys -> Int in
+        let n = Swift.min(xs.count, ys.count)
+        var i = 0
+        while i < n {
+          if xs[i] != ys[i] { return xs[i] < ys[i] ? -1 : 1 }
+          i += 1
+        }
+        return xs.count == ys.count ? 0 : (xs.count < ys.count ? -1 : 1)
+      }
+    }
+    if let order = fast ?? nil { return order }
+    if x.utf8.lexicographicallyPrecedes(y.utf8) { return -1 }
+    return y.utf8.lexicographicallyPrecedes(x.utf8) ? 1 : 0
   }
 
   /// Adds a region in a new slot (`count` before the call) and returns the slot.

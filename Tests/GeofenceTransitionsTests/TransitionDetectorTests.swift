@@ -1,4 +1,5 @@
 import GeofenceGeometry
+import GeofenceTestSupport
 import GeofenceTransitions
 import Testing
 
@@ -281,5 +282,28 @@ struct TransitionDetectorTests {
     #expect(sorted == [2, 1, 5, 4, 0, 3])
     #expect(regions.count == 6)
     #expect(regions.id(at: 3) == "\u{E9}")
+  }
+
+  @Test("RegionSet id order equals lexicographic order of the UTF-8 bytes, random ids")
+  func regionSetOrderMatchesByteOrder() {
+    var rng = SeededGenerator(seed: 17)
+    // Short (inline) and long (heap) strings, shared prefixes, multi-byte scalars.
+    let pieces = ["a", "b", "ab", "Z", "0", "é", "ß", "日本", "🙂", "longer-id-", "x"]
+    let ids = (0..<120).map { _ in
+      (0..<Int.random(in: 0...6, using: &rng)).map { _ in
+        pieces[Int.random(in: 0..<pieces.count, using: &rng)]
+      }.joined()
+    }
+    let regions = regionSet(ids.map { ($0, 0, 0, 10) })
+    for a in 0..<ids.count {
+      for b in 0..<ids.count {
+        let x = Array(ids[a].utf8)
+        let y = Array(ids[b].utf8)
+        let expected = x.lexicographicallyPrecedes(y) || (x == y && a < b)
+        if regions.precedes(Int32(a), Int32(b)) != expected {
+          Issue.record("\(ids[a]) (\(a)) before \(ids[b]) (\(b)): expected \(expected)")
+        }
+      }
+    }
   }
 }
