@@ -29,11 +29,18 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
   /// The server refused the request as a whole in a way retrying cannot fix (401, 403, 404,
   /// ...): the status and the error body's message.
   case refused(status: Int, message: String)
+  /// The server asked, with `Retry-After`, for a longer pause than
+  /// ``RetryPolicy/maxRetryAfterSeconds``: the seconds it asked for. Call again after them.
+  case deferred(retryAfterSeconds: Double)
 
   public var description: String {
     switch self {
     case .retriesExhausted(let f): return "gave up after repeated failures (last: \(f))"
     case .refused(let status, let message): return "server refused the upload: \(status) \(message)"
+    case .deferred(let seconds):
+      let shown = seconds.rounded(.up)
+      let text = shown < 1e15 ? String(Int(shown)) : "\(seconds)"
+      return "server asked to retry in \(text) s (Retry-After), longer than one call waits"
     }
   }
 }
@@ -49,7 +56,8 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   dead-letter table with its reason; events the answer does not mention go back to pending.
 /// - Retried (see ``RetryPolicy``): timeouts, connection failures, `408`, `429`, `5xx`, and
 ///   `2xx` with an unreadable body. The wait is `max(Retry-After, backoff)` on the injected
-///   clock.
+///   clock; a `Retry-After` above ``RetryPolicy/maxRetryAfterSeconds`` stops the call with
+///   ``UploadStop/deferred(retryAfterSeconds:)`` instead, the events pending.
 /// - `413` and `400` on a batch of several events: the batch is split in half and the first
 ///   half sent again; on a single event, the event is dead-lettered with the server's message.
 /// - Any other status (`401`, `403`, `404`, ...): the call stops and reports
@@ -140,6 +148,8 @@ public final class OutboxUploader {
               if failures >= retryPolicy.maxAttempts {
                 report.stopped = .retriesExhausted(
                   lastFailure: "\(unanswered) events missing from the answer")
+              } else if let stop = deferral(retryAfter) {
+                report.stopped = stop
               } else {
                 sleep(retry: failures, retryAfter: retryAfter, &report)
               }
@@ -175,11 +185,22 @@ public final class OutboxUploader {
         report.stopped = .retriesExhausted(lastFailure: failure)
         return true
       }
+      if let stop = deferral(retryAfter) {
+        try outbox.release(batch)
+        report.stopped = stop
+        return true
+      }
       sleep(retry: failures, retryAfter: retryAfter, &report)
       try outbox.markRetry(batch)
       batch.attempt += 1
       report.retries += 1
     }
+  }
+
+  /// The stop for a `Retry-After` longer than the policy waits out, else `nil`.
+  private func deferral(_ retryAfter: Double?) -> UploadStop? {
+    guard let seconds = retryAfter, seconds > retryPolicy.maxRetryAfterSeconds else { return nil }
+    return .deferred(retryAfterSeconds: seconds)
   }
 
   private func sleep(retry: Int, retryAfter: Double?, _ report: inout UploadReport) {

@@ -8,7 +8,8 @@
 /// ("full jitter", M. Brooker, *Exponential Backoff and Jitter*, AWS Architecture Blog, 2015),
 /// where `retryAfter` is the answer's `Retry-After` in seconds (0 when absent). The random
 /// number comes from the generator given to the uploader, so a seeded generator makes the
-/// waits exact.
+/// waits exact. A `Retry-After` above ``maxRetryAfterSeconds`` is not waited out: the call
+/// stops with ``UploadStop/deferred(retryAfterSeconds:)`` and the events stay pending.
 public struct RetryPolicy: Hashable, Sendable {
   /// The first backoff ceiling, seconds. Default 1; must be > 0.
   public var baseDelaySeconds: Double
@@ -19,12 +20,22 @@ public struct RetryPolicy: Hashable, Sendable {
   /// ``OutboxUploader/sendDueBatches()`` call before the call gives up (the events stay
   /// pending). Default 8; must be >= 1.
   public var maxAttempts: Int
+  /// The longest `Retry-After`, seconds, that one call waits out before sending again. A
+  /// server asking for longer (a maintenance window, a quota reset) stops the call with
+  /// ``UploadStop/deferred(retryAfterSeconds:)`` instead of blocking it for that long; the
+  /// events stay pending for a later call. Default 300; must be >= 0.
+  public var maxRetryAfterSeconds: Double
 
-  public init(baseDelaySeconds: Double = 1, maxDelaySeconds: Double = 60, maxAttempts: Int = 8) {
+  public init(
+    baseDelaySeconds: Double = 1, maxDelaySeconds: Double = 60, maxAttempts: Int = 8,
+    maxRetryAfterSeconds: Double = 300
+  ) {
     precondition(baseDelaySeconds > 0 && maxDelaySeconds >= baseDelaySeconds && maxAttempts >= 1)
+    precondition(maxRetryAfterSeconds >= 0)
     self.baseDelaySeconds = baseDelaySeconds
     self.maxDelaySeconds = maxDelaySeconds
     self.maxAttempts = maxAttempts
+    self.maxRetryAfterSeconds = maxRetryAfterSeconds
   }
 
   /// The backoff ceiling before retry `retry` (1-based): `min(maxDelay, baseDelay · 2^(retry−1))`.

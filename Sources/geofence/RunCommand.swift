@@ -78,7 +78,8 @@ enum RunCommand {
 
     Sends every queued event of the store now (in-flight events left by an interrupted run are
     sent first, with the same ids), retrying timeouts, network errors, 429 and 5xx with
-    exponential backoff (full jitter, honouring Retry-After).
+    exponential backoff (full jitter, honouring Retry-After). A Retry-After of more than 300 s
+    is not waited out: the command stops and the events stay queued (exit status 75).
 
       --server URL, --key KEY, --store DIR    as for 'geofence run'
       --batch-size N          events per batch, 1-500 [20]

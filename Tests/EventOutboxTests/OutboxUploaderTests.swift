@@ -131,6 +131,55 @@ import Testing
     #expect(transport.sent.map(\.time) == times)
   }
 
+  /// A `Retry-After` above `maxRetryAfterSeconds` is not slept through: the call stops at
+  /// once, the events pending, and the next call continues the attempt count.
+  @Test func longRetryAfterStopsTheCallWithEventsPending() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = [FakeTransport.status(503, retryAfter: "3600")]
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let uploader = OutboxUploader(
+      outbox: outbox, transport: transport, random: SeededGenerator(seed: 3))
+    let report = try uploader.flush()
+    #expect(report.stopped == .deferred(retryAfterSeconds: 3600))
+    #expect(
+      report.stopped?.description
+        == "server asked to retry in 3600 s (Retry-After), longer than one call waits")
+    #expect(clock.sleeps.isEmpty && report.waitedSeconds == 0 && report.retries == 0)
+    #expect(transport.sent.count == 1)
+    let counts = try outbox.counts()
+    #expect(counts.pending == 3 && counts.inFlight == 0)
+    // Later: the same events, attempt 2, delivered.
+    clock.advance(by: 3600)
+    let later = try uploader.flush()
+    #expect(later.accepted == 3 && later.stopped == nil)
+    #expect(transport.sent.map(\.attempt) == [1, 2])
+    #expect(transport.sent[0].ids == transport.sent[1].ids)
+  }
+
+  /// Up to the limit `Retry-After` is waited out; an answer that leaves events unanswered
+  /// with a longer one stops the call too.
+  @Test func retryAfterAtTheLimitIsWaitedOut() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = [
+      FakeTransport.status(429, retryAfter: "300"),
+      { ids in
+        // Accepts the first event only, and asks for a pause of 301 s.
+        FakeTransport.json(
+          200, ["accepted": [ids[0]], "duplicates": [], "rejected": []],
+          headers: ["retry-after": "301"])
+      },
+    ]
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let report = try OutboxUploader(
+      outbox: outbox, transport: transport, random: SeededGenerator(seed: 4)
+    ).flush()
+    #expect(clock.sleeps.count == 1 && clock.sleeps[0] == 300)
+    #expect(report.accepted == 1 && report.stopped == .deferred(retryAfterSeconds: 301))
+    #expect(try outbox.counts().pending == 2)
+  }
+
   @Test func retryAfterAsHTTPDate() {
     let now = 1_796_014_800.0  // Mon, 30 Nov 2026 05:00:00 GMT
     #expect(OutboxUploader.parseRetryAfter("Mon, 30 Nov 2026 05:00:12 GMT", now: now) == 12)
