@@ -74,8 +74,9 @@ public struct TransitionDetector: Sendable {
     /// Consecutive accepted fixes satisfying the EXIT rule, and the time of the first.
     var exitCount: Int
     var exitSince: Double
-    /// The region's ``CircularRegion/centerVector`` and ``CircularRegion/chordSquaredThreshold``.
+    /// The region's ``CircularRegion/centerVector``.
     var center: UnitVector
+    /// ``discChordSquared(_:)`` of the region.
     var chordSquaredThreshold: Double
     /// ``TransitionConfiguration/hysteresisMeters(forRadius:)`` of the region.
     var hysteresisMeters: Double
@@ -89,27 +90,43 @@ public struct TransitionDetector: Sendable {
       self.exitCount = 0
       self.exitSince = 0
       self.center = region.centerVector
-      self.chordSquaredThreshold = region.chordSquaredThreshold
+      self.chordSquaredThreshold = Self.discChordSquared(region)
       self.hysteresisMeters = hysteresisMeters
       self.staysInsideChordSquared = Self.staysInsideChordSquared(
         radiusMeters: region.radiusMeters, hysteresisMeters: hysteresisMeters)
     }
 
+    /// The largest angle, in radians, at which the EXIT test trusts a squared chord: π − 0.01,
+    /// about 64 km short of half the circumference. The squared chord between two unit
+    /// vectors is rounded by about 1e-15, which resolves a distance `R θ` only to about
+    /// `3.2e-9 / sin θ` m: under 0.4 µm up to this angle, but tens of centimetres next to the
+    /// antipode, where the haversine distance itself is only good to about 0.3 m.
+    static let chordTrustedAngle = Double.pi - 0.01
+
+    /// The region's ``CircularRegion/chordSquaredThreshold`` for the EXIT test's first
+    /// shortcut (a fix inside the disc does not exit when `h + a` exceeds 1 µm), or −1 (the
+    /// shortcut never applies) for a region whose radius passes ``chordTrustedAngle``.
+    static func discChordSquared(_ region: CircularRegion) -> Double {
+      region.angularRadius <= chordTrustedAngle ? region.chordSquaredThreshold : -1
+    }
+
     /// The squared chord (unit sphere) of a distance just short of `r + h`: shorter by a
-    /// relative 1e-9 and by 1 µm, far more than the rounding of the squared chord between
-    /// two unit vectors and of the haversine distance (both under 1e-8 m here). A fix whose
-    /// squared chord to the centre is at most this is nearer than `r + h` by the haversine
-    /// distance too, so it cannot meet the EXIT rule `d - a > r + h` for any accuracy
-    /// `a >= 0`: the hysteresis band is decided without trigonometry. −1 (no fix) when
-    /// `r + h` is within that margin of 0; +∞ (every fix) when it reaches half the
-    /// circumference, beyond which no two points on the sphere lie.
+    /// relative 1e-9 and by 1 µm, more than the rounding of the squared chord between two
+    /// unit vectors (see ``chordTrustedAngle``) and of the haversine distance away from the
+    /// antipode. A fix whose squared chord to the centre is at most this is nearer than
+    /// `r + h` by the haversine distance too, so it cannot meet the EXIT rule `d - a > r + h`
+    /// for any accuracy `a >= 0`: the hysteresis band is decided without trigonometry.
+    /// −1 (no fix: the haversine decides) when `r + h` is within that margin of 0 or its
+    /// angle passes ``chordTrustedAngle`` short of π; +∞ (every fix) when it reaches half
+    /// the circumference, beyond which no haversine distance lies.
     static func staysInsideChordSquared(radiusMeters r: Double, hysteresisMeters h: Double)
       -> Double
     {
       let reach = (r + h) * (1 - 1e-9) - 1e-6
       guard reach > 0 else { return -1 }
       let angle = EarthModel.radians(fromMeters: reach)
-      return angle >= Double.pi ? .infinity : UnitVector.chordSquared(forAngle: angle)
+      if angle >= Double.pi { return .infinity }
+      return angle <= chordTrustedAngle ? UnitVector.chordSquared(forAngle: angle) : -1
     }
 
     /// This visit for `region` (its slot's region in a new set): the same progress, that
@@ -118,7 +135,7 @@ public struct TransitionDetector: Sendable {
       var next = self
       next.slot = slot
       next.center = region.centerVector
-      next.chordSquaredThreshold = region.chordSquaredThreshold
+      next.chordSquaredThreshold = Self.discChordSquared(region)
       next.hysteresisMeters = hysteresisMeters
       next.staysInsideChordSquared = Self.staysInsideChordSquared(
         radiusMeters: region.radiusMeters, hysteresisMeters: hysteresisMeters)
@@ -336,8 +353,9 @@ public struct TransitionDetector: Sendable {
       let h = visits[i].hysteresisMeters
       let chordSquared = visits[i].center.chordSquared(to: pointVector)
       // Inside the disc (the same comparison as `region.contains(pointVector)`, on the
-      // visit's copy), or in the hysteresis band, nearer than `r + h` (see
-      // `Visit.staysInsideChordSquared`): no EXIT, and no distance needed.
+      // visit's copy, for regions short of `Visit.chordTrustedAngle`), or in the hysteresis
+      // band, nearer than `r + h` (see `Visit.staysInsideChordSquared`): no EXIT, and no
+      // distance needed.
       if chordSquared <= visits[i].staysInsideChordSquared
         || (h + exitAccuracy > 1e-6 && chordSquared <= visits[i].chordSquaredThreshold)
       {

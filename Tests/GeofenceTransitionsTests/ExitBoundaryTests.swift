@@ -69,6 +69,51 @@ struct ExitBoundaryTests {
     #expect(exitsSeen > 100 && staysSeen > 100)
   }
 
+  /// `r + h` within metres of half the circumference, fixes within about a metre of the
+  /// antipode: there the squared chord cannot resolve centimetres, so the detector must fall
+  /// back to the haversine distance and still follow its rule exactly.
+  @Test(arguments: [
+    // (r, minimum hysteresis, hysteresis fraction, accuracy)
+    ((Double.pi * 6_371_008.8 - 0.05) / 1.1, 20.0, 0.1, nil as Double?),
+    (Double.pi * 6_371_008.8 - 20.3, 20.0, 0.0, nil),
+    (Double.pi * 6_371_008.8 - 1, 0.0, 0.0, 2e-6),
+    (Double.pi * 6_371_008.8 - 600, 0.0, 0.0, 0.5),
+  ])
+  func exitNearTheAntipodeEqualsTheHaversineRule(
+    radius: Double, hysteresisMinimum: Double, hysteresisFraction: Double, accuracy: Double?
+  ) throws {
+    var configuration = TransitionConfiguration()
+    configuration.outlierFilter = nil
+    configuration.maxAccuracyMeters = .infinity
+    configuration.hysteresisMinimumMeters = hysteresisMinimum
+    configuration.hysteresisRadiusFraction = hysteresisFraction
+    let center = Coordinate(uncheckedLatitude: 10, longitude: 20)
+    let regions = RegionSet(geofences: [
+      Geofence(id: "r", region: try CircularRegion(center: center, radiusMeters: radius))
+    ])
+    let h = configuration.hysteresisMeters(forRadius: radius)
+    var rng = SeededGenerator(seed: UInt64(radius.bitPattern % 1_000_003))
+    var exitsSeen = 0
+    var staysSeen = 0
+    // Fixes north of the antipode (-10, -160), toward the centre along its meridian, at
+    // `πR - (r + h + a)` from it give `d - a = r + h`; around that, within 5 cm for half of
+    // them and 50 cm for the rest, with about 1 cm of longitude jitter.
+    let metersPerDegree = Double.pi / 180 * 6_371_008.8
+    let atEdge = Double.pi * 6_371_008.8 - (radius + h + (accuracy ?? 0))
+    for k in 0..<600 {
+      let spread = k % 2 == 0 ? 0.05 : 0.5
+      let fromAntipode = abs(atEdge + Double.random(in: -spread...spread, using: &rng))
+      let point = Coordinate(
+        uncheckedLatitude: -10 + fromAntipode / metersPerDegree,
+        longitude: -160 + Double.random(in: -1e-7...1e-7, using: &rng))
+      let expected = haversineDistance(center, point) - (accuracy ?? 0) > radius + h
+      let got = exits(regions, at: point, accuracy: accuracy, configuration)
+      #expect(got == expected, "r \(radius), h \(h), a \(String(describing: accuracy)) at \(point)")
+      if expected { exitsSeen += 1 } else { staysSeen += 1 }
+    }
+    #expect(exitsSeen > 20 && staysSeen > 20, "exits \(exitsSeen), stays \(staysSeen)")
+  }
+
   /// `r + h` beyond half the circumference: no point on the sphere is that far, so no fix
   /// exits, including the antipode.
   @Test func hysteresisBeyondHalfTheCircumferenceNeverExits() throws {
