@@ -339,8 +339,8 @@ public struct GridIndex: Sendable {
   ) {
     // The slots are written through a local pointer and count: every candidate's slot is
     // stored, and the count moves past it only when the region holds the point. The buffer is
-    // made unique (copy-on-write) at the first run of candidates, so an empty answer costs
-    // nothing but the final count.
+    // made unique (copy-on-write) at the first run of candidates, so a query that meets no
+    // candidate costs nothing but the final count.
     var base = result.base
     var room = result.capacity
     var held = 0

@@ -5,10 +5,11 @@
 /// add: no branch on the answer, and no capacity or uniqueness check per element as
 /// `Array.append` makes. Room is made once per run of candidates (a cell's entries).
 ///
-/// It is a value: a copy keeps the contents it had when copied. Copies share storage until one
-/// of them is written by a query, which first gives itself storage of its own (copy-on-write,
-/// checked once per query). A query never allocates once the buffer has held the largest run
-/// of candidates it meets; `SlotBuffer()` allocates nothing until its first non-empty answer.
+/// It is a value: a copy keeps the contents it had when copied. Copies share storage until a
+/// query that meets a candidate (a region to test) writes one of them, which first gives
+/// itself storage of its own (copy-on-write, checked once per query). A query never allocates
+/// once the buffer has room for the largest run of candidates it meets; `SlotBuffer()`
+/// allocates nothing until a query first meets a candidate, even if it contains no point.
 ///
 /// Elements are the slots of the last query, in the order the query found them (no particular
 /// order), each exactly once. Indices are `0 ..< count`.
@@ -33,7 +34,7 @@ public struct SlotBuffer: RandomAccessCollection, @unchecked Sendable {
     deinit { base.deallocate() }
   }
 
-  /// The allocation, or `nil` before the first non-empty answer.
+  /// The allocation, or `nil` before the first query that meets a candidate.
   @usableFromInline internal var storage: Storage?
   /// `storage.base`, kept here so that a query reads it without going through the reference;
   /// `nil` with `storage`.
@@ -46,7 +47,8 @@ public struct SlotBuffer: RandomAccessCollection, @unchecked Sendable {
   /// Number of slots held: the size of the last query's answer.
   @inlinable public var count: Int { held }
 
-  /// An empty buffer. Allocates nothing: storage comes with the first non-empty answer.
+  /// An empty buffer. Allocates nothing: storage (at least 16 slots) comes with the first
+  /// query that meets a candidate.
   @inlinable public init() {
     storage = nil
     base = nil
@@ -54,8 +56,8 @@ public struct SlotBuffer: RandomAccessCollection, @unchecked Sendable {
     held = 0
   }
 
-  /// An empty buffer with room for `capacity` slots before it first grows.
-  /// - Complexity: O(1); allocates `4 · capacity` bytes when `capacity > 0`.
+  /// An empty buffer with room for at least `capacity` slots before it first grows.
+  /// - Complexity: O(1); allocates `4 · max(capacity, 16)` bytes when `capacity > 0`.
   public init(capacity: Int) {
     self.init()
     if capacity > 0 { _replaceStorage(minimumCapacity: capacity) }

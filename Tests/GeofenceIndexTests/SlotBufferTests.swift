@@ -24,23 +24,34 @@ struct SlotBufferTests {
     }
   }
 
-  @Test func emptyBufferAllocatesOnlyForItsFirstNonEmptyAnswer() throws {
+  /// `SlotBuffer()` allocates at the first query that meets a candidate, whether or not the
+  /// answer is empty, and never for a query that meets none.
+  @Test func emptyBufferAllocatesAtItsFirstCandidate() throws {
     let regions = try Self.nestedRegions(count: 50)
     let index = GridIndex(regions: regions)
     var slots = SlotBuffer()
     #expect(slots.storage == nil && slots.capacity == 0)
     // A point far from every region: no candidate, so no storage.
-    index.query(Coordinate(uncheckedLatitude: -40, longitude: 120), into: &slots)
+    let far = Coordinate(uncheckedLatitude: -40, longitude: 120)
+    #expect(index._refineCount(at: far) == 0)
+    index.query(far, into: &slots)
     #expect(slots.isEmpty && slots.storage == nil)
+    // A point in the box of the largest region but outside its disc (a corner of the box):
+    // a candidate is refined, the answer is empty, and storage comes.
+    let corner = Coordinate(uncheckedLatitude: 47.37 + 0.43, longitude: 8.54 + 0.63)
+    #expect(index._refineCount(at: corner) > 0 && bruteForce(regions, corner).isEmpty)
+    index.query(corner, into: &slots)
+    #expect(slots.isEmpty && slots.storage != nil && slots.capacity >= 16)
     let center = Coordinate(uncheckedLatitude: 47.37, longitude: 8.54)
     index.query(center, into: &slots)
     #expect(slots.count == 50)
     #expect(slots.sorted() == bruteForce(regions, center))
-    #expect(slots.storage != nil && slots.capacity >= 50)
+    #expect(slots.capacity >= 50)
     // Then an empty answer keeps the storage and reports no slots.
     let storage = slots.storage
-    index.query(Coordinate(uncheckedLatitude: -40, longitude: 120), into: &slots)
+    index.query(far, into: &slots)
     #expect(slots.isEmpty && slots.storage === storage)
+    #expect(SlotBuffer(capacity: 1).capacity == 16 && SlotBuffer(capacity: 100).capacity == 100)
   }
 
   /// A buffer of capacity 1 must grow in the middle of an answer, after the slots of earlier
