@@ -496,6 +496,12 @@ def merge_ours(paths):
     and detector counts; anything else stops the program with the file and the field."""
     if not paths:
         raise SystemExit("peers.py: --ours names no file")
+    seen = set()
+    for path in paths:
+        if os.path.abspath(path) in seen:
+            raise SystemExit(f"peers.py: --ours names {path} twice; each file is one process's run,"
+                             " and a median over copies of one run would read as several")
+        seen.add(os.path.abspath(path))
     runs = []
     for path in paths:
         try:
