@@ -171,6 +171,11 @@ public struct TransitionDetector: Sendable {
   /// The slots of ``visits``, kept in step with it, so that each query result is matched in
   /// O(1) expected time instead of a search of the inside list.
   var insideSet = SlotSet()
+  /// At most the earliest ENTER time of the visits whose DWELL is not emitted yet (+∞ when
+  /// there are none): while `time - earliestUndwelledEnter < loiteringDelaySeconds`, no visit
+  /// is due (floating-point subtraction is monotonic), and the DWELL pass is skipped. Lowered
+  /// at each ENTER, recomputed by each DWELL pass; visits leaving only raise the true value.
+  private var earliestUndwelledEnter = Double.infinity
   private var exits: [Emission] = []
   private var enters: [Emission] = []
   private var dwells: [Emission] = []
@@ -430,6 +435,7 @@ public struct TransitionDetector: Sendable {
           slot: slot, enterTime: time, region: region,
           hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters)))
       insideSet.insert(slot)
+      earliestUndwelledEnter = min(earliestUndwelledEnter, time)
       if !silent {
         enters.append(
           Emission(
@@ -451,8 +457,11 @@ public struct TransitionDetector: Sendable {
       }
     }
 
-    // DWELL: once per visit, judged on fix times.
-    if usesTime, let delay = configuration.loiteringDelaySeconds {
+    // DWELL: once per visit, judged on fix times; skipped while no visit can be due.
+    if usesTime, let delay = configuration.loiteringDelaySeconds,
+      !(time - earliestUndwelledEnter < delay)
+    {
+      var earliest = Double.infinity
       for k in visits.indices where !visits[k].dwellEmitted {
         let inside = time - visits[k].enterTime
         if inside >= delay {
@@ -463,8 +472,11 @@ public struct TransitionDetector: Sendable {
               slot: slot,
               distanceMeters: haversineDistance(regions.regions[Int(slot)].center, point),
               dwellSeconds: inside))
+        } else {
+          earliest = min(earliest, visits[k].enterTime)
         }
       }
+      earliestUndwelledEnter = earliest
     }
 
     sortEmissions()
