@@ -27,6 +27,26 @@ struct ExitBoundaryTests {
     return events.contains { $0.type == .exit }
   }
 
+  /// The default rules with the given hysteresis, no outlier filter and no accuracy limit, so
+  /// that every fix is judged by the EXIT rule alone.
+  static func configuration(
+    hysteresisMinimum: Double = 20, hysteresisFraction: Double = 0.1
+  ) -> TransitionConfiguration {
+    var configuration = TransitionConfiguration()
+    configuration.outlierFilter = nil
+    configuration.maxAccuracyMeters = .infinity
+    configuration.hysteresisMinimumMeters = hysteresisMinimum
+    configuration.hysteresisRadiusFraction = hysteresisFraction
+    return configuration
+  }
+
+  /// A set of one region, "r", at `center` with radius `radius` metres.
+  static func oneRegion(at center: Coordinate, radius: Double) throws -> RegionSet {
+    RegionSet(geofences: [
+      Geofence(id: "r", region: try CircularRegion(center: center, radiusMeters: radius))
+    ])
+  }
+
   @Test(arguments: [
     (100.0, 20.0, 0.0), (100.0, 0.0, 0.0), (100.0, 20.0, 0.1), (2_000.0, 20.0, 0.1),
     (5_000_000.0, 20.0, 0.1),
@@ -34,15 +54,10 @@ struct ExitBoundaryTests {
   func exitDecisionEqualsTheHaversineRule(
     radius: Double, hysteresisMinimum: Double, hysteresisFraction: Double
   ) throws {
-    var configuration = TransitionConfiguration()
-    configuration.outlierFilter = nil
-    configuration.maxAccuracyMeters = .infinity
-    configuration.hysteresisMinimumMeters = hysteresisMinimum
-    configuration.hysteresisRadiusFraction = hysteresisFraction
+    let configuration = Self.configuration(
+      hysteresisMinimum: hysteresisMinimum, hysteresisFraction: hysteresisFraction)
     let center = Coordinate(uncheckedLatitude: 46, longitude: 7)
-    let regions = RegionSet(geofences: [
-      Geofence(id: "r", region: try CircularRegion(center: center, radiusMeters: radius))
-    ])
+    let regions = try Self.oneRegion(at: center, radius: radius)
     let h = configuration.hysteresisMeters(forRadius: radius)
     var rng = SeededGenerator(seed: UInt64(radius) &+ UInt64(hysteresisMinimum))
     var exitsSeen = 0
@@ -82,15 +97,10 @@ struct ExitBoundaryTests {
   func exitNearTheAntipodeEqualsTheHaversineRule(
     radius: Double, hysteresisMinimum: Double, hysteresisFraction: Double, accuracy: Double?
   ) throws {
-    var configuration = TransitionConfiguration()
-    configuration.outlierFilter = nil
-    configuration.maxAccuracyMeters = .infinity
-    configuration.hysteresisMinimumMeters = hysteresisMinimum
-    configuration.hysteresisRadiusFraction = hysteresisFraction
+    let configuration = Self.configuration(
+      hysteresisMinimum: hysteresisMinimum, hysteresisFraction: hysteresisFraction)
     let center = Coordinate(uncheckedLatitude: 10, longitude: 20)
-    let regions = RegionSet(geofences: [
-      Geofence(id: "r", region: try CircularRegion(center: center, radiusMeters: radius))
-    ])
+    let regions = try Self.oneRegion(at: center, radius: radius)
     let h = configuration.hysteresisMeters(forRadius: radius)
     var rng = SeededGenerator(seed: UInt64(radius.bitPattern % 1_000_003))
     var exitsSeen = 0
@@ -117,15 +127,11 @@ struct ExitBoundaryTests {
   /// `r + h` beyond half the circumference: no point on the sphere is that far, so no fix
   /// exits, including the antipode.
   @Test func hysteresisBeyondHalfTheCircumferenceNeverExits() throws {
-    var configuration = TransitionConfiguration()
-    configuration.outlierFilter = nil
-    configuration.maxAccuracyMeters = .infinity
+    let configuration = Self.configuration()
     let center = Coordinate(uncheckedLatitude: 46, longitude: 7)
     let radius = 19_000_000.0
     #expect(radius + configuration.hysteresisMeters(forRadius: radius) > 20_015_087)
-    let regions = RegionSet(geofences: [
-      Geofence(id: "r", region: try CircularRegion(center: center, radiusMeters: radius))
-    ])
+    let regions = try Self.oneRegion(at: center, radius: radius)
     for point in [
       Coordinate(uncheckedLatitude: -46, longitude: -173),
       Coordinate(uncheckedLatitude: -45.99, longitude: -173),
