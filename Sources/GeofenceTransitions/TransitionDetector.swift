@@ -77,7 +77,7 @@ public struct TransitionDetector: Sendable {
     /// The region's ``CircularRegion/centerVector``.
     var center: UnitVector
     /// ``discChordSquared(_:)`` of the region.
-    var chordSquaredThreshold: Double
+    var discChordSquared: Double
     /// ``TransitionConfiguration/hysteresisMeters(forRadius:)`` of the region.
     var hysteresisMeters: Double
     /// ``staysInsideChordSquared(radiusMeters:hysteresisMeters:)`` of the region.
@@ -90,7 +90,7 @@ public struct TransitionDetector: Sendable {
       self.exitCount = 0
       self.exitSince = 0
       self.center = region.centerVector
-      self.chordSquaredThreshold = Self.discChordSquared(region)
+      self.discChordSquared = Self.discChordSquared(region)
       self.hysteresisMeters = hysteresisMeters
       self.staysInsideChordSquared = Self.staysInsideChordSquared(
         radiusMeters: region.radiusMeters, hysteresisMeters: hysteresisMeters)
@@ -132,13 +132,11 @@ public struct TransitionDetector: Sendable {
     /// This visit for `region` (its slot's region in a new set): the same progress, that
     /// region's geometry.
     func rebased(slot: Int32, region: CircularRegion, hysteresisMeters: Double) -> Visit {
-      var next = self
-      next.slot = slot
-      next.center = region.centerVector
-      next.chordSquaredThreshold = Self.discChordSquared(region)
-      next.hysteresisMeters = hysteresisMeters
-      next.staysInsideChordSquared = Self.staysInsideChordSquared(
-        radiusMeters: region.radiusMeters, hysteresisMeters: hysteresisMeters)
+      var next = Visit(
+        slot: slot, enterTime: enterTime, region: region, hysteresisMeters: hysteresisMeters)
+      next.dwellEmitted = dwellEmitted
+      next.exitCount = exitCount
+      next.exitSince = exitSince
       return next
     }
   }
@@ -362,7 +360,7 @@ public struct TransitionDetector: Sendable {
       // band, nearer than `r + h` (see `Visit.staysInsideChordSquared`): no EXIT, and no
       // distance needed.
       if chordSquared <= visits[i].staysInsideChordSquared
-        || (h + exitAccuracy > 1e-6 && chordSquared <= visits[i].chordSquaredThreshold)
+        || (h + exitAccuracy > 1e-6 && chordSquared <= visits[i].discChordSquared)
       {
         // Written only when set: a write to `visits` costs a uniqueness check, and a device
         // inside many regions would pay one per visit per fix.
