@@ -31,13 +31,14 @@ let package = Package(
     .target(name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText"]),
 
     // Sync and outbox.
+    .target(name: "RetryTiming"),
     .target(
       name: "GeofenceSync",
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
-        "SQLiteStore",
+        "SQLiteStore", "RetryTiming",
       ]),
-    .target(name: "EventOutbox", dependencies: ["SQLiteStore"]),
+    .target(name: "EventOutbox", dependencies: ["SQLiteStore", "RetryTiming"]),
 
     // Facade and command-line tool.
     .target(
@@ -50,7 +51,8 @@ let package = Package(
       name: "GeofenceBenchmarks",
       dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions"]),
     .executableTarget(
-      name: "geofence", dependencies: ["GeofenceEngine", "GeofenceBenchmarks", "TrackFormats"]),
+      name: "geofence",
+      dependencies: ["GeofenceEngine", "GeofenceBenchmarks", "TrackFormats", "RetryTiming"]),
 
     // Tests.
     .target(
@@ -87,7 +89,8 @@ let package = Package(
     .testTarget(
       name: "GeofenceSyncTests", dependencies: ["GeofenceSync", "GeofenceTestSupport"]),
     .testTarget(
-      name: "EventOutboxTests", dependencies: ["EventOutbox", "GeofenceTestSupport"]),
+      name: "EventOutboxTests", dependencies: ["EventOutbox", "RetryTiming", "GeofenceTestSupport"]),
+    .testTarget(name: "RetryTimingTests", dependencies: ["RetryTiming"]),
     .testTarget(name: "GeofenceCLITests", dependencies: ["GeofenceTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

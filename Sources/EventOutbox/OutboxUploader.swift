@@ -1,4 +1,5 @@
 import Foundation
+import RetryTiming
 
 /// What one upload call did.
 public struct UploadReport: Hashable, Sendable {
@@ -24,13 +25,13 @@ public struct UploadReport: Hashable, Sendable {
 
 /// Why an upload call stopped with events still pending.
 public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
-  /// A batch failed ``RetryPolicy/maxAttempts`` times in a row; the last failure.
+  /// A batch failed ``RetryPolicy/maximumAttempts`` times in a row; the last failure.
   case retriesExhausted(lastFailure: String)
   /// The server refused the request as a whole in a way retrying cannot fix (401, 403, 404,
   /// ...): the status and the error body's message.
   case refused(status: Int, message: String)
   /// The server asked, with `Retry-After`, for a longer pause than
-  /// ``RetryPolicy/maxRetryAfterSeconds``: the seconds it asked for. Call again after them.
+  /// ``RetryPolicy/maximumRetryAfterSeconds``: the seconds it asked for. Call again after them.
   case deferred(retryAfterSeconds: Double)
 
   public var description: String {
@@ -56,7 +57,7 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   dead-letter table with its reason; events the answer does not mention go back to pending.
 /// - Retried (see ``RetryPolicy``): timeouts, connection failures, `408`, `429`, `5xx`, and
 ///   `2xx` with an unreadable body. The wait is `max(Retry-After, backoff)` on the injected
-///   clock; a `Retry-After` above ``RetryPolicy/maxRetryAfterSeconds`` stops the call with
+///   clock; a `Retry-After` above ``RetryPolicy/maximumRetryAfterSeconds`` stops the call with
 ///   ``UploadStop/deferred(retryAfterSeconds:)`` instead, the events pending.
 /// - `413` and `400` on a batch of several events: the batch is split in half and the first
 ///   half sent again; on a single event, the event is dead-lettered with the server's message.
@@ -145,7 +146,7 @@ public final class OutboxUploader {
             if unanswered > 0 {
               // The rest went back to pending and head the next batch; wait before it.
               failures += 1
-              if failures >= retryPolicy.maxAttempts {
+              if failures >= retryPolicy.maximumAttempts {
                 report.stopped = .retriesExhausted(
                   lastFailure: "\(unanswered) events missing from the answer")
               } else if let stop = deferral(retryAfter) {
@@ -180,7 +181,7 @@ public final class OutboxUploader {
         }
       }
       failures += 1
-      if failures >= retryPolicy.maxAttempts {
+      if failures >= retryPolicy.maximumAttempts {
         try outbox.release(batch)
         report.stopped = .retriesExhausted(lastFailure: failure)
         return true
@@ -199,7 +200,9 @@ public final class OutboxUploader {
 
   /// The stop for a `Retry-After` longer than the policy waits out, else `nil`.
   private func deferral(_ retryAfter: Double?) -> UploadStop? {
-    guard let seconds = retryAfter, seconds > retryPolicy.maxRetryAfterSeconds else { return nil }
+    guard let seconds = retryAfter, !retryPolicy.waitsOut(retryAfterSeconds: seconds) else {
+      return nil
+    }
     return .deferred(retryAfterSeconds: seconds)
   }
 

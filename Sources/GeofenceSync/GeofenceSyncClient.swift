@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceDefinitions
 import GeofenceGeometry
+import RetryTiming
 import SQLiteStore
 
 /// Settings of a ``GeofenceSyncClient``.
@@ -15,8 +16,12 @@ public struct SyncConfiguration: Sendable {
   public var area: SyncArea? = nil
   /// Seconds per request before it counts as a transport failure. Default 30.
   public var requestTimeoutSeconds: Double = 30
-  /// Retries of one request. Default ``RetryPolicy/init()``.
-  public var retry = RetryPolicy()
+  /// Sends of one request and the waits between them: default 4 sends, backoff 0.5 s
+  /// doubling to 30 s, `Retry-After` waited out up to 120 s (a sync runs while someone
+  /// waits for it; the outbox's background uploads use ``RetryPolicy/init(maximumAttempts:baseDelaySeconds:maximumDelaySeconds:maximumRetryAfterSeconds:)``'s longer defaults).
+  public var retry = RetryPolicy(
+    maximumAttempts: 4, baseDelaySeconds: 0.5, maximumDelaySeconds: 30,
+    maximumRetryAfterSeconds: 120)
   /// Listings restarted after `410 cursor_expired` before giving up. Default 2.
   public var maximumListingRestarts: Int = 2
   /// Whether the ``SyncReport/diff`` lists the changed geofences (needed to apply them to a
@@ -88,8 +93,12 @@ public struct SyncReport: Sendable {
 /// its version and ETag as they were, and record the reason (``StoredSyncState/staleReason``).
 /// A successful answer with an empty list is an empty set.
 ///
-/// Each request is retried per ``RetryPolicy`` with the injected clock (waits) and random
-/// source (jitter). Not `Sendable`: use from one task at a time, like its store.
+/// Each request is sent up to ``SyncConfiguration/retry``'s `maximumAttempts` times, waiting
+/// its full-jitter backoff (or a longer `Retry-After`, read as seconds; another form is
+/// ignored) with the injected clock and random source. Retried: transport failures
+/// (timeouts, broken connections, short bodies), bodies that cannot be parsed, `429` and every
+/// `5xx`; a `Retry-After` beyond the policy's `maximumRetryAfterSeconds` fails the request at
+/// once. Not `Sendable`: use from one task at a time, like its store.
 public final class GeofenceSyncClient {
   public let configuration: SyncConfiguration
   public let store: GeofenceStore
@@ -338,9 +347,10 @@ public final class GeofenceSyncClient {
       timeoutSeconds: configuration.requestTimeoutSeconds)
   }
 
-  /// A uniform draw in [0, 1) from `generator`.
-  private static func unitDraw(_ generator: inout AnyRandomNumberGenerator) -> Double {
-    Double.random(in: 0..<1, using: &generator)
+  /// Whether an answer with this status is worth sending again: `429` and every `5xx`.
+  /// Other statuses (`400`, `401`, `404`, `410`, ...) are answers, handled by the caller.
+  static func isRetryable(status: Int) -> Bool {
+    status == 429 || (500...599).contains(status)
   }
 
   /// Sends `request` with retries and parses a `200` body with `parse`.
@@ -371,7 +381,7 @@ public final class GeofenceSyncClient {
           let body = SyncWire.errorBody(response.body)
           let error = SyncError.httpStatus(
             response.statusCode, code: body.code, message: body.message)
-          guard RetryPolicy.isRetryable(status: response.statusCode) else { throw error }
+          guard Self.isRetryable(status: response.statusCode) else { throw error }
           failure = error
           retryAfter = response.header("retry-after").flatMap {
             Double($0.trimmingCharacters(in: .whitespaces))
@@ -386,9 +396,8 @@ public final class GeofenceSyncClient {
       }
       let policy = configuration.retry
       guard attempt < policy.maximumAttempts else { throw failure }
-      if let retryAfter, retryAfter > policy.maximumRetryAfterSeconds { throw failure }
-      let wait = policy.delaySeconds(
-        beforeRetry: attempt, retryAfterSeconds: retryAfter, jitter: Self.unitDraw(&random))
+      guard policy.waitsOut(retryAfterSeconds: retryAfter) else { throw failure }
+      let wait = policy.wait(retry: attempt, retryAfterSeconds: retryAfter, using: &random)
       retryWaits.append(wait)
       do { try await clock.sleep(seconds: wait) } catch { throw .cancelled }
     }

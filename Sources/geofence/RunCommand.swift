@@ -6,6 +6,7 @@ import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
 import LocationAuthorization
+import RetryTiming
 import TrackFormats
 
 /// `geofence run`, `geofence outbox`, `geofence upload`: the main pipeline and its outbox.
@@ -377,7 +378,7 @@ enum RunCommand {
         outbox: outbox,
         transport: URLSessionUploadTransport(
           server: server, key: options.key, timeoutSeconds: options.timeoutSeconds),
-        retryPolicy: RetryPolicy(maxAttempts: options.maxAttempts))
+        retryPolicy: RetryPolicy(maximumAttempts: options.maxAttempts))
     }
   }
 

@@ -1,6 +1,7 @@
 import EventOutbox
 import Foundation
 import GeofenceTestSupport
+import RetryTiming
 import Testing
 
 /// The wall clock, recording every wait.
@@ -61,7 +62,7 @@ final class OutboxServerTests {
       URLSessionUploadTransport(server: server.url, key: Self.key, timeoutSeconds: timeout))
     let uploader = OutboxUploader(
       outbox: outbox, transport: transport,
-      retryPolicy: RetryPolicy(baseDelaySeconds: 0.1, maxDelaySeconds: 0.5, maxAttempts: 6),
+      retryPolicy: RetryPolicy(maximumAttempts: 6, baseDelaySeconds: 0.1, maximumDelaySeconds: 0.5),
       random: SeededGenerator(seed: 7))
     return (outbox, uploader, transport)
   }

@@ -1,6 +1,7 @@
 import EventOutbox
 import Foundation
 import GeofenceTestSupport
+import RetryTiming
 import Testing
 
 /// Figures, printed (not asserted beyond sanity): durable enqueue rate and the cost of
@@ -37,7 +38,7 @@ import Testing
     let transport = FakeTransport(clock: clock)
     transport.script = [FakeTransport.timeout]
     _ = try OutboxUploader(
-      outbox: outbox!, transport: transport, retryPolicy: RetryPolicy(maxAttempts: 1)
+      outbox: outbox!, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 1)
     ).flush()
     outbox = nil
     start = Date()

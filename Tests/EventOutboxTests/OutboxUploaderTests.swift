@@ -3,6 +3,7 @@ import GeofenceTestSupport
 import Testing
 
 @testable import EventOutbox
+import RetryTiming
 
 @Suite struct OutboxUploaderTests {
   let clock = ManualClock()
@@ -99,7 +100,7 @@ import Testing
       FakeTransport.status(503), FakeTransport.status(429, retryAfter: "7"), FakeTransport.timeout,
       FakeTransport.status(502), FakeTransport.status(503, retryAfter: "0.5"),
     ]
-    let policy = RetryPolicy(baseDelaySeconds: 1, maxDelaySeconds: 4, maxAttempts: 10)
+    let policy = RetryPolicy(maximumAttempts: 10, baseDelaySeconds: 1, maximumDelaySeconds: 4)
     let uploader = OutboxUploader(
       outbox: outbox, transport: transport, retryPolicy: policy,
       random: SeededGenerator(seed: seed))
@@ -131,7 +132,7 @@ import Testing
     #expect(transport.sent.map(\.time) == times)
   }
 
-  /// A `Retry-After` above `maxRetryAfterSeconds` is not slept through: the call stops at
+  /// A `Retry-After` above `maximumRetryAfterSeconds` is not slept through: the call stops at
   /// once, the events pending, and the next call continues the attempt count.
   @Test func longRetryAfterStopsTheCallWithEventsPending() throws {
     let outbox = try open()
@@ -206,7 +207,7 @@ import Testing
     transport.script = Array(repeating: FakeTransport.status(500), count: 3)
     try outbox.enqueue(contentsOf: makeEvents(0..<2))
     let report = try OutboxUploader(
-      outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maxAttempts: 3),
+      outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 3),
       random: SeededGenerator(seed: 2)
     ).flush()
     #expect(report.stopped == .retriesExhausted(lastFailure: "HTTP 500"))
@@ -267,16 +268,5 @@ import Testing
     #expect(transport.sent.map(\.ids) == [["e0", "e1", "e2"], ["e3", "e4", "e5"]])
     // The interrupted batch is a retry: X-Attempt continues from the stored count.
     #expect(transport.sent.map(\.attempt) == [2, 1])
-  }
-
-  @Test func backoffCeilingDoublesUpToTheCap() {
-    let p = RetryPolicy(baseDelaySeconds: 0.5, maxDelaySeconds: 10)
-    #expect((1...7).map { p.ceiling(retry: $0) } == [0.5, 1, 2, 4, 8, 10, 10])
-    #expect(p.ceiling(retry: 5_000) == 10)
-    var g = SeededGenerator(seed: 9)
-    for retry in 1...50 {
-      let b = p.backoff(retry: retry, using: &g)
-      #expect(b >= 0 && b < p.ceiling(retry: retry))
-    }
   }
 }

@@ -152,10 +152,11 @@ struct GeofenceSyncClientTests {
     let report = try await client.sync()
     #expect(report.geofenceCount == 3)
     #expect(report.requestCount == 4)
-    // Expected waits: equal jitter over 0.5 s · 2^(n-1), Retry-After as a floor.
+    // Expected waits: full jitter under 0.5 s · 2^(n-1) (one draw of the top 53 bits per
+    // retry, Retry-After or not), Retry-After as a floor.
     var g = SeededGenerator(seed: 7)
-    let u = (0..<3).map { _ in Double.random(in: 0..<1, using: &g) }
-    let expected = [max(7, 0.25 + u[0] * 0.25), 0.5 + u[1] * 0.5, 1.0 + u[2] * 1.0]
+    let u = (0..<3).map { _ in Double(g.next() >> 11) * 0x1p-53 }
+    let expected = [max(7, u[0] * 0.5), u[1] * 1.0, u[2] * 2.0]
     #expect(clock.sleeps == expected)
     #expect(report.retryWaits == expected)
     #expect(clock.sleeps[0] == 7)
@@ -265,7 +266,8 @@ struct GeofenceSyncClientTests {
     let state = try client.store.state()
     #expect(state.version == nil)
     #expect(state.staleReason == "network: connection failed: refused")
-    #expect(server.requestCount == RetryPolicy().maximumAttempts)
+    #expect(client.configuration.retry.maximumAttempts == 4)  // the sync default
+    #expect(server.requestCount == 4)
   }
 
   @Test func anEmptyListFromASuccessfulResponseIsAnEmptySet() async throws {
