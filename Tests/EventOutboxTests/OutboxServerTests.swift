@@ -42,14 +42,14 @@ func serverEvents(_ range: Range<Int>, prefix: String) -> [OutboxEvent] {
   }
 }
 
-@Suite(.serialized, .enabled(if: OutboxTestServer.isAvailable, "python3 with fastapi and uvicorn"))
+@Suite(.serialized, .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
 final class OutboxServerTests {
-  let server: OutboxTestServer
+  let server: ReferenceServer
   let clock = RecordingClock()
   let directory = temporaryDirectory()
   static let key = "k1"
 
-  init() throws { server = try OutboxTestServer(keys: [Self.key]) }
+  init() async throws { server = try await ReferenceServer.start(keys: [Self.key]) }
   deinit { server.stop() }
 
   func makeUploader(batch: Int = 20, timeout: Double = 10) throws -> (
@@ -59,7 +59,7 @@ final class OutboxServerTests {
       path: directory.appendingPathComponent("outbox.sqlite").path,
       configuration: OutboxConfiguration(maxBatchEvents: batch), clock: clock)
     let transport = RecordingTransport(
-      URLSessionUploadTransport(server: server.url, key: Self.key, timeoutSeconds: timeout))
+      URLSessionUploadTransport(server: server.baseURL, key: Self.key, timeoutSeconds: timeout))
     let uploader = OutboxUploader(
       outbox: outbox, transport: transport,
       retryPolicy: RetryPolicy(maximumAttempts: 6, baseDelaySeconds: 0.1, maximumDelaySeconds: 0.5),
@@ -67,8 +67,8 @@ final class OutboxServerTests {
     return (outbox, uploader, transport)
   }
 
-  func storedCounts() throws -> (events: Int, ids: [String], receipts: [Int]) {
-    let report = try server.events(key: Self.key)
+  func storedCounts() async throws -> (events: Int, ids: [String], receipts: [Int]) {
+    let report = try await server.events(key: Self.key)
     let events = report["events"] as? [[String: Any]] ?? []
     return (
       report["event_count"] as? Int ?? -1, events.compactMap { $0["id"] as? String },
@@ -76,58 +76,58 @@ final class OutboxServerTests {
     )
   }
 
-  @Test func timeoutAfterTheServerCommittedIsStoredOnce() throws {
+  @Test func timeoutAfterTheServerCommittedIsStoredOnce() async throws {
     let (outbox, uploader, transport) = try makeUploader(timeout: 1)
     try outbox.enqueue(contentsOf: serverEvents(0..<5, prefix: "t"))
-    try server.armFault(
+    try await server.armFault(
       ["path": "/v1/events", "kind": "timeout", "delay_s": 3, "key": Self.key, "count": 1])
     let report = try uploader.flush()
     #expect(transport.sent.map(\.status) == [nil, 200])
     #expect(transport.sent.map(\.attempt) == [1, 2])
     #expect(report.duplicates == 5 && report.accepted == 0)
-    let stored = try storedCounts()
+    let stored = try await storedCounts()
     #expect(stored.events == 5 && stored.ids == (0..<5).map { "t-\($0)" })
     #expect(stored.receipts == [2, 2, 2, 2, 2])  // two receipts, one stored event each
     #expect(try outbox.counts().queued == 0)
   }
 
-  @Test func connectionDroppedAfterCommitIsStoredOnce() throws {
+  @Test func connectionDroppedAfterCommitIsStoredOnce() async throws {
     let (outbox, uploader, _) = try makeUploader()
     try outbox.enqueue(contentsOf: serverEvents(0..<3, prefix: "d"))
-    try server.armFault(["path": "/v1/events", "kind": "commit_then_drop", "key": Self.key])
+    try await server.armFault(["path": "/v1/events", "kind": "commit_then_drop", "key": Self.key])
     let report = try uploader.flush()
     #expect(report.retries == 1 && report.duplicates == 3)
-    #expect(try storedCounts().events == 3)
+    #expect(try await storedCounts().events == 3)
     #expect(try outbox.counts().queued == 0)
   }
 
-  @Test func tooManyRequestsWaitsForRetryAfter() throws {
+  @Test func tooManyRequestsWaitsForRetryAfter() async throws {
     let (outbox, uploader, transport) = try makeUploader()
     try outbox.enqueue(contentsOf: serverEvents(0..<4, prefix: "r"))
-    try server.armFault(
+    try await server.armFault(
       ["path": "/v1/events", "kind": "429", "retry_after": 2, "key": Self.key, "count": 1])
     let report = try uploader.flush()
     #expect(transport.sent.map(\.status) == [429, 200])
     #expect(transport.sent[1].time - transport.sent[0].time >= 2)
     #expect(clock.sleeps.count == 1 && clock.sleeps[0] >= 2)
     #expect(report.accepted == 4)
-    #expect(try storedCounts().receipts == [1, 1, 1, 1])
+    #expect(try await storedCounts().receipts == [1, 1, 1, 1])
   }
 
-  @Test func serviceUnavailableIsRetried() throws {
+  @Test func serviceUnavailableIsRetried() async throws {
     let (outbox, uploader, transport) = try makeUploader()
     try outbox.enqueue(contentsOf: serverEvents(0..<3, prefix: "u"))
-    try server.armFault(
+    try await server.armFault(
       ["path": "/v1/events", "kind": "503", "retry_after": 1, "key": Self.key, "count": 2])
     let report = try uploader.flush()
     #expect(transport.sent.map(\.status) == [503, 503, 200])
     #expect(transport.sent.map(\.attempt) == [1, 2, 3])
     #expect(report.accepted == 3)
-    let events = try server.events(key: Self.key)["events"] as? [[String: Any]] ?? []
+    let events = try await server.events(key: Self.key)["events"] as? [[String: Any]] ?? []
     #expect(events.map { $0["attempts"] as? [Int] ?? [] } == Array(repeating: [3], count: 3))
   }
 
-  @Test func poisonEventIsDeadLetteredAndTheOthersDelivered() throws {
+  @Test func poisonEventIsDeadLetteredAndTheOthersDelivered() async throws {
     let (outbox, uploader, _) = try makeUploader(batch: 10)
     var events = serverEvents(0..<6, prefix: "p")
     events[2].payload =
@@ -140,7 +140,7 @@ final class OutboxServerTests {
     let dead = try outbox.deadLetters()
     #expect(dead.map(\.id) == ["p-2"])
     #expect(!dead[0].reason.isEmpty)
-    #expect(try storedCounts().ids == ["p-0", "p-1", "p-3", "p-4", "p-5", "p-6", "p-7"])
+    #expect(try await storedCounts().ids == ["p-0", "p-1", "p-3", "p-4", "p-5", "p-6", "p-7"])
     #expect(try outbox.counts().queued == 0)
   }
 }

@@ -147,24 +147,24 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
 /// SIGKILLs `geofence run` and `geofence upload` at seeded random moments while they upload,
 /// restarts, and checks that the server ends with every event exactly once and the outbox
 /// empty.
-@Suite(.serialized, .enabled(if: OutboxTestServer.isAvailable, "python3 with fastapi and uvicorn"))
+@Suite(.serialized, .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
 struct CrashRecoveryTests {
-  @Test func everyEventReachesTheServerExactlyOnceDespiteKills() throws {
+  @Test func everyEventReachesTheServerExactlyOnceDespiteKills() async throws {
     let seed: UInt64 = 20_261_130
     var random = SeededGenerator(seed: seed)
-    let server = try OutboxTestServer(keys: ["crash", "reference"])
+    let server = try await ReferenceServer.start(keys: ["crash", "reference"])
     defer { server.stop() }
     let dir = temporaryDirectory()
     let (regions, tracks) = try writeFixture(in: dir, regions: 120, tracks: 6)
     func runArguments(store: String, key: String, tracks: [String]) -> [String] {
       [
-        "run", "--server", server.url.absoluteString, "--key", key, "--store", store,
+        "run", "--server", server.baseURL.absoluteString, "--key", key, "--store", store,
         "--batch-size", "2", "--no-dwell", "--quiet", "--regions", regions,
       ] + tracks
     }
     let store = dir.appendingPathComponent("crash").path
     let uploadArguments = [
-      "upload", "--server", server.url.absoluteString, "--key", "crash", "--store", store,
+      "upload", "--server", server.baseURL.absoluteString, "--key", "crash", "--store", store,
       "--batch-size", "2", "--quiet",
     ]
 
@@ -178,7 +178,7 @@ struct CrashRecoveryTests {
       durations.append(Date().timeIntervalSince(started))
       #expect(clean.status == 0, "\(clean.err)")
     }
-    let expected = try eventKeys(server, key: "reference")
+    let expected = try await eventKeys(server, key: "reference")
     #expect(expected.count == 240)
     let perTrackSeconds = durations.sorted()[durations.count / 2]
     let cleanSeconds = durations.reduce(0, +)
@@ -200,19 +200,19 @@ struct CrashRecoveryTests {
         ? uploadArguments : runArguments(store: store, key: "crash", tracks: [tracks[next]])
       p.standardOutput = FileHandle.nullDevice
       p.standardError = FileHandle.nullDevice
-      let receipts = try server.events(key: "crash")["delivery_count"] as? Int ?? 0
+      let receipts = try await server.events(key: "crash")["delivery_count"] as? Int ?? 0
       try p.run()
       // A random moment within a clean run's time: until 25 kills most rounds are killed,
       // then most complete; a round that finishes first completes its track.
       let delay = Double.random(
         in: 0.005...((kills < 25 ? 0.5 : 3) * perTrackSeconds), using: &random)
       let until = Date().addingTimeInterval(delay)
-      while p.isRunning && Date() < until { Thread.sleep(forTimeInterval: 0.002) }
+      while p.isRunning && Date() < until { usleep(2_000) }
       if p.isRunning {
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         kills += 1
-        let after = try server.events(key: "crash")["delivery_count"] as? Int ?? 0
+        let after = try await server.events(key: "crash")["delivery_count"] as? Int ?? 0
         if after > receipts { killedDuringUpload += 1 }
       } else {
         p.waitUntilExit()
@@ -229,8 +229,8 @@ struct CrashRecoveryTests {
     #expect(final.status == 0, "seed \(seed): \(final.err)")
     #expect(try geofence(uploadArguments).status == 0)
 
-    let report = try server.events(key: "crash")
-    let stored = try eventKeys(server, key: "crash")
+    let report = try await server.events(key: "crash")
+    let stored = try await eventKeys(server, key: "crash")
     #expect(stored.sorted() == expected.sorted(), "seed \(seed)")
     #expect(report["event_count"] as? Int == expected.count, "seed \(seed)")
     let counts = try geofence(["outbox", "--store", store, "--json"])
@@ -246,8 +246,8 @@ struct CrashRecoveryTests {
   }
 
   /// (type, geofence, time) of each stored event; ids differ between stores (device ids).
-  private func eventKeys(_ server: OutboxTestServer, key: String) throws -> [String] {
-    let events = try server.events(key: key)["events"] as? [[String: Any]] ?? []
+  private func eventKeys(_ server: ReferenceServer, key: String) async throws -> [String] {
+    let events = try await server.events(key: key)["events"] as? [[String: Any]] ?? []
     return events.map { e in
       let event = e["event"] as? [String: Any] ?? [:]
       return "\(event["type"] ?? "") \(event["geofence_id"] ?? "") \(event["time"] ?? "")"

@@ -195,6 +195,15 @@ public final class ReferenceServer: @unchecked Sendable {
     try await admin("DELETE", "/admin/faults", nil)
   }
 
+  /// `GET /admin/events?key=KEY`: what the ingest side stored for the account: `event_count`,
+  /// `delivery_count`, `events` (each with `id`, `count`, `attempts`, `event`) and `batches`.
+  public func events(key: String) async throws -> [String: Any] {
+    let (status, body) = try await request("GET", "/admin/events?key=\(key)")
+    guard status == 200, let object = try JSONSerialization.jsonObject(with: body) as? [String: Any]
+    else { throw ReferenceServerError(message: "GET /admin/events: \(status)") }
+    return object
+  }
+
   private func admin(_ method: String, _ path: String, _ json: Any?) async throws {
     let (status, body) = try await request(method, path, json: json)
     guard (200..<300).contains(status) else {
