@@ -60,8 +60,8 @@ public struct BenchmarkReport: Sendable {
         fixed(r.multiThreadFixesPerSecond / max(1e-9, r.singleThreadFixesPerSecond), 2),
         fixed(r.latencyP50Nanoseconds, 0), fixed(r.latencyP99Nanoseconds, 0),
         fixed(pairsPerFix, 2),
-        r.detectorSingleThreadFixesPerSecond > 0 ? rate(r.detectorSingleThreadFixesPerSecond) : "-",
-        r.detectorMultiThreadFixesPerSecond > 0 ? rate(r.detectorMultiThreadFixesPerSecond) : "-",
+        r.detectorMeasured ? rate(r.detectorSingleThreadFixesPerSecond) : "-",
+        r.detectorMeasured ? rate(r.detectorMultiThreadFixesPerSecond) : "-",
       ])
     }
     var text = layout(header: header, rows: rows, leftColumns: 1)
@@ -76,7 +76,7 @@ public struct BenchmarkReport: Sendable {
       sums.append([
         r.workload, String(r.regionCount), String(r.checksum.pairs), String(r.checksum.slotSum),
         String(r.checksum.weightedSum),
-        "\(d.enters)/\(d.exits)/\(d.dwells) dropped \(d.droppedFixes)",
+        r.detectorMeasured ? "\(d.enters)/\(d.exits)/\(d.dwells) dropped \(d.droppedFixes)" : "-",
       ])
     }
     text += layout(
@@ -119,7 +119,8 @@ public struct BenchmarkReport: Sendable {
   // MARK: JSON
 
   /// A JSON document: `settings`, then `results`, one object per workload and size. Checksum
-  /// fields are unsigned 64-bit integers written as JSON numbers.
+  /// fields are unsigned 64-bit integers written as JSON numbers. The `detector_` fields are
+  /// `null` when the detector path was not measured (`--no-detector`).
   public func json() -> String {
     var out = "{\n"
     out += "  \"tool\": \"geofence bench\",\n"
@@ -132,6 +133,8 @@ public struct BenchmarkReport: Sendable {
     out += "  \"results\": [\n"
     for (i, r) in results.enumerated() {
       let d = r.detectorCounts
+      /// A detector figure, or `null` when the detector was not measured.
+      func detector(_ text: String) -> String { r.detectorMeasured ? text : "null" }
       let fields: [(String, String)] = [
         ("workload", "\"\(r.workload)\""), ("kind", "\"\(r.kind.rawValue)\""),
         ("regions", String(r.regionCount)), ("fixes", String(r.fixCount)),
@@ -151,16 +154,24 @@ public struct BenchmarkReport: Sendable {
         ("threads", String(r.threads)),
         ("query_rounds", String(r.queryRounds)),
         ("query_rounds_all_threads", String(r.multiThreadQueryRounds)),
-        ("detector_rounds", String(r.detectorRounds)),
-        ("detector_rounds_all_threads", String(r.multiThreadDetectorRounds)),
+        ("detector_rounds", detector(String(r.detectorRounds))),
+        ("detector_rounds_all_threads", detector(String(r.multiThreadDetectorRounds))),
         ("latency_p50_ns", jsonNumber(r.latencyP50Nanoseconds)),
         ("latency_p99_ns", jsonNumber(r.latencyP99Nanoseconds)),
         ("pairs", String(r.checksum.pairs)), ("slot_sum", String(r.checksum.slotSum)),
         ("weighted_sum", String(r.checksum.weightedSum)),
-        ("detector_fixes_per_second_1_thread", jsonNumber(r.detectorSingleThreadFixesPerSecond)),
-        ("detector_fixes_per_second_all_threads", jsonNumber(r.detectorMultiThreadFixesPerSecond)),
-        ("detector_enters", String(d.enters)), ("detector_exits", String(d.exits)),
-        ("detector_dwells", String(d.dwells)), ("detector_dropped_fixes", String(d.droppedFixes)),
+        (
+          "detector_fixes_per_second_1_thread",
+          detector(jsonNumber(r.detectorSingleThreadFixesPerSecond))
+        ),
+        (
+          "detector_fixes_per_second_all_threads",
+          detector(jsonNumber(r.detectorMultiThreadFixesPerSecond))
+        ),
+        ("detector_enters", detector(String(d.enters))),
+        ("detector_exits", detector(String(d.exits))),
+        ("detector_dwells", detector(String(d.dwells))),
+        ("detector_dropped_fixes", detector(String(d.droppedFixes))),
       ]
       out += "    {" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}"
       out += i + 1 < results.count ? ",\n" : "\n"
@@ -175,6 +186,7 @@ public struct BenchmarkReport: Sendable {
 
   /// A plain SVG chart with two panels against N (log scale): query throughput in fixes/s (log
   /// scale; solid one thread, dashed all threads) and bytes per region. One colour per workload.
+  /// Results with no regions are left out (a log scale has no place for N = 0).
   public func svg() -> String {
     let width = 980.0
     let height = 440.0
@@ -183,7 +195,10 @@ public struct BenchmarkReport: Sendable {
     let top = 50.0
     let lefts = [80.0, 560.0]
     let palette = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2"]
-    let names = orderedWorkloadNames()
+    // Only sizes a log scale can place.
+    let results = self.results.filter { $0.regionCount > 0 }
+    var names: [String] = []
+    for r in results where !names.contains(r.workload) { names.append(r.workload) }
     let ns = results.map { Double($0.regionCount) }
     let rates = results.flatMap { [$0.singleThreadFixesPerSecond, $0.multiThreadFixesPerSecond] }
       .filter { $0 > 0 }
@@ -294,11 +309,6 @@ public struct BenchmarkReport: Sendable {
     return s
   }
 
-  func orderedWorkloadNames() -> [String] {
-    var names: [String] = []
-    for r in results where !names.contains(r.workload) { names.append(r.workload) }
-    return names
-  }
 }
 
 // MARK: Number formatting

@@ -73,6 +73,8 @@ public struct BenchmarkResult: Sendable {
   public var latencyP99Nanoseconds: Double
   /// Digest of the containment pairs of the measured fixes.
   public var checksum: Checksum
+  /// Whether the detector path was measured (``BenchmarkOptions/measureDetector``).
+  public var detectorMeasured: Bool
   /// Detector path (``TransitionDetector`` per device, one device per track), median fixes
   /// per second; 0 when not run.
   public var detectorSingleThreadFixesPerSecond: Double
@@ -270,6 +272,7 @@ public enum BenchmarkRunner {
       multiThreadFixesPerSecond: median(multiRates),
       threads: threads, latencyP50Nanoseconds: percentile(latencies, 0.50),
       latencyP99Nanoseconds: percentile(latencies, 0.99), checksum: checksum,
+      detectorMeasured: options.measureDetector,
       detectorSingleThreadFixesPerSecond: detectorSingle.isEmpty ? 0 : median(detectorSingle),
       detectorMultiThreadFixesPerSecond: detectorMulti.isEmpty ? 0 : median(detectorMulti),
       detectorCounts: counts)

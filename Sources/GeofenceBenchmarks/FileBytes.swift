@@ -6,8 +6,10 @@
 
 /// Why a workload or data file could not be read or written.
 public enum WorkloadFileError: Error, Equatable, Sendable, CustomStringConvertible {
-  /// The file could not be opened (`errno` text).
+  /// An input file could not be opened or read (`errno` text).
   case cannotOpen(path: String, reason: String)
+  /// An output file could not be created (`errno` text).
+  case cannotCreate(path: String, reason: String)
   /// A write failed (`errno` text).
   case writeFailed(path: String, reason: String)
   /// A line does not have the documented form; `line` is 1-based.
@@ -16,6 +18,7 @@ public enum WorkloadFileError: Error, Equatable, Sendable, CustomStringConvertib
   public var description: String {
     switch self {
     case .cannotOpen(let path, let reason): return "\(path): cannot open: \(reason)"
+    case .cannotCreate(let path, let reason): return "\(path): cannot create: \(reason)"
     case .writeFailed(let path, let reason): return "\(path): write failed: \(reason)"
     case .malformed(let path, let line, let message): return "\(path):\(line): \(message)"
     }
@@ -48,7 +51,7 @@ struct TextFileWriter {
 
   init(path: String) throws(WorkloadFileError) {
     guard let file = fopen(path, "wb") else {
-      throw .cannotOpen(path: path, reason: errnoText())
+      throw .cannotCreate(path: path, reason: errnoText())
     }
     self.path = path
     self.file = file

@@ -53,7 +53,7 @@ public enum WorkloadFiles {
 
   /// Reads the regions file.
   /// - Throws: ``WorkloadFileError`` when the file cannot be read, a row is malformed, an id is
-  ///   not its row's slot, or a coordinate or radius is invalid.
+  ///   not its row's slot, a coordinate or radius is invalid, or it holds no region.
   public static func readRegions(_ path: String) throws(WorkloadFileError) -> [CircularRegion] {
     let bytes = try readFileBytes(path)
     // Exact capacity, so that the index's memory figure carries no growth slack.
@@ -62,8 +62,9 @@ public enum WorkloadFiles {
     try parseNumericRows(bytes, path: path, header: regionsHeader, columns: 4) {
       (line, v) throws(WorkloadFileError) in
       guard v[0] == Double(regions.count) else {
+        let id = v[0] == v[0].rounded() && abs(v[0]) < 1e15 ? String(Int64(v[0])) : "\(v[0])"
         throw .malformed(
-          path: path, line: line, message: "id \(v[0]) is not the slot \(regions.count)")
+          path: path, line: line, message: "id \(id) is not the slot \(regions.count)")
       }
       do {
         let c = try Coordinate(latitude: v[1], longitude: v[2])
@@ -72,11 +73,17 @@ public enum WorkloadFiles {
         throw .malformed(path: path, line: line, message: "\(error)")
       }
     }
+    if regions.isEmpty {
+      throw .malformed(path: path, line: 2, message: "no regions after the header")
+    }
     return regions
   }
 
   /// Reads a workload from its two files. The times of a `.real` workload are taken as fix
   /// counts (``Workload/hasFixTimes`` false), as ``RealData`` writes them.
+  /// - Throws: ``WorkloadFileError`` as ``readRegions(_:)`` does, and when the fixes file
+  ///   cannot be read, a row is malformed, tracks are not numbered 0, 1, 2, ... in order, a
+  ///   time is not a finite number, a coordinate is invalid, or it holds no fix.
   public static func read(
     name: String, kind: WorkloadKind, regionsPath: String, fixesPath: String
   ) throws(WorkloadFileError) -> Workload {
@@ -97,6 +104,10 @@ public enum WorkloadFiles {
         starts.append(fixes.count)
         track = v[0]
       }
+      guard v[1].isFinite else {
+        throw .malformed(
+          path: fixesPath, line: line, message: "time \(v[1]) is not a finite number")
+      }
       do {
         fixes.append(try Coordinate(latitude: v[2], longitude: v[3]))
         times.append(v[1])
@@ -104,7 +115,10 @@ public enum WorkloadFiles {
         throw .malformed(path: fixesPath, line: line, message: "\(error)")
       }
     }
-    if !fixes.isEmpty { starts.append(fixes.count) }
+    if fixes.isEmpty {
+      throw .malformed(path: fixesPath, line: 2, message: "no fixes after the header")
+    }
+    starts.append(fixes.count)
     return Workload(
       name: name, kind: kind, regions: regions, fixes: fixes, fixTimes: times, trackStarts: starts,
       hasFixTimes: kind != .real)
@@ -152,7 +166,15 @@ public enum WorkloadFiles {
             c < columns - 1
             ? terminator == 44 : (terminator == 10 || terminator == 13 || terminator == 0)
           if consumed == 0 || !expected {
-            failure = .malformed(path: path, line: line, message: "expected \(columns) numbers")
+            let name = header.split(separator: ",").map(String.init)[c]
+            let problem =
+              consumed == 0
+              ? "field \(c + 1) (\(name)) is not a number"
+              : c < columns - 1
+                ? "field \(c + 1) (\(name)) is not a number followed by a comma"
+                : "more than \(columns) fields"
+            failure = .malformed(
+              path: path, line: line, message: "\(problem); expected \(columns) numbers: \(header)")
             return
           }
           i += consumed + (c < columns - 1 ? 1 : 0)

@@ -24,7 +24,8 @@ enum BenchCommand {
 
     options:
       --workload W[,W...]   metro, global, mixed, transitions, real or all (default: all)
-      --sizes N[,N...]      region counts for generated workloads (default: 10000,100000,1000000)
+      --sizes N[,N...]      region counts for generated workloads, 1-10000000; a size given
+                            twice is measured once (default: 10000,100000,1000000)
       --fixes N             fixes per generated workload, in tracks of 1,000 (default: 1000000)
       --seed S              base seed of the generators (default: 1)
       --threads T           threads for the all-cores figures (default: online processors)
@@ -48,8 +49,14 @@ enum BenchCommand {
       -h, --help            show this help
 
     Regions file: id,latitude,longitude,radius_m (id = slot, 0-based). Fixes file:
-    track,t,latitude,longitude. Checksum: pairs, sum of slots mod 2^64, sum of
-    fix index x slot mod 2^64 (fix index = 0-based row in the fixes file).
+    track,t,latitude,longitude (t finite). Each needs at least one row. Checksum: pairs, sum
+    of slots mod 2^64, sum of fix index x slot mod 2^64 (fix index = 0-based row in the fixes
+    file).
+
+    exit status: 0 done; 64 usage error; 65 a malformed workload file (file:line and why);
+    66 an input file or folder missing or unreadable; 73 an output file or folder that cannot
+    be created (checked before measuring); 74 standard output or an output file failed while
+    writing.
     """
 
   static let spec = CommandLineArguments.Spec(
@@ -92,8 +99,16 @@ enum BenchCommand {
     } catch let error as WorkloadFileError {
       BenchProgress.shared.clear()
       printError("geofence bench: \(error)")
-      if case .cannotOpen = error { return ExitStatus.noInput }
-      return ExitStatus.dataError
+      switch error {
+      case .cannotOpen: return ExitStatus.noInput
+      case .cannotCreate: return ExitStatus.cannotCreate
+      case .writeFailed: return ExitStatus.ioError
+      case .malformed: return ExitStatus.dataError
+      }
+    } catch let error as OutputError {
+      BenchProgress.shared.clear()
+      printError("geofence bench: \(error.path): \(error.reason)")
+      return error.status
     } catch {
       BenchProgress.shared.clear()
       printError("geofence bench: \(error)")
@@ -108,8 +123,10 @@ enum BenchCommand {
     }
     if let list = a.last("workload") {
       var kinds: [WorkloadKind] = []
-      for name in list.split(separator: ",").map(String.init) {
-        if name == "all" {
+      for name in list.split(separator: ",", omittingEmptySubsequences: false).map(String.init) {
+        if name.isEmpty {
+          throw UsageError("--workload needs names separated by single commas, got '\(list)'")
+        } else if name == "all" {
           kinds.append(contentsOf: WorkloadKind.allCases)
         } else if let k = WorkloadKind(rawValue: name) {
           kinds.append(k)
@@ -124,10 +141,13 @@ enum BenchCommand {
       var sizes: [Int] = []
       for item in list.split(separator: ",", omittingEmptySubsequences: false) {
         let text = item.replacingOccurrences(of: "_", with: "")
-        guard let n = Int(text), n >= 1, n <= Int(Int32.max) else {
+        guard let n = Int(text), n >= 1 else {
           throw UsageError("--sizes needs positive integers, got '\(item)'")
         }
-        sizes.append(n)
+        guard n <= maximumSize else {
+          throw UsageError("--sizes: \(n) regions is more than the \(maximumSize) allowed")
+        }
+        if !sizes.contains(n) { sizes.append(n) }
       }
       s.sizes = sizes
     }
@@ -159,11 +179,68 @@ enum BenchCommand {
     return s
   }
 
+  /// The largest `--sizes` value: 10 million regions take about 2 GB to generate and index.
+  static let maximumSize = 10_000_000
+
+  /// An output that cannot be written: the path, why, and the exit status.
+  struct OutputError: Error {
+    var path: String
+    var reason: String
+    var status: Int32 = ExitStatus.cannotCreate
+  }
+
+  /// Throws when `path` cannot become an output file: it is a folder, or its folder is
+  /// missing or not writable. Checked before measuring, so that a long run is not lost.
+  static func checkOutputFile(_ path: String) throws(OutputError) {
+    let manager = FileManager.default
+    var isDirectory: ObjCBool = false
+    if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+      if isDirectory.boolValue { throw OutputError(path: path, reason: "is a directory") }
+      if !manager.isWritableFile(atPath: path) {
+        throw OutputError(path: path, reason: "not writable")
+      }
+      return
+    }
+    let parent = (path as NSString).deletingLastPathComponent
+    let folder = parent.isEmpty ? "." : parent
+    guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
+    else { throw OutputError(path: path, reason: "no such directory \(folder)") }
+    if !manager.isWritableFile(atPath: folder) {
+      throw OutputError(path: path, reason: "directory \(folder) is not writable")
+    }
+  }
+
+  /// Creates `dir` (and its parents) for the workload files unless it is already a folder.
+  static func makeOutputDirectory(_ dir: String) throws(OutputError) {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: dir, isDirectory: &isDirectory) {
+      if !isDirectory.boolValue { throw OutputError(path: dir, reason: "not a directory") }
+      return
+    }
+    do {
+      try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    } catch {
+      throw OutputError(path: dir, reason: "cannot create the directory")
+    }
+  }
+
+  /// Writes `text` to `path` (through a temporary file in its folder, then a rename).
+  static func writeOutputFile(_ text: String, to path: String) throws(OutputError) {
+    do {
+      try text.write(toFile: path, atomically: true, encoding: .utf8)
+    } catch {
+      throw OutputError(
+        path: path, reason: "cannot write the file: \(error.localizedDescription)",
+        status: ExitStatus.ioError)
+    }
+  }
+
   static func execute(_ s: Settings) throws -> Int32 {
     let progress = BenchProgress.shared
     progress.enabled = !s.quiet
-    if let dir = s.writeDirectory {
-      try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    if let dir = s.writeDirectory { try makeOutputDirectory(dir) }
+    if !s.writeOnly {
+      for path in [s.jsonPath, s.svgPath].compactMap({ $0 }) { try checkOutputFile(path) }
     }
     var results: [BenchmarkResult] = []
 
@@ -203,7 +280,7 @@ enum BenchCommand {
     }
     progress.clear()
     if s.writeOnly {
-      print("wrote workload files to \(s.writeDirectory ?? "")")
+      writeStandardOutput(Data("wrote workload files to \(s.writeDirectory ?? "")\n".utf8))
       return ExitStatus.ok
     }
 
@@ -214,18 +291,15 @@ enum BenchCommand {
         cellSizeDegrees: s.options.cellSizeDegrees,
         minimumPassSeconds: s.options.minimumPassSeconds),
       results: results)
-    print(report.table(), terminator: "")
-    if let path = s.jsonPath {
-      try report.json().write(toFile: path, atomically: true, encoding: .utf8)
-    }
-    if let path = s.svgPath {
-      try report.svg().write(toFile: path, atomically: true, encoding: .utf8)
-    }
+    writeStandardOutput(Data(report.table().utf8))
+    if let path = s.jsonPath { try writeOutputFile(report.json(), to: path) }
+    if let path = s.svgPath { try writeOutputFile(report.svg(), to: path) }
     return ExitStatus.ok
   }
 
   /// `(name, kind, regions path, fixes path)` of every `<name>-<N>-regions.csv` in `dir` with a
-  /// matching fixes file, for the selected kinds, by name then N.
+  /// matching fixes file, for the selected kinds, by name then N. A regions file without its
+  /// fixes file, or the reverse, is named in a warning on standard error.
   static func workloadFiles(in dir: String, kinds: [WorkloadKind]) throws -> [(
     String, WorkloadKind, String, String
   )] {
@@ -236,22 +310,41 @@ enum BenchCommand {
     else {
       throw WorkloadFileError.cannotOpen(path: dir, reason: "not a readable directory")
     }
-    var found: [(String, Int, WorkloadKind, String, String)] = []
-    for file in entries where file.hasSuffix("-regions.csv") {
-      let stem = String(file.dropLast("-regions.csv".count))
+    let folder = dir.hasSuffix("/") && dir.count > 1 ? String(dir.dropLast()) : dir
+    /// `(name, N, kind)` of a workload file name `<name>-<N>-<suffix>` of a selected kind.
+    func parse(_ file: String, suffix: String) -> (String, Int, WorkloadKind)? {
+      guard file.hasSuffix(suffix) else { return nil }
+      let stem = file.dropLast(suffix.count)
       guard let dash = stem.lastIndex(of: "-"), let n = Int(stem[stem.index(after: dash)...])
-      else { continue }
+      else { return nil }
       let name = String(stem[..<dash])
       let kind = name.hasPrefix("real") ? WorkloadKind.real : WorkloadKind(rawValue: name)
-      guard let kind, kinds.contains(kind) else { continue }
-      let fixes = dir + "/" + stem + "-fixes.csv"
-      guard FileManager.default.fileExists(atPath: fixes) else { continue }
-      found.append((name, n, kind, dir + "/" + file, fixes))
+      guard let kind, kinds.contains(kind) else { return nil }
+      return (name, n, kind)
+    }
+    let names = Set(entries)
+    var found: [(String, Int, WorkloadKind, String, String)] = []
+    for file in entries.sorted() {
+      if let (name, n, kind) = parse(file, suffix: "-regions.csv") {
+        let fixes = "\(name)-\(n)-fixes.csv"
+        guard names.contains(fixes) else {
+          printError("geofence bench: warning: \(folder)/\(file) has no \(fixes); skipped")
+          continue
+        }
+        found.append((name, n, kind, folder + "/" + file, folder + "/" + fixes))
+      } else if let (name, n, _) = parse(file, suffix: "-fixes.csv"),
+        !names.contains("\(name)-\(n)-regions.csv")
+      {
+        printError(
+          "geofence bench: warning: \(folder)/\(file) has no \(name)-\(n)-regions.csv; skipped")
+      }
     }
     found.sort { ($0.2.order, $0.0, $0.1) < ($1.2.order, $1.0, $1.1) }
     if found.isEmpty {
       throw WorkloadFileError.cannotOpen(
-        path: dir, reason: "no workload files for the selected workloads")
+        path: dir,
+        reason: "no pair of <name>-<N>-regions.csv and <name>-<N>-fixes.csv for the selected "
+          + "workloads (\(kinds.map(\.rawValue).joined(separator: ", ")))")
     }
     return found.map { ($0.0, $0.2, $0.3, $0.4) }
   }

@@ -41,6 +41,19 @@ import Testing
     #expect(svg.hasSuffix("</svg>\n"))
   }
 
+  /// A result with no regions has no place on a log scale: the chart leaves it out (it used
+  /// to draw axis ticks from log10(0) = −∞ without end).
+  @Test func chartLeavesOutAnEmptySet() {
+    var report = Self.report()
+    let before = report.svg()
+    var empty = report.results[0]
+    empty.regionCount = 0
+    report.results.append(empty)
+    let svg = report.svg()
+    #expect(!svg.contains("nan") && !svg.contains("inf"))
+    #expect(svg == before)
+  }
+
   @Test func numberFormatting() {
     #expect(grouped(1_234_567) == "1,234,567")
     #expect(grouped(999) == "999")
