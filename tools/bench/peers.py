@@ -491,7 +491,8 @@ OURS_RATES = ("build_seconds", "fixes_per_second_1_thread", "fixes_per_second_al
 
 def merge_ours(paths):
     """Results of several `geofence bench --from DIR --json` runs (one per process): the first
-    run's results with each rate (and the build time) replaced by the median over the runs.
+    run's results with each rate (and the build time) replaced by the median over the runs;
+    the other fields (latency percentiles, rounds, resident bytes) are the first run's.
     The runs must list the same workloads and sizes, with the same fixes measured, checksums
     and detector counts; anything else stops the program with the file and the field."""
     if not paths:
@@ -529,7 +530,7 @@ def merge_ours(paths):
                                      f" but {o.get(k)} in {paths[0]}")
         m = dict(o)
         for k in OURS_RATES:
-            if k in o:
+            if o.get(k) is not None:
                 m[k] = float(np.median([run[key][k] for run in runs]))
         m["processes"] = len(runs)
         merged.append(m)
