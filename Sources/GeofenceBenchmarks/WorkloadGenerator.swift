@@ -92,15 +92,45 @@ public enum WorkloadGenerator {
     return regions
   }
 
+  /// Area-uniform centres and radii, except that region `j < globalHubCount` is centred on
+  /// hub `j` (``globalHubs(seed:)``), where some tracks start.
   static func globalRegions(count: Int, seed: UInt64) -> [CircularRegion] {
     var rng = BenchmarkRandom(seed: seed, stream: 2)
+    let hubs = globalHubs(seed: seed)
     var regions: [CircularRegion] = []
     regions.reserveCapacity(count)
-    for _ in 0..<count {
+    for j in 0..<count {
       let c = areaUniformPoint(&rng)
-      regions.append(makeRegion(c, rng.uniform(100, 5_000)))
+      regions.append(makeRegion(j < hubs.count ? hubs[j] : c, rng.uniform(100, 5_000)))
     }
     return regions
+  }
+
+  /// Number of hubs of the global workload.
+  public static let globalHubCount = 64
+
+  /// The hubs of the global workload: centres of its first ``globalHubCount`` regions and
+  /// starts of every tenth track (offset 2), so that every global set, however small, has
+  /// containment pairs for the contenders' checksums to compare, many of them at the edges:
+  /// hub `j` lies, by `j mod 4`, within 0.001° of the antimeridian (so its region straddles
+  /// it); within 0.02° of a pole (its region covers the pole); or area-uniform. They depend
+  /// only on the seed, not on the region or fix count.
+  static func globalHubs(seed: UInt64) -> [Coordinate] {
+    var rng = BenchmarkRandom(seed: seed, stream: 6)
+    return (0..<globalHubCount).map { j in
+      switch j % 4 {
+      case 0:
+        let lat = areaUniformPoint(&rng).latitude
+        let lon = rng.uniform(179.999, 180)
+        return Coordinate(uncheckedLatitude: lat, longitude: j % 8 == 0 ? lon : -lon)
+      case 1:
+        let lat = 90 - rng.uniform(0, 0.02)
+        return Coordinate(
+          uncheckedLatitude: j % 8 == 1 ? lat : -lat, longitude: rng.uniform(-180, 180))
+      default:
+        return areaUniformPoint(&rng)
+      }
+    }
   }
 
   static func makeRegion(_ center: Coordinate, _ radiusMeters: Double) -> CircularRegion {
@@ -173,11 +203,13 @@ public enum WorkloadGenerator {
   }
 
   /// Random-walk tracks over the sphere. Track `k` starts, by `k mod 10`: 0, 0.0005° from the
-  /// antimeridian heading across it; 1, within 0.2° of a pole (alternating north and south); otherwise
-  /// area-uniform. Steps follow great circles, so tracks cross the antimeridian and pass over the
-  /// poles.
+  /// antimeridian heading across it; 1, within 0.2° of a pole (alternating north and south);
+  /// 2, within 100 m (the smallest global radius) of hub `(k / 10) mod 64`
+  /// (``globalHubs(seed:)``), inside its region; otherwise area-uniform. Steps follow great
+  /// circles, so tracks cross the antimeridian and pass over the poles.
   static func globalWalk(fixCount: Int, seed: UInt64) -> Tracks {
     var rng = BenchmarkRandom(seed: seed, stream: 4)
+    let hubs = globalHubs(seed: seed)
     var out = Tracks(capacity: fixCount)
     for (k, length) in trackLengths(fixCount).enumerated() {
       let speed = rng.uniform(
@@ -195,6 +227,10 @@ public enum WorkloadGenerator {
         let offset = rng.uniform(0, 0.2)
         let lat = (k / 10) % 2 == 0 ? 90 - offset : -90 + offset
         position = Coordinate(uncheckedLatitude: lat, longitude: rng.uniform(-180, 180))
+      case 2:
+        position = destination(
+          from: hubs[(k / 10) % hubs.count], bearing: rng.uniform(0, 2 * Double.pi),
+          distanceMeters: rng.uniform(0, 100))
       default:
         position = areaUniformPoint(&rng)
       }

@@ -16,7 +16,8 @@ enum BenchCommand {
       metro        N circles, centres uniform in a 55 km x 55 km city box, radius 50-500 m;
                    random-walk tracks of 1,000 fixes, 1 s apart, 1.5-15 m/s
       global       centres area-uniform over the sphere, radius 100 m - 5 km; tracks also start
-                   at the antimeridian and near the poles
+                   at the antimeridian, near the poles and inside 64 hub regions (some
+                   straddling the antimeridian or covering a pole)
       mixed        radius 20 m - 50 km in one set (98 % up to 1 km), 550 km x 550 km box
       transitions  the metro regions; tracks cross a region boundary every 2-5 fixes
       real         data/places towns (144k, r = 1.5 km) and airports (28k, r = 3 km) against

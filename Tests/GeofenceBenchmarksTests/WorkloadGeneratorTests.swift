@@ -93,6 +93,34 @@ import Testing
     #expect(maxStep <= 15.000001)
   }
 
+  /// Every global set, even of 10 regions, has pairs to compare, and some are in regions that
+  /// straddle the antimeridian or cover a pole (by haversine distance, not the engine's test).
+  @Test func globalHubsGivePairsAtTheEdges() {
+    let hubs = WorkloadGenerator.globalHubs(seed: 1)
+    #expect(hubs.count == WorkloadGenerator.globalHubCount)
+    for n in [10, 64, 3_000] {
+      let w = WorkloadGenerator.make(kind: .global, regionCount: n, fixCount: 25_000, seed: 1)
+      #expect(w.regions.prefix(64).map(\.center) == Array(hubs.prefix(n)))
+      var pairs = 0
+      var antimeridian = 0
+      var polar = 0
+      for fix in w.fixes {
+        for region in w.regions.prefix(64)
+        where haversineDistance(fix, region.center) <= region.radiusMeters {
+          pairs += 1
+          let c = region.center
+          if 180 - abs(c.longitude) < 0.001 && (abs(fix.longitude) > 179.99) {
+            antimeridian += 1
+          }
+          if 90 - abs(c.latitude) < 0.02 && 90 - abs(fix.latitude) < 0.05 { polar += 1 }
+        }
+      }
+      // Tracks 2, 12 and 22 start inside hubs 0, 1 and 2 (antimeridian, north pole, uniform).
+      #expect(pairs > 300, "N = \(n)")
+      #expect(antimeridian > 0 && polar > 0, "N = \(n): \(antimeridian) \(polar)")
+    }
+  }
+
   @Test func mixedSpansItsRadii() {
     let w = WorkloadGenerator.make(kind: .mixed, regionCount: 20_000, fixCount: 5_000, seed: 9)
     let box = WorkloadGenerator.regionalBox
