@@ -54,7 +54,10 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   the same ids in the same order, with `X-Attempt` incremented (the count is kept in the
 ///   database, so it continues after a restart) and the same `Idempotency-Key`.
 /// - `2xx`: `accepted` and `duplicates` leave the outbox; each `rejected` entry goes to the
-///   dead-letter table with its reason; events the answer does not mention go back to pending.
+///   dead-letter table with its reason; events the answer does not mention go back to pending
+///   and head the next batch, after the backoff: such an answer counts as a failed attempt,
+///   and ``RetryPolicy/maximumAttempts`` of them in a row stop the call with
+///   ``UploadStop/retriesExhausted(lastFailure:)``.
 /// - Retried (see ``RetryPolicy``): timeouts, connection failures, `408`, `429`, `5xx`, and
 ///   `2xx` with an unreadable body. The wait is `max(Retry-After, backoff)` on the injected
 ///   clock; a `Retry-After` above ``RetryPolicy/maximumRetryAfterSeconds`` stops the call with
@@ -92,7 +95,8 @@ public final class OutboxUploader {
   @discardableResult
   public func flush() throws -> UploadReport {
     var report = UploadReport()
-    while report.stopped == nil, try sendBatch(&report) {}
+    var partialAnswers = 0
+    while report.stopped == nil, try sendBatch(&report, &partialAnswers) {}
     return report
   }
 
@@ -102,15 +106,18 @@ public final class OutboxUploader {
   @discardableResult
   public func sendDueBatches() throws -> UploadReport {
     var report = UploadReport()
+    var partialAnswers = 0
     while report.stopped == nil, let due = try outbox.nextBatchDueTime(), due <= outbox.clock.now {
-      guard try sendBatch(&report) else { break }
+      guard try sendBatch(&report, &partialAnswers) else { break }
     }
     return report
   }
 
   /// Sends one batch until it is settled or the call must stop. Returns false when nothing was
-  /// pending.
-  private func sendBatch(_ report: inout UploadReport) throws -> Bool {
+  /// pending. `partialAnswers` counts the 2xx answers in a row, within one call, that left
+  /// events of their batch unanswered: those events head the next batch, so each such answer
+  /// is a failed attempt at them, and the policy's attempts and backoff apply across batches.
+  private func sendBatch(_ report: inout UploadReport, _ partialAnswers: inout Int) throws -> Bool {
     var limit = outbox.configuration.maxBatchEvents
     guard var batch = try outbox.takeBatch(limit: limit) else { return false }
     var failures = 0
@@ -143,16 +150,19 @@ public final class OutboxUploader {
             report.duplicates += delivered.count - Set(answer.accepted).intersection(ids).count
             report.rejected += rejected.count
             let unanswered = ids.count - delivered.count - rejected.count
-            if unanswered > 0 {
+            if unanswered == 0 {
+              partialAnswers = 0
+            } else {
               // The rest went back to pending and head the next batch; wait before it.
-              failures += 1
-              if failures >= retryPolicy.maximumAttempts {
+              partialAnswers += 1
+              if partialAnswers >= retryPolicy.maximumAttempts {
                 report.stopped = .retriesExhausted(
                   lastFailure: "\(unanswered) events missing from the answer")
               } else if let stop = deferral(retryAfter) {
                 report.stopped = stop
               } else {
-                sleep(retry: failures, retryAfter: retryAfter, &report)
+                sleep(retry: partialAnswers, retryAfter: retryAfter, &report)
+                report.retries += 1
               }
             }
             return true

@@ -181,6 +181,54 @@ import RetryTiming
     #expect(try outbox.counts().pending == 2)
   }
 
+  /// A server that answers 2xx but leaves events out is retried with growing backoff, and
+  /// the call gives up after the policy's attempts (it used to loop for as long as the server
+  /// answered so, every wait drawn for the first retry).
+  @Test func answersThatLeaveEventsOutExhaustTheRetries() throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    let empty: FakeTransport.Responder = { _ in
+      FakeTransport.json(200, ["accepted": [], "duplicates": [], "rejected": []])
+    }
+    transport.script = Array(repeating: empty, count: 40) + [FakeTransport.status(401)]
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let seed: UInt64 = 11
+    let policy = RetryPolicy(maximumAttempts: 3, baseDelaySeconds: 1, maximumDelaySeconds: 60)
+    let report = try OutboxUploader(
+      outbox: outbox, transport: transport, retryPolicy: policy,
+      random: SeededGenerator(seed: seed)
+    ).flush()
+    #expect(transport.sent.count == 3)
+    #expect(report.stopped == .retriesExhausted(lastFailure: "3 events missing from the answer"))
+    #expect(report.retries == 2)
+    var g = SeededGenerator(seed: seed)
+    let expected = [policy.backoff(retry: 1, using: &g), policy.backoff(retry: 2, using: &g)]
+    #expect(clock.sleeps == expected)
+    #expect(try outbox.counts().pending == 3)
+  }
+
+  /// A complete answer ends a run of partial ones: the count starts again.
+  @Test func aCompleteAnswerResetsThePartialCount() throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 2))
+    let transport = FakeTransport(clock: clock)
+    let firstOnly: FakeTransport.Responder = { ids in
+      FakeTransport.accept([ids[0]], into: &transport.stored)
+    }
+    let all: FakeTransport.Responder = { ids in FakeTransport.accept(ids, into: &transport.stored) }
+    transport.script = [firstOnly, all, firstOnly, all]
+    try outbox.enqueue(contentsOf: makeEvents(0..<6))
+    let report = try OutboxUploader(
+      outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 2),
+      random: SeededGenerator(seed: 2)
+    ).flush()
+    // Two partial answers, but not in a row: the call delivers everything.
+    #expect(
+      transport.sent.map(\.ids) == [["e0", "e1"], ["e1", "e2"], ["e3", "e4"], ["e4", "e5"]])
+    #expect(report.stopped == nil)
+    #expect(report.accepted == 6 && report.retries == 2)
+    #expect(transport.stored == (0..<6).map { "e\($0)" })
+  }
+
   @Test func retryAfterAsHTTPDate() {
     let now = 1_796_014_800.0  // Mon, 30 Nov 2026 05:00:00 GMT
     #expect(OutboxUploader.parseRetryAfter("Mon, 30 Nov 2026 05:00:12 GMT", now: now) == 12)
