@@ -347,6 +347,15 @@ public final class GeofenceSyncClient {
       timeoutSeconds: configuration.requestTimeoutSeconds)
   }
 
+  /// A `Retry-After` value in seconds: a finite number >= 0 (surrounding spaces allowed);
+  /// `nil` for any other form (an HTTP date, `nan`, a negative number), which is ignored.
+  static func retryAfterSeconds(_ text: String) -> Double? {
+    guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)),
+      seconds.isFinite, seconds >= 0
+    else { return nil }
+    return seconds
+  }
+
   /// Whether an answer with this status is worth sending again: `429` and every `5xx`.
   /// Other statuses (`400`, `401`, `404`, `410`, ...) are answers, handled by the caller.
   static func isRetryable(status: Int) -> Bool {
@@ -383,9 +392,7 @@ public final class GeofenceSyncClient {
             response.statusCode, code: body.code, message: body.message)
           guard Self.isRetryable(status: response.statusCode) else { throw error }
           failure = error
-          retryAfter = response.header("retry-after").flatMap {
-            Double($0.trimmingCharacters(in: .whitespaces))
-          }
+          retryAfter = response.header("retry-after").flatMap(Self.retryAfterSeconds)
         }
       } catch let error as SyncError {
         throw error

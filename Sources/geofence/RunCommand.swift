@@ -78,9 +78,10 @@ enum RunCommand {
     usage: geofence upload --server URL --key KEY --store DIR [options]
 
     Sends every queued event of the store now (in-flight events left by an interrupted run are
-    sent first, with the same ids), retrying timeouts, network errors, 429 and 5xx with
-    exponential backoff (full jitter, honouring Retry-After). A Retry-After of more than 300 s
-    is not waited out: the command stops and the events stay queued (exit status 75).
+    sent first, with the same ids), retrying timeouts, network errors, 408, 429, 5xx, 2xx
+    answers that cannot be read or leave events out, with exponential backoff (full jitter,
+    honouring Retry-After). A Retry-After of more than 300 s is not waited out: the command
+    stops and the events stay queued (exit status 75).
 
       --server URL, --key KEY, --store DIR    as for 'geofence run'
       --batch-size N          events per batch, 1-500 [20]

@@ -162,6 +162,24 @@ struct GeofenceSyncClientTests {
     #expect(clock.sleeps[0] == 7)
   }
 
+  /// A `Retry-After` that is not a finite number of seconds >= 0 is ignored: the backoff
+  /// alone applies (`nan` used to fail the sync at once, as if it were beyond the limit).
+  @Test(arguments: ["nan", "inf", "-5", "Wed, 21 Oct 2026 07:28:00 GMT", " 2 "])
+  func retryAfterInOtherFormsIsIgnored(text: String) async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(3))
+    server.script(
+      result: .success(FakeSyncServer.error(503, "unavailable", retryAfterText: text))
+    ) { $0.url.path == "/v1/geofences" }
+    let clock = SyncTestClock()
+    let client = try makeClient(server, clock: clock, seed: 5)
+    let report = try await client.sync()
+    #expect(report.geofenceCount == 3 && report.requestCount == 2)
+    var g = SeededGenerator(seed: 5)
+    let backoff = Double(g.next() >> 11) * 0x1p-53 * 0.5
+    #expect(clock.sleeps == [text == " 2 " ? 2 : backoff])
+  }
+
   @Test func retryAfterBeyondTheLimitFailsAtOnce() async throws {
     let server = FakeSyncServer()
     server.publish(sampleSet(3))

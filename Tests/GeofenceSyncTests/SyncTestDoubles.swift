@@ -108,8 +108,13 @@ final class FakeSyncServer: HTTPTransport, @unchecked Sendable {
   }
 
   static func error(_ status: Int, _ code: String, retryAfter: Int? = nil) -> HTTPResponse {
+    error(status, code, retryAfterText: retryAfter.map { "\($0)" })
+  }
+
+  /// An error answer whose `Retry-After` header is `retryAfterText` verbatim.
+  static func error(_ status: Int, _ code: String, retryAfterText: String?) -> HTTPResponse {
     var headers = ["Content-Type": "application/json"]
-    if let retryAfter { headers["Retry-After"] = "\(retryAfter)" }
+    if let retryAfterText { headers["Retry-After"] = retryAfterText }
     return HTTPResponse(
       statusCode: status, headers: headers,
       body: Data("{\"error\":{\"code\":\"\(code)\",\"message\":\"\(code) (fake)\"}}".utf8))
