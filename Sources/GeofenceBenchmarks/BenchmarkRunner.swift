@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 import GeofenceGeometry
 import GeofenceIndex
 import GeofenceTransitions
@@ -211,12 +212,13 @@ public enum BenchmarkRunner {
       return elapsed
     }
 
-    let groups = splitTracks(workload, tracks: tracksDone, threads: threads)
+    let order = trackOrder(workload, tracks: tracksDone)
     let (multiQueryRounds, multiRates) = timedPasses(
       lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
       announce: { progress("\(label): query pass \($0 + 1)/\(repetitions), \(threads) threads") }
     ) { count in
-      let (sums, elapsed) = parallelPass(workload, index, groups, rounds: count)
+      let (sums, elapsed) = parallelPass(
+        workload, index, order, threads: threads, rounds: count)
       precondition(
         sums.allSatisfy { $0 == checksum },
         "query answers differ between 1 and \(threads) threads")
@@ -237,13 +239,14 @@ public enum BenchmarkRunner {
       let configuration = options.detectorConfiguration
       // An untimed first pass gives the counts every later round is checked against.
       progress("\(label): detector pass 0, 1 thread")
-      counts = detectorPass(workload, set, configuration, [0..<tracksDone], rounds: 1).0[0]
+      let inOrder = Array(0..<tracksDone)
+      counts = detectorPass(workload, set, configuration, inOrder, threads: 1, rounds: 1).0[0]
       (detectorRounds, detectorSingle) = timedPasses(
         lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
         announce: { progress("\(label): detector pass \($0 + 1)/\(repetitions), 1 thread") }
       ) { count in
         let (c, elapsed) = detectorPass(
-          workload, set, configuration, [0..<tracksDone], rounds: count)
+          workload, set, configuration, inOrder, threads: 1, rounds: count)
         precondition(c.allSatisfy { $0 == counts }, "detector answers changed between passes")
         return elapsed
       }
@@ -253,7 +256,8 @@ public enum BenchmarkRunner {
           progress("\(label): detector pass \($0 + 1)/\(repetitions), \(threads) threads")
         }
       ) { count in
-        let (c, elapsed) = detectorPass(workload, set, configuration, groups, rounds: count)
+        let (c, elapsed) = detectorPass(
+          workload, set, configuration, order, threads: threads, rounds: count)
         precondition(
           c.allSatisfy { $0 == counts },
           "detector answers differ between 1 and \(threads) threads")
@@ -329,18 +333,19 @@ public enum BenchmarkRunner {
     return counts
   }
 
-  /// Runs the detector path over each group of tracks on its own thread, `rounds` times over
-  /// (each round with new detectors); returns the merged counts of each round and the wall
-  /// time in seconds.
+  /// Runs the detector path over the tracks `order` on `threads` threads, `rounds` times over
+  /// (each round with new detectors; see ``WorkQueue`` for who takes which track); returns the
+  /// merged counts of each round and the wall time in seconds.
   static func detectorPass(
     _ workload: Workload, _ set: RegionSet, _ configuration: TransitionConfiguration,
-    _ groups: [Range<Int>], rounds: Int
+    _ order: [Int], threads: Int, rounds: Int
   ) -> ([DetectorCounts], Double) {
     let usesTime = workload.hasFixTimes
-    let counts = PerThread(count: groups.count) {
+    let counts = PerThread(count: threads) {
       [DetectorCounts](repeating: DetectorCounts(), count: rounds)
     }
-    let eventBuffers = PerThread(count: groups.count) { () -> [TransitionEvent] in
+    let queue = WorkQueue(count: rounds * order.count)
+    let eventBuffers = PerThread(count: threads) { () -> [TransitionEvent] in
       var a: [TransitionEvent] = []
       a.reserveCapacity(1024)
       return a
@@ -353,16 +358,18 @@ public enum BenchmarkRunner {
           nonisolated(unsafe) let starts = starts
           let start = SystemProbes.monotonicNanoseconds()
           let work: @Sendable (Int) -> Void = { g in
-            for round in 0..<rounds {
-              counts.pointer(g).pointee[round] = detectTracks(
-                set, configuration, fixes, times, starts, groups[g], usesTime,
-                &eventBuffers.pointer(g).pointee)
+            while let item = queue.take() {
+              let k = order[item % order.count]
+              counts.pointer(g).pointee[item / order.count].merge(
+                detectTracks(
+                  set, configuration, fixes, times, starts, k..<k + 1, usesTime,
+                  &eventBuffers.pointer(g).pointee))
             }
           }
-          if groups.count == 1 {
+          if threads == 1 {
             work(0)
           } else {
-            DispatchQueue.concurrentPerform(iterations: groups.count, execute: work)
+            DispatchQueue.concurrentPerform(iterations: threads, execute: work)
           }
           return seconds(since: start)
         }
@@ -377,21 +384,30 @@ public enum BenchmarkRunner {
 
   // MARK: Threads
 
-  /// Splits tracks `0..<tracks` into at most `threads` contiguous groups of about equal fix
-  /// counts; returns track ranges.
-  static func splitTracks(_ workload: Workload, tracks: Int, threads: Int) -> [Range<Int>] {
-    let total = workload.trackStarts[tracks]
-    var groups: [Range<Int>] = []
-    var first = 0
-    for g in 1...threads {
-      let target = total * g / threads
-      var last = first
-      while last < tracks && workload.trackStarts[last] < target { last += 1 }
-      if g == threads { last = tracks }
-      if last > first { groups.append(first..<last) }
-      first = last
+  /// Tracks `0..<tracks`, longest first (ties in track order): the order in which the
+  /// threads of a multi-threaded pass take them, so that the long tracks do not come last.
+  static func trackOrder(_ workload: Workload, tracks: Int) -> [Int] {
+    let length = { (k: Int) in workload.trackStarts[k + 1] - workload.trackStarts[k] }
+    return (0..<tracks).sorted { (length($0), $1) > (length($1), $0) }
+  }
+
+  /// Work items `0 ..< count` for the threads of one pass, each handed out once, in order, to
+  /// whichever thread asks first. A pass of `r` rounds over tracks `order` has `r × n` items:
+  /// item `i` is track `order[i % n]` of round `i / n`. Replaying devices this way, a thread
+  /// that finishes a track takes the next one, so one costly track delays the pass by itself
+  /// only (a split of the tracks into fixed halves left one thread idle while the other
+  /// finished the costlier half). One relaxed atomic add a track.
+  final class WorkQueue: Sendable {
+    let count: Int
+    private let next = Atomic<Int>(0)
+
+    init(count: Int) { self.count = count }
+
+    /// The next item, or nil when every item has been handed out.
+    func take() -> Int? {
+      let item = next.wrappingAdd(1, ordering: .relaxed).oldValue
+      return item < count ? item : nil
     }
-    return groups
   }
 
   /// Per-thread values, each in its own 128-byte block (two cache lines, so that neither a
@@ -426,34 +442,36 @@ public enum BenchmarkRunner {
     SlotBuffer(capacity: 4096)
   }
 
-  /// Queries the fixes of each group of tracks on its own thread (Dispatch
+  /// Queries the fixes of the tracks `order` on `threads` threads (Dispatch
   /// `concurrentPerform`), `rounds` times over; returns the merged checksum of each round and
-  /// the wall time in seconds. Each track is processed whole by one thread.
+  /// the wall time in seconds. Each track is processed whole by one thread, whichever takes it
+  /// first (``WorkQueue``).
   static func parallelPass(
-    _ workload: Workload, _ index: GridIndex, _ groups: [Range<Int>], rounds: Int
+    _ workload: Workload, _ index: GridIndex, _ order: [Int], threads: Int, rounds: Int
   ) -> ([Checksum], Double) {
-    let results = PerThread(count: groups.count) {
+    let results = PerThread(count: threads) {
       [Checksum](repeating: Checksum(), count: rounds)
     }
-    let buffers = PerThread(count: groups.count) { reservedBuffer() }
+    let buffers = PerThread(count: threads) { reservedBuffer() }
+    let queue = WorkQueue(count: rounds * order.count)
     let elapsed: Double = workload.fixes.withUnsafeBufferPointer { fixes in
       nonisolated(unsafe) let fixes = fixes
       let starts = workload.trackStarts
       let start = SystemProbes.monotonicNanoseconds()
       let work: @Sendable (Int) -> Void = { g in
         let buffer = buffers.pointer(g)
-        for round in 0..<rounds {
-          var sum = Checksum()
-          for k in groups[g] {
-            queryFixes(index, fixes, starts[k]..<starts[k + 1], &buffer.pointee, &sum)
-          }
-          results.pointer(g).pointee[round] = sum
+        let sums = results.pointer(g)
+        while let item = queue.take() {
+          let k = order[item % order.count]
+          queryFixes(
+            index, fixes, starts[k]..<starts[k + 1], &buffer.pointee,
+            &sums.pointee[item / order.count])
         }
       }
-      if groups.count == 1 {
+      if threads == 1 {
         work(0)
       } else {
-        DispatchQueue.concurrentPerform(iterations: groups.count, execute: work)
+        DispatchQueue.concurrentPerform(iterations: threads, execute: work)
       }
       return seconds(since: start)
     }

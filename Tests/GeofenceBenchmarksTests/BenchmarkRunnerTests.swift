@@ -1,4 +1,6 @@
+import Dispatch
 import GeofenceGeometry
+import GeofenceIndex
 import GeofenceTransitions
 import Testing
 
@@ -146,13 +148,51 @@ import Testing
     #expect(result.checksum == bruteForceChecksum(w.prefix(tracks: 1)))
   }
 
-  @Test func splitTracksCoversEveryTrackOnce() {
+  @Test func trackOrderIsLongestFirstAndCoversEveryTrackOnce() {
     let w = WorkloadGenerator.make(kind: .metro, regionCount: 1, fixCount: 7_500, seed: 1)
-    for threads in 1...10 {
-      let groups = BenchmarkRunner.splitTracks(w, tracks: w.trackCount, threads: threads)
-      #expect(groups.flatMap { Array($0) } == Array(0..<w.trackCount))
-      #expect(groups.count <= threads)
+    // Seven tracks of 1,000 fixes, then one of 500.
+    #expect(BenchmarkRunner.trackOrder(w, tracks: w.trackCount) == Array(0..<8))
+    let uneven = Workload(
+      name: "uneven", kind: .metro, regions: w.regions, fixes: Array(w.fixes[0..<10]),
+      fixTimes: Array(w.fixTimes[0..<10]), trackStarts: [0, 1, 4, 6, 9, 10])
+    #expect(BenchmarkRunner.trackOrder(uneven, tracks: 5) == [1, 3, 2, 0, 4])
+    #expect(BenchmarkRunner.trackOrder(uneven, tracks: 3) == [1, 2, 0])
+  }
+
+  /// Every item is taken exactly once, however many threads ask.
+  @Test func workQueueHandsOutEachItemOnce() {
+    let queue = BenchmarkRunner.WorkQueue(count: 10_000)
+    let taken = BenchmarkRunner.PerThread(count: 4) { [Int]() }
+    DispatchQueue.concurrentPerform(iterations: 4) { g in
+      while let item = queue.take() { taken.pointer(g).pointee.append(item) }
     }
+    #expect(taken.values.flatMap { $0 }.sorted() == Array(0..<10_000))
+    #expect(queue.take() == nil)
+  }
+
+  /// Tracks of unequal length and cost: the same pairs and events on 1 and on 3 threads.
+  @Test func unevenTracksGiveTheSameAnswersOnEveryThreadCount() {
+    let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 3_000, seed: 4)
+    let starts = [0, 1_700, 1_750, 2_600, 3_000]
+    let uneven = Workload(
+      name: "uneven", kind: .transitions, regions: w.regions, fixes: w.fixes,
+      fixTimes: w.fixTimes, trackStarts: starts)
+    let index = GridIndex(regions: uneven.regions)
+    let order = BenchmarkRunner.trackOrder(uneven, tracks: 4)
+    #expect(order == [0, 2, 3, 1])
+    let single = BenchmarkRunner.parallelPass(uneven, index, order, threads: 1, rounds: 2).0
+    let multi = BenchmarkRunner.parallelPass(uneven, index, order, threads: 3, rounds: 2).0
+    #expect(single == multi)
+    #expect(single[0] == bruteForceChecksum(uneven))
+    let set = RegionSet(ids: uneven.regions.indices.map { String($0) }, regions: uneven.regions)
+    let one = BenchmarkRunner.detectorPass(
+      uneven, set, TransitionConfiguration(), Array(0..<4), threads: 1, rounds: 1
+    ).0
+    let three = BenchmarkRunner.detectorPass(
+      uneven, set, TransitionConfiguration(), order, threads: 3, rounds: 3
+    ).0
+    #expect(three == [one[0], one[0], one[0]])
+    #expect(one[0].enters > 0)
   }
 
   @Test func perThreadValuesSitOnTheirOwnCacheLines() {
