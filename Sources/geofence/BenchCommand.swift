@@ -190,25 +190,10 @@ enum BenchCommand {
     var status: Int32 = ExitStatus.cannotCreate
   }
 
-  /// Throws when `path` cannot become an output file: it is a folder, or its folder is
-  /// missing or not writable. Checked before measuring, so that a long run is not lost.
+  /// Throws when `path` cannot become an output file (``outputFileProblem(_:)``). Checked
+  /// before measuring, so that a long run is not lost.
   static func checkOutputFile(_ path: String) throws(OutputError) {
-    let manager = FileManager.default
-    var isDirectory: ObjCBool = false
-    if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
-      if isDirectory.boolValue { throw OutputError(path: path, reason: "is a directory") }
-      if !manager.isWritableFile(atPath: path) {
-        throw OutputError(path: path, reason: "not writable")
-      }
-      return
-    }
-    let parent = (path as NSString).deletingLastPathComponent
-    let folder = parent.isEmpty ? "." : parent
-    guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
-    else { throw OutputError(path: path, reason: "no such directory \(folder)") }
-    if !manager.isWritableFile(atPath: folder) {
-      throw OutputError(path: path, reason: "directory \(folder) is not writable")
-    }
+    if let problem = outputFileProblem(path) { throw OutputError(path: path, reason: problem) }
   }
 
   /// Creates `dir` (and its parents) for the workload files unless it is already a folder.
@@ -312,8 +297,9 @@ enum BenchCommand {
       throw WorkloadFileError.cannotOpen(path: dir, reason: "not a readable directory")
     }
     let folder = dir.hasSuffix("/") && dir.count > 1 ? String(dir.dropLast()) : dir
-    /// `(name, N, kind)` of a workload file name `<name>-<N>-<suffix>` of a selected kind.
-    func parse(_ file: String, suffix: String) -> (String, Int, WorkloadKind)? {
+    /// `(stem, name, N, kind)` of a workload file name `<name>-<N><suffix>` (stem
+    /// `<name>-<N>`) of a selected kind.
+    func parse(_ file: String, suffix: String) -> (String, String, Int, WorkloadKind)? {
       guard file.hasSuffix(suffix) else { return nil }
       let stem = file.dropLast(suffix.count)
       guard let dash = stem.lastIndex(of: "-"), let n = Int(stem[stem.index(after: dash)...])
@@ -321,23 +307,22 @@ enum BenchCommand {
       let name = String(stem[..<dash])
       let kind = name.hasPrefix("real") ? WorkloadKind.real : WorkloadKind(rawValue: name)
       guard let kind, kinds.contains(kind) else { return nil }
-      return (name, n, kind)
+      return (String(stem), name, n, kind)
     }
     let names = Set(entries)
     var found: [(String, Int, WorkloadKind, String, String)] = []
     for file in entries.sorted() {
-      if let (name, n, kind) = parse(file, suffix: "-regions.csv") {
-        let fixes = "\(name)-\(n)-fixes.csv"
+      if let (stem, name, n, kind) = parse(file, suffix: "-regions.csv") {
+        let fixes = stem + "-fixes.csv"
         guard names.contains(fixes) else {
           printError("geofence bench: warning: \(folder)/\(file) has no \(fixes); skipped")
           continue
         }
         found.append((name, n, kind, folder + "/" + file, folder + "/" + fixes))
-      } else if let (name, n, _) = parse(file, suffix: "-fixes.csv"),
-        !names.contains("\(name)-\(n)-regions.csv")
+      } else if let (stem, _, _, _) = parse(file, suffix: "-fixes.csv"),
+        !names.contains(stem + "-regions.csv")
       {
-        printError(
-          "geofence bench: warning: \(folder)/\(file) has no \(name)-\(n)-regions.csv; skipped")
+        printError("geofence bench: warning: \(folder)/\(file) has no \(stem)-regions.csv; skipped")
       }
     }
     found.sort { ($0.2.order, $0.0, $0.1) < ($1.2.order, $1.0, $1.1) }

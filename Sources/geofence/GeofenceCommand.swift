@@ -51,6 +51,23 @@ func printError(_ message: String) {
   try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
 }
 
+/// Why `path` cannot become an output file, or nil when it can: it is a folder, an existing
+/// file that is not writable, or its folder is missing or not writable. Commands check their
+/// outputs with it before the work, so that a long run is not lost at the end.
+func outputFileProblem(_ path: String) -> String? {
+  let manager = FileManager.default
+  var isDirectory: ObjCBool = false
+  if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
+    if isDirectory.boolValue { return "is a directory" }
+    return manager.isWritableFile(atPath: path) ? nil : "not writable"
+  }
+  let parent = (path as NSString).deletingLastPathComponent
+  let folder = parent.isEmpty ? "." : parent
+  guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
+  else { return "no such directory \(folder)" }
+  return manager.isWritableFile(atPath: folder) ? nil : "directory \(folder) is not writable"
+}
+
 /// Writes `data` to standard output. When standard output is gone (a closed pipe, a full disk)
 /// the command cannot do its job: it says so on standard error and exits with 74 (EX_IOERR)
 /// instead of trapping.

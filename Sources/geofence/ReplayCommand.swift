@@ -164,22 +164,9 @@ enum ReplayCommand {
 
   static func replay(_ options: Options) -> Int32 {
     // Fail before the work when the map cannot be written.
-    if let svgPath = options.svg {
-      let folder = URL(fileURLWithPath: svgPath).deletingLastPathComponent().path
-      var isDirectory: ObjCBool = false
-      if !FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory)
-        || !isDirectory.boolValue || !FileManager.default.isWritableFile(atPath: folder)
-      {
-        printError(
-          "geofence replay: --svg \(svgPath): folder \(folder) does not exist or is not writable")
-        return ExitStatus.cannotCreate
-      }
-      if FileManager.default.fileExists(atPath: svgPath, isDirectory: &isDirectory),
-        isDirectory.boolValue
-      {
-        printError("geofence replay: --svg \(svgPath): is a directory")
-        return ExitStatus.cannotCreate
-      }
+    if let svgPath = options.svg, let problem = outputFileProblem(svgPath) {
+      printError("geofence replay: --svg \(svgPath): \(problem)")
+      return ExitStatus.cannotCreate
     }
     var status = ExitStatus.ok
     func worsen(_ s: Int32) { if status == ExitStatus.ok || s == ExitStatus.noInput { status = s } }

@@ -157,3 +157,17 @@ private func temporaryDirectory() throws -> URL {
   #expect(object?["type"] as? String == "FeatureCollection")
   #expect((object?["features"] as? [Any])?.count == 8)
 }
+
+/// An --svg that cannot be written is refused before the replay: 73 with the reason.
+@Test func unwritableSVGExits73BeforeTheReplay() throws {
+  let dir = try temporaryDirectory()
+  for (svg, reason) in [
+    (dir.path + "/missing/map.svg", "no such directory \(dir.path)/missing"),
+    (dir.path, "is a directory"),
+  ] {
+    let r = try CommandRunner.run(headline + ["--svg", svg])
+    #expect(r.status == 73)
+    #expect(r.stderr.contains("--svg \(svg): \(reason)"), "\(r.stderr)")
+    #expect(r.stdout.isEmpty)
+  }
+}
