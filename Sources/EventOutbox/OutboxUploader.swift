@@ -72,7 +72,7 @@ public final class OutboxUploader {
   public let outbox: Outbox
   public let transport: any UploadTransport
   public let retryPolicy: RetryPolicy
-  private var random: AnyGenerator
+  private var random: AnyRandomNumberGenerator
 
   /// - Parameters:
   ///   - outbox: the queue to drain.
@@ -86,7 +86,7 @@ public final class OutboxUploader {
     self.outbox = outbox
     self.transport = transport
     self.retryPolicy = retryPolicy
-    self.random = AnyGenerator(base: random)
+    self.random = AnyRandomNumberGenerator(base: random)
   }
 
   /// Sends every pending event now, batch after batch, retrying as the policy says.
@@ -270,8 +270,8 @@ public final class OutboxUploader {
   /// `Retry-After` as seconds from `now`: a number of seconds, or an HTTP date (RFC 9110
   /// IMF-fixdate). `nil` when unreadable; negative values count as 0.
   static func parseRetryAfter(_ value: String, now: Double) -> Double? {
+    if let seconds = RetryPolicy.retryAfterSeconds(value) { return seconds }
     let trimmed = value.trimmingCharacters(in: .whitespaces)
-    if let seconds = Double(trimmed), seconds.isFinite { return max(0, seconds) }
     let formatter = DateFormatter()
     formatter.locale = Locale(identifier: "en_US_POSIX")
     formatter.timeZone = TimeZone(identifier: "GMT")
@@ -279,10 +279,4 @@ public final class OutboxUploader {
     guard let date = formatter.date(from: trimmed) else { return nil }
     return max(0, date.timeIntervalSince1970 - now)
   }
-}
-
-/// A concrete generator over an existential one, so it can be passed `inout` to generic code.
-struct AnyGenerator: RandomNumberGenerator {
-  var base: any RandomNumberGenerator
-  mutating func next() -> UInt64 { base.next() }
 }

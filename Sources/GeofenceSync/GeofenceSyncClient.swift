@@ -94,8 +94,8 @@ public struct SyncReport: Sendable {
 /// A successful answer with an empty list is an empty set.
 ///
 /// Each request is sent up to ``SyncConfiguration/retry``'s `maximumAttempts` times, waiting
-/// its full-jitter backoff (or a longer `Retry-After`, read as seconds; another form is
-/// ignored) with the injected clock and random source. Retried: transport failures
+/// its full-jitter backoff (or a longer `Retry-After`, read as seconds by
+/// ``RetryTiming/RetryPolicy/retryAfterSeconds(_:)``; another form, such as a date, is ignored) with the injected clock and random source. Retried: transport failures
 /// (timeouts, broken connections, short bodies), bodies that cannot be parsed, `429` and every
 /// `5xx`; a `Retry-After` beyond the policy's `maximumRetryAfterSeconds` fails the request at
 /// once. Not `Sendable`: use from one task at a time, like its store.
@@ -347,15 +347,6 @@ public final class GeofenceSyncClient {
       timeoutSeconds: configuration.requestTimeoutSeconds)
   }
 
-  /// A `Retry-After` value in seconds: a finite number >= 0 (surrounding spaces allowed);
-  /// `nil` for any other form (an HTTP date, `nan`, a negative number), which is ignored.
-  static func retryAfterSeconds(_ text: String) -> Double? {
-    guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)),
-      seconds.isFinite, seconds >= 0
-    else { return nil }
-    return seconds
-  }
-
   /// Whether an answer with this status is worth sending again: `429` and every `5xx`.
   /// Other statuses (`400`, `401`, `404`, `410`, ...) are answers, handled by the caller.
   static func isRetryable(status: Int) -> Bool {
@@ -392,7 +383,7 @@ public final class GeofenceSyncClient {
             response.statusCode, code: body.code, message: body.message)
           guard Self.isRetryable(status: response.statusCode) else { throw error }
           failure = error
-          retryAfter = response.header("retry-after").flatMap(Self.retryAfterSeconds)
+          retryAfter = response.header("retry-after").flatMap(RetryPolicy.retryAfterSeconds)
         }
       } catch let error as SyncError {
         throw error
@@ -409,10 +400,4 @@ public final class GeofenceSyncClient {
       do { try await clock.sleep(seconds: wait) } catch { throw .cancelled }
     }
   }
-}
-
-/// A type-erased random number generator.
-struct AnyRandomNumberGenerator: RandomNumberGenerator {
-  var base: any RandomNumberGenerator
-  mutating func next() -> UInt64 { base.next() }
 }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// How many times to send one request, how long to wait between sends, and when a server's
 /// `Retry-After` is too long to wait out. Shared by the sync client and the event uploader;
 /// which answers are worth retrying is theirs to decide.
@@ -72,10 +74,31 @@ public struct RetryPolicy: Hashable, Sendable {
     max(retryAfterSeconds ?? 0, backoff(retry: retry, using: &random))
   }
 
+  /// A `Retry-After` header value given in seconds: a finite number (surrounding spaces
+  /// allowed), a negative one counting as 0; `nil` for any other form (`nan`, `inf`, text, an
+  /// HTTP date, which a caller that accepts dates reads itself).
+  public static func retryAfterSeconds(_ value: String) -> Double? {
+    guard let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds.isFinite
+    else { return nil }
+    return max(0, seconds)
+  }
+
   /// Whether a `Retry-After` of `seconds` is waited out: `seconds <=`
   /// ``maximumRetryAfterSeconds``. An absent `Retry-After` (`nil`) always is.
   public func waitsOut(retryAfterSeconds seconds: Double?) -> Bool {
     guard let seconds else { return true }
     return seconds <= maximumRetryAfterSeconds
   }
+}
+
+/// A concrete generator over an existential one, so that a client holding `any
+/// RandomNumberGenerator` (the injected jitter source) can pass it `inout` to generic code
+/// such as ``RetryPolicy/wait(retry:retryAfterSeconds:using:)``.
+public struct AnyRandomNumberGenerator: RandomNumberGenerator {
+  public var base: any RandomNumberGenerator
+
+  public init(base: any RandomNumberGenerator) { self.base = base }
+
+  /// The wrapped generator's next value.
+  public mutating func next() -> UInt64 { base.next() }
 }

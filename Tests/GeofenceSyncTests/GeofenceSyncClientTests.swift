@@ -162,8 +162,9 @@ struct GeofenceSyncClientTests {
     #expect(clock.sleeps[0] == 7)
   }
 
-  /// A `Retry-After` that is not a finite number of seconds >= 0 is ignored: the backoff
-  /// alone applies (`nan` used to fail the sync at once, as if it were beyond the limit).
+  /// A `Retry-After` that is not a finite number of seconds is ignored, and a negative one
+  /// counts as 0: the backoff alone applies (`nan` used to fail the sync at once, as if it
+  /// were beyond the limit).
   @Test(arguments: ["nan", "inf", "-5", "Wed, 21 Oct 2026 07:28:00 GMT", " 2 "])
   func retryAfterInOtherFormsIsIgnored(text: String) async throws {
     let server = FakeSyncServer()

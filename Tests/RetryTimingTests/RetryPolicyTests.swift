@@ -55,6 +55,15 @@ private struct ScriptedGenerator: RandomNumberGenerator {
     #expect(g.drawn == 4)
   }
 
+  @Test func retryAfterIsReadAsFiniteSeconds() {
+    #expect(RetryPolicy.retryAfterSeconds("7") == 7)
+    #expect(RetryPolicy.retryAfterSeconds(" 2.5\t") == 2.5)
+    #expect(RetryPolicy.retryAfterSeconds("-5") == 0)
+    for text in ["nan", "inf", "-inf", "", "soon", "Wed, 21 Oct 2026 07:28:00 GMT"] {
+      #expect(RetryPolicy.retryAfterSeconds(text) == nil, "\(text)")
+    }
+  }
+
   @Test func longRetryAfterIsNotWaitedOut() {
     let p = RetryPolicy(maximumRetryAfterSeconds: 120)
     #expect(p.waitsOut(retryAfterSeconds: nil))
