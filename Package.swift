@@ -46,6 +46,7 @@ let package = Package(
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
         "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox", "DelimitedText",
+        "SQLiteStore", "RetryTiming",
       ]),
     .target(
       name: "GeofenceBenchmarks",

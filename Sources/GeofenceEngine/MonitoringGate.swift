@@ -58,7 +58,7 @@ public struct MonitoringGate: Sendable {
   /// The policy's decision for ``state``.
   public private(set) var decision: AuthorizationDecision
   /// The detector behind the gate.
-  public private(set) var detector: TransitionDetector
+  public internal(set) var detector: TransitionDetector
   /// Fixes dropped because monitoring was off.
   public private(set) var notAuthorizedCount = 0
   /// Fixes dropped because monitoring was off, by blocker (a fix counts once for every
@@ -130,4 +130,33 @@ public struct MonitoringGate: Sendable {
     }
     return .evaluated(outcome)
   }
+
+  /// The gate's own state (not the detector's), for a checkpoint.
+  public var checkpoint: GateCheckpoint {
+    GateCheckpoint(
+      hasMonitored: hasMonitored, gapStart: gapStart, gapCount: gapCount,
+      notAuthorizedCount: notAuthorizedCount)
+  }
+
+  /// A gate restored from a checkpoint, over `detector`, deciding `state` with `policy`.
+  public init(
+    detector: TransitionDetector, policy: AuthorizationPolicy, state: AuthorizationState,
+    restoring c: GateCheckpoint
+  ) {
+    self.init(detector: detector, policy: policy, state: state)
+    hasMonitored = c.hasMonitored
+    gapStart = c.gapStart
+    gapCount = c.gapCount
+    notAuthorizedCount = c.notAuthorizedCount
+  }
+}
+
+/// What a ``MonitoringGate`` keeps besides its detector: whether monitoring has run, the open
+/// gap and the counters.
+public struct GateCheckpoint: Hashable, Sendable, Codable {
+  public var hasMonitored: Bool
+  /// Seconds since the Unix epoch.
+  public var gapStart: Double?
+  public var gapCount: Int
+  public var notAuthorizedCount: Int
 }

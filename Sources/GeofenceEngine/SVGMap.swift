@@ -1,3 +1,4 @@
+import GeofenceTransitions
 import Foundation
 import GeofenceGeometry
 
@@ -22,7 +23,7 @@ public struct SVGMap {
   ///   - title: a caption drawn at the top.
   /// - Returns: the SVG document text.
   public func render(
-    tracks: [[Coordinate]], geofences: [Geofence], events: [EventRecord], title: String
+    tracks: [[Coordinate]], geofences: [Geofence], events: [GeofenceEvent], title: String
   ) -> String {
     let allPoints = tracks.flatMap { $0 }
     guard let first = allPoints.first else {
@@ -91,12 +92,12 @@ public struct SVGMap {
       }
       out += "<path d=\"\(d)\" fill=\"none\" stroke=\"#444\" stroke-width=\"1.5\"/>\n"
     }
-    let colours = ["enter": "#1a9850", "exit": "#d73027", "dwell": "#4575b4"]
+    let colours: [TransitionType: String] = [.enter: "#1a9850", .exit: "#d73027", .dwell: "#4575b4"]
     for (i, e) in events.enumerated() {
       let colour = colours[e.type] ?? "#000"
       let px = x(e.longitude)
       let py = y(e.latitude)
-      let label = "\(e.type.uppercased()) \(e.regionName ?? e.regionID)"
+      let label = "\(e.type.rawValue.uppercased()) \(e.geofenceName ?? e.geofenceID)"
       let dy = Double(i % 3) * 12 - 12
       // Labels run right of the marker, or left of it near the right edge (about 6 px a
       // character at 11 px).
@@ -109,8 +110,8 @@ public struct SVGMap {
         """
     }
     // Legend.
-    let counts = ["enter", "exit", "dwell"].map { type in
-      "\(events.filter { $0.type == type }.count) \(type)"
+    let counts = TransitionType.allCases.map { type in
+      "\(events.filter { $0.type == type }.count) \(type.rawValue)"
     }
     out += """
       <g transform="translate(\(f(width - 250)),\(f(height - 134)))">

@@ -22,33 +22,43 @@ public struct ReplayResult: Sendable {
   }
 }
 
-extension TransitionDetector {
-  /// Replays a whole file's fixes, possibly from several devices, and returns the events.
-  ///
-  /// Fixes are split by ``LocationFix/deviceID`` (one detector per device; `nil` is a device
-  /// of its own). Each device's fixes are prepared, then processed:
-  /// 1. a fix with a negative or NaN accuracy is dropped (``DropReason/invalidAccuracy``);
-  /// 2. a fix without a finite time is dropped (``DropReason/missingTime``), unless **no** fix
-  ///    of the device has a time: then the track is processed in file order by a detector
-  ///    with `usesTime: false` (no dwell, no outlier filter) and a warning is added;
-  /// 3. the remaining fixes are sorted by time with a **stable** sort (equal times keep file
-  ///    order; a warning reports how many fixes were out of order);
-  /// 4. a fix with the same time as the fix kept before it is dropped:
-  ///    ``DropReason/duplicateFix`` when the position is the same too, else
-  ///    ``DropReason/conflictingTimestamp`` (the first in file order wins);
-  /// 5. the rest go through ``process(_:into:)``.
-  ///
-  /// - Parameters:
-  ///   - fixes: the file's fixes in file order.
-  ///   - regions: the monitored regions.
-  ///   - configuration: the rules.
-  /// - Returns: events, drop counts and warnings.
-  /// - Complexity: O(n log n) for the sort of n fixes plus n calls of ``process(_:into:)``.
-  public static func replay(
-    _ fixes: [LocationFix], regions: RegionSet,
-    configuration: TransitionConfiguration = TransitionConfiguration()
-  ) -> ReplayResult {
-    // Split by device, keeping first-appearance order.
+/// One device's fixes of a file, ready for the detector (see ``ReplayPreparation``).
+public struct PreparedTrack: Sendable {
+  /// The device (`nil` for fixes without a device id).
+  public var deviceID: String?
+  /// The fixes to process, in order.
+  public var fixes: [LocationFix]
+  /// False when no fix of the device has a time: process with a detector created with
+  /// `usesTime: false`, in file order.
+  public var usesTime: Bool
+}
+
+/// The one replay preparation: how a file's fixes become per-device sequences for the
+/// detector. `geofence replay`, `geofence run` and ``TransitionDetector/replay(_:regions:configuration:)``
+/// all use it, so they apply the same drop rules.
+///
+/// Fixes are split by ``LocationFix/deviceID`` (one sequence per device, in order of first
+/// appearance; `nil` is a device of its own). Each device's fixes are then prepared:
+/// 1. a fix with a negative or NaN accuracy is dropped (``DropReason/invalidAccuracy``);
+/// 2. a fix without a finite time is dropped (``DropReason/missingTime``), unless **no** fix
+///    of the device has a time: then the track is kept in file order for a detector with
+///    `usesTime: false` (no dwell, no outlier filter) and a warning is added;
+/// 3. the remaining fixes are sorted by time with a **stable** sort (equal times keep file
+///    order; a warning reports how many fixes were out of order);
+/// 4. a fix with the same time as the fix kept before it is dropped:
+///    ``DropReason/duplicateFix`` when the position is the same too, else
+///    ``DropReason/conflictingTimestamp`` (the first in file order wins).
+public struct ReplayPreparation: Sendable {
+  /// The devices' sequences, in order of first appearance.
+  public var tracks: [PreparedTrack]
+  /// Fixes dropped by the preparation, by reason.
+  public var dropCounts: DropCounts
+  /// Human-readable warnings about the input (one line each, no trailing newline).
+  public var warnings: [String]
+
+  /// Prepares a file's fixes (in file order).
+  /// - Complexity: O(n log n) for the sort of n fixes.
+  public init(_ fixes: [LocationFix]) {
     var deviceIDs: [String?] = []
     var groupOfDevice: [String?: Int] = [:]
     var groups: [[Int]] = []
@@ -61,14 +71,11 @@ extension TransitionDetector {
         groups.append([i])
       }
     }
-
-    var events: [TransitionEvent] = []
+    var tracks: [PreparedTrack] = []
     var drops = DropCounts()
     var warnings: [String] = []
-    var prepared: [LocationFix] = []
     for (g, members) in groups.enumerated() {
       let label = deviceIDs[g].map { "device \"\($0)\"" } ?? "track"
-      prepared.removeAll(keepingCapacity: true)
       var valid: [Int] = []
       valid.reserveCapacity(members.count)
       for i in members {
@@ -85,10 +92,8 @@ extension TransitionDetector {
             "\(label): no fix has a time; \(valid.count) fixes processed in file order, without dwell"
           )
         }
-        var detector = TransitionDetector(
-          regions: regions, configuration: configuration, usesTime: false)
-        for i in valid { detector.process(fixes[i], into: &events) }
-        drops += detector.dropCounts
+        tracks.append(
+          PreparedTrack(deviceID: deviceIDs[g], fixes: valid.map { fixes[$0] }, usesTime: false))
         continue
       }
       let missing = valid.count - timed.count
@@ -111,6 +116,8 @@ extension TransitionDetector {
       if moved > 0 {
         warnings.append("\(label): \(moved) fixes were out of time order and were sorted by time")
       }
+      var prepared: [LocationFix] = []
+      prepared.reserveCapacity(order.count)
       var kept: LocationFix? = nil
       for i in order {
         let fix = fixes[i]
@@ -121,11 +128,42 @@ extension TransitionDetector {
         kept = fix
         prepared.append(fix)
       }
-      var detector = TransitionDetector(regions: regions, configuration: configuration)
-      for fix in prepared { detector.process(fix, into: &events) }
+      tracks.append(PreparedTrack(deviceID: deviceIDs[g], fixes: prepared, usesTime: true))
+    }
+    self.tracks = tracks
+    self.dropCounts = drops
+    self.warnings = warnings
+  }
+}
+
+extension TransitionDetector {
+  /// Replays a whole file's fixes, possibly from several devices, and returns the events.
+  ///
+  /// The fixes are prepared by ``ReplayPreparation`` (split by device, invalid accuracy,
+  /// missing times, stable time sort, same-time duplicates), then each device's sequence goes
+  /// through one detector's ``process(_:into:)``.
+  ///
+  /// - Parameters:
+  ///   - fixes: the file's fixes in file order.
+  ///   - regions: the monitored regions.
+  ///   - configuration: the rules.
+  /// - Returns: events, drop counts and warnings.
+  /// - Complexity: O(n log n) for the sort of n fixes plus n calls of ``process(_:into:)``.
+  public static func replay(
+    _ fixes: [LocationFix], regions: RegionSet,
+    configuration: TransitionConfiguration = TransitionConfiguration()
+  ) -> ReplayResult {
+    let preparation = ReplayPreparation(fixes)
+    var events: [TransitionEvent] = []
+    var drops = preparation.dropCounts
+    for track in preparation.tracks {
+      var detector = TransitionDetector(
+        regions: regions, configuration: configuration, usesTime: track.usesTime)
+      for fix in track.fixes { detector.process(fix, into: &events) }
       drops += detector.dropCounts
     }
     return ReplayResult(
-      events: events, dropCounts: drops, warnings: warnings, deviceIDs: deviceIDs)
+      events: events, dropCounts: drops, warnings: preparation.warnings,
+      deviceIDs: preparation.tracks.map(\.deviceID))
   }
 }

@@ -57,9 +57,9 @@ public struct TransitionDetector: Sendable {
   /// Whether fix times are used (see the type's discussion).
   public let usesTime: Bool
   /// Fixes dropped so far, by reason.
-  public private(set) var dropCounts = DropCounts()
+  public internal(set) var dropCounts = DropCounts()
   /// Fixes accepted so far.
-  public private(set) var acceptedFixCount = 0
+  public internal(set) var acceptedFixCount = 0
 
   /// A region the device is inside.
   ///
@@ -153,11 +153,13 @@ public struct TransitionDetector: Sendable {
   private struct Emission: Sendable {
     var slot: Int32
     var distanceMeters: Double
+    /// Seconds inside: the dwell time of a DWELL, the visit's length for an EXIT (NaN
+    /// without times).
     var dwellSeconds: Double
   }
 
   /// A reference fix for the speed test.
-  private struct Anchor: Sendable {
+  struct Anchor: Sendable {
     var coordinate: Coordinate
     var time: Double
     var accuracy: Double
@@ -173,21 +175,21 @@ public struct TransitionDetector: Sendable {
   /// there are none): while `time - earliestUndwelledEnter < loiteringDelaySeconds`, no visit
   /// is due (floating-point subtraction is monotonic), and the DWELL pass is skipped. Lowered
   /// at each ENTER, recomputed by each DWELL pass; visits leaving only raise the true value.
-  private var earliestUndwelledEnter = Double.infinity
+  var earliestUndwelledEnter = Double.infinity
   private var exits: [Emission] = []
   private var enters: [Emission] = []
   private var dwells: [Emission] = []
   /// The last accepted fix (time checks and speed reference).
-  private var lastAccepted: Anchor? = nil
+  var lastAccepted: Anchor? = nil
   /// Time the speed test measures from: the time of the last accepted fix, except that an
   /// accepted fix repeating the previous accepted fix's exact coordinates keeps the earlier
   /// time (see ``OutlierFilter``).
-  private var speedReferenceTime: Double = .nan
+  var speedReferenceTime: Double = .nan
   /// Time of the previous fix that reached the outlier filter.
-  private var lastFilteredTime: Double = -.infinity
+  var lastFilteredTime: Double = -.infinity
   /// The last rejected fix and the number of consistent distinct rejected fixes up to it.
-  private var candidate: Anchor? = nil
-  private var candidateCount = 0
+  var candidate: Anchor? = nil
+  var candidateCount = 0
 
   /// Creates a detector with every region outside.
   /// - Parameters:
@@ -377,7 +379,7 @@ public struct TransitionDetector: Sendable {
         if isConfirmed(count: visits[i].exitCount, since: visits[i].exitSince, now: time) {
           exits.append(
             Emission(
-              slot: slot, distanceMeters: d, dwellSeconds: 0))
+              slot: slot, distanceMeters: d, dwellSeconds: time - visits[i].enterTime))
           visits.swapAt(i, visits.count - 1)
           visits.removeLast()
           insideSet.remove(slot)
@@ -480,7 +482,9 @@ public struct TransitionDetector: Sendable {
     sortEmissions()
     for e in exits {
       events.append(
-        TransitionEvent(type: .exit, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters))
+        TransitionEvent(
+          type: .exit, slot: e.slot, fix: fix, distanceMeters: e.distanceMeters,
+          visitSeconds: e.dwellSeconds.isNaN ? nil : e.dwellSeconds))
     }
     for e in enters {
       events.append(

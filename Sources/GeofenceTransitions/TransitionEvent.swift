@@ -24,16 +24,20 @@ public struct TransitionEvent: Hashable, Sendable {
   /// For ``TransitionType/dwell``: the fix time minus the enter time of the visit, in seconds
   /// (`>= loiteringDelaySeconds`). `nil` for enter and exit.
   public var dwellSeconds: Double?
+  /// For ``TransitionType/exit``: the fix time minus the enter time of the visit that ends, in
+  /// seconds (>= 0). `nil` for enter and dwell, and for a detector without times.
+  public var visitSeconds: Double?
 
   public init(
     type: TransitionType, slot: Int32, fix: LocationFix, distanceMeters: Double,
-    dwellSeconds: Double? = nil
+    dwellSeconds: Double? = nil, visitSeconds: Double? = nil
   ) {
     self.type = type
     self.slot = slot
     self.fix = fix
     self.distanceMeters = distanceMeters
     self.dwellSeconds = dwellSeconds
+    self.visitSeconds = visitSeconds
   }
 }
 

@@ -1,6 +1,6 @@
 /// Location authorization as the operating system grants it, modelled on Core Location's
 /// `CLAuthorizationStatus`.
-public enum AuthorizationStatus: String, CaseIterable, Sendable {
+public enum AuthorizationStatus: String, CaseIterable, Sendable, Codable {
   /// The user has not been asked yet.
   case notDetermined
   /// The app may not use location services, and the user cannot change it (parental controls,
@@ -16,19 +16,19 @@ public enum AuthorizationStatus: String, CaseIterable, Sendable {
 
 /// Whether the system gives full-precision or approximate locations, as Core Location's
 /// `CLAccuracyAuthorization` (`fullAccuracy` / `reducedAccuracy`).
-public enum AccuracyAuthorization: String, CaseIterable, Sendable {
+public enum AccuracyAuthorization: String, CaseIterable, Sendable, Codable {
   case full
   case reduced
 }
 
 /// Whether the app is on screen.
-public enum AppState: String, CaseIterable, Sendable {
+public enum AppState: String, CaseIterable, Sendable, Codable {
   case foreground
   case background
 }
 
 /// Everything that decides whether geofence monitoring may run.
-public struct AuthorizationState: Hashable, Sendable {
+public struct AuthorizationState: Hashable, Sendable, Codable {
   public var status: AuthorizationStatus
   public var accuracy: AccuracyAuthorization
   public var appState: AppState

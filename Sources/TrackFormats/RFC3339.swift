@@ -28,6 +28,13 @@ public enum RFC3339 {
     parse(text, options: .rfc3339)
   }
 
+  /// ``parse(_:)`` over UTF-8 bytes, without making a string (the stream reader's hot path).
+  public static func parse(utf8 bytes: UnsafeBufferPointer<UInt8>) -> (
+    seconds: Double, hadZone: Bool
+  )? {
+    parse(bytes: bytes, options: .rfc3339)
+  }
+
   /// Formats `seconds` as RFC 3339 in UTC with milliseconds, e.g. `2019-01-25T20:00:16.179Z`.
   ///
   /// The value is rounded to the nearest millisecond.

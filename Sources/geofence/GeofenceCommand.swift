@@ -8,6 +8,8 @@ enum GeofenceCommand {
     commands:
       replay   replay GPS tracks (GPX, CSV) against geofences and print enter/exit/dwell events
       sync     fetch geofences from a server into a local store (ETag, paging, incremental)
+      stream   live fixes of many devices (JSON Lines or CSV) in, events out as they happen
+      regions  list the geofence set stored by 'sync' (CSV, JSON Lines, GeoJSON)
       run      sync, replay tracks through the authorization gate into the outbox, upload
       outbox   show the event outbox: pending, in flight, dead letters
       upload   send pending events from the outbox now
@@ -16,7 +18,7 @@ enum GeofenceCommand {
     Run 'geofence <command> --help' for a command's options.
     """
 
-  static func main(_ args: [String]) -> Int32 {
+  static func main(_ args: [String]) async -> Int32 {
     guard let command = args.first else {
       printError(usage)
       return ExitStatus.usage
@@ -24,17 +26,21 @@ enum GeofenceCommand {
     let rest = Array(args.dropFirst())
     switch command {
     case "replay":
-      return ReplayCommand.run(rest)
+      return await ReplayCommand.run(rest)
     case "bench":
       return BenchCommand.run(rest)
     case "sync":
-      return SyncCommand.run(rest)
+      return await SyncCommand.run(rest)
     case "run":
-      return RunCommand.run(rest)
+      return await RunCommand.run(rest)
+    case "stream":
+      return await StreamCommand.run(rest)
+    case "regions":
+      return RegionsCommand.run(rest)
     case "outbox":
       return RunCommand.outbox(rest)
     case "upload":
-      return RunCommand.upload(rest)
+      return await RunCommand.upload(rest)
     case "--help", "-h", "help":
       print(usage)
       return ExitStatus.ok

@@ -25,10 +25,13 @@ enum ReplayCommand {
                               --regions airports.csv).
 
     output:
-      --format jsonl|csv|geojson   event format (default jsonl). Fields: type, region_id,
-                              region_name, device_id, time (RFC 3339 UTC), fix_index (0-based
-                              row or point in the file as written), latitude, longitude,
-                              accuracy, distance_m, dwell_s (dwell only), track.
+      --format jsonl|csv|geojson   event format (default jsonl). Fields (docs/events.md):
+                              id, type, geofence_id, geofence_name, metadata, url, device_id
+                              (the file's device column, else the file name), user_id,
+                              anonymous_id, time (RFC 3339 UTC), latitude, longitude,
+                              accuracy, distance_m, dwell_s, visit_s, after_gap, gap_start,
+                              removal, fix_index (0-based row or point in the file as
+                              written), track.
       --svg FILE              also draw a map: track, nearby geofences, labelled events.
       --quiet                 nothing on standard error but errors: no summary, warnings or
                               per-row rejections.
@@ -61,7 +64,7 @@ enum ReplayCommand {
     ],
     flags: ["help", "quiet", "no-dwell", "no-initial-trigger", "no-outlier-filter"])
 
-  static func run(_ argv: [String]) -> Int32 {
+  static func run(_ argv: [String]) async -> Int32 {
     let args: CommandLineArguments
     let options: Options
     do {
@@ -75,7 +78,7 @@ enum ReplayCommand {
       printError("geofence replay: \(error.message)\nRun 'geofence replay --help' for usage.")
       return ExitStatus.usage
     }
-    return replay(options)
+    return await replay(options)
   }
 
   struct Options {
@@ -162,7 +165,7 @@ enum ReplayCommand {
     }
   }
 
-  static func replay(_ options: Options) -> Int32 {
+  static func replay(_ options: Options) async -> Int32 {
     // Fail before the work when the map cannot be written.
     if let svgPath = options.svg, let problem = outputFileProblem(svgPath) {
       printError("geofence replay: --svg \(svgPath): \(problem)")
@@ -194,20 +197,29 @@ enum ReplayCommand {
     let merged = GeofenceLoadResult.merging(loads)
     progress.update("indexing \(merged.geofences.count) geofences")
     let geofences = merged.geofences
-    let regions = RegionSet(geofences: geofences)
+    let engine: GeofenceEngine
+    do {
+      engine = try GeofenceEngine(
+        configuration: .init(transitions: options.configuration, checkpoints: .manual),
+        geofences: geofences)
+    } catch {
+      progress.clear()
+      printError("geofence replay: \(error)")
+      return ExitStatus.failure
+    }
     progress.clear()
     if !options.quiet {
       report(rejections: merged.rejected.map(\.description), what: "geofence definitions")
     }
 
-    // Tracks.
-    var writer = EventWriter(format: options.format)
+    // Tracks: each file on its own (its devices start afresh).
+    var encoder = GeofenceEventEncoder(format: options.format)
     var out = StandardOutput()
-    out.write(writer.header())
+    out.write(encoder.header())
     var summaries: [String] = []
-    var totals: [String: Int] = [:]
+    var totals = EventCounts()
     var mapTracks: [[Coordinate]] = []
-    var mapEvents: [EventRecord] = []
+    var mapEvents: [GeofenceEvent] = []
     for path in options.tracks {
       progress.update("reading \(path)")
       if let problem = inputProblem(path) {
@@ -226,30 +238,36 @@ enum ReplayCommand {
         continue
       }
       progress.update("replaying \(track.fixes.count) fixes of \(path)")
-      let rep = TrackReplay.replay(
-        track, file: path, regions: regions, geofences: geofences,
-        configuration: options.configuration, ignoringAccuracy: options.ignoringAccuracy)
+      engine.forgetDevicesInMemory()
+      let rep: TrackReplayReport
+      do {
+        guard
+          let first = try await engine.replay(
+            [ReplayInput(file: path, track: track)], ignoringAccuracy: options.ignoringAccuracy
+          ).first
+        else { continue }
+        rep = first
+      } catch {
+        progress.clear()
+        printError("geofence replay: \(error)")
+        return ExitStatus.failure
+      }
       progress.clear()
-      for e in rep.events { out.write(writer.line(for: e, track: path)) }
-      for (k, v) in rep.eventCounts { totals[k, default: 0] += v }
+      for e in rep.events { out.write(encoder.encode(e, track: path)) }
+      totals += rep.eventCounts
       mapTracks += rep.tracks
       mapEvents += rep.events
       if !options.quiet {
         for w in rep.warnings { printError("warning: \(w)") }
         report(rejections: rep.skippedRows.map(\.description), what: "track rows")
-        let drops = rep.dropCounts.nonZero.map { "\($0.reason.rawValue) \($0.count)" }
-        summaries.append(
-          "\(path): \(rep.fixesRead) fixes read, \(rep.fixesUsed) used"
-            + (drops.isEmpty ? "" : "; dropped: " + drops.joined(separator: ", "))
-            + (rep.skippedRows.isEmpty ? "" : "; \(rep.skippedRows.count) rows skipped"))
+        summaries.append(fixSummary(rep))
       }
     }
-    out.write(writer.footer())
+    out.write(encoder.footer())
     out.flush()
 
     if let svgPath = options.svg {
-      let near = TrackReplay.geofencesNear(
-        mapTracks, events: mapEvents, regions: regions, geofences: geofences)
+      let near = engine.geofencesNear(mapTracks, events: mapEvents)
       let title = options.tracks.map { ($0 as NSString).lastPathComponent }.joined(separator: ", ")
       let svg = SVGMap().render(
         tracks: mapTracks, geofences: near, events: mapEvents, title: title)
@@ -263,8 +281,7 @@ enum ReplayCommand {
 
     if !options.quiet {
       for s in summaries { printError(s) }
-      let kinds = ["enter", "exit", "dwell"].map { "\($0) \(totals[$0] ?? 0)" }
-      printError("events: " + kinds.joined(separator: ", "))
+      printError("events: \(totals)")
       var perFile: [String] = []
       for (i, file) in options.regionFiles.enumerated() where i < loads.count {
         perFile.append("\(file.path) \(loads[i].geofences.count)")
@@ -274,6 +291,15 @@ enum ReplayCommand {
           + (perFile.isEmpty ? "" : " (" + perFile.joined(separator: ", ") + ")"))
     }
     return status
+  }
+
+  /// `FILE: N fixes read, M used; dropped: reason N, ...; K rows skipped`.
+  static func fixSummary(_ rep: TrackReplayReport) -> String {
+    var drops = rep.dropCounts.nonZero.map { "\($0.reason.rawValue) \($0.count)" }
+    if rep.notAuthorized > 0 { drops.insert("notAuthorized \(rep.notAuthorized)", at: 0) }
+    return "\(rep.file): \(rep.fixesRead) fixes read, \(rep.fixesUsed) used"
+      + (drops.isEmpty ? "" : "; dropped: " + drops.joined(separator: ", "))
+      + (rep.skippedRows.isEmpty ? "" : "; \(rep.skippedRows.count) rows skipped")
   }
 
   /// Prints up to 20 problems, then a count of the rest.

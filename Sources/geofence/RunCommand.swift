@@ -58,7 +58,7 @@ enum RunCommand {
     exit status: 0 every event delivered (or dead-lettered); 64 usage error; 65 an input file
     could not be parsed; 66 an input file is missing; 69 no --regions given, the sync failed
     and no earlier set is stored; 75 events remain queued (server unreachable or refusing):
-    run 'geofence upload' later.
+    run 'geofence upload' later; 77 the outbox holds events queued with another --key.
     """
 
   static let outboxHelp = """
@@ -89,8 +89,12 @@ enum RunCommand {
       --max-attempts N        sends of one batch before giving up for now [8]
       --quiet                 no summary
 
+    The outbox belongs to the account of the key it was first uploaded with (a fingerprint of
+    the key is kept in DIR/state.sqlite): while it holds queued events, another --key is
+    refused (exit status 77) so that events of one account never reach another.
+
     exit status: 0 the outbox is empty of pending events; 64 usage error; 66 no outbox in DIR;
-    75 events remain queued.
+    75 events remain queued; 77 the outbox holds events queued with another key.
     """
 
   // MARK: run
@@ -100,7 +104,7 @@ enum RunCommand {
     "max-attempts",
   ]
 
-  static func run(_ argv: [String]) -> Int32 {
+  static func run(_ argv: [String]) async -> Int32 {
     let spec = CommandLineArguments.Spec(
       valued: ReplayCommand.spec.valued.subtracting(["format", "svg"]).union(uploadOptions)
         .union(["auth", "user"]),
@@ -127,15 +131,13 @@ enum RunCommand {
       return status
     }
 
-    // Regions: from the --regions files, or synced from the server into DIR/geofences.sqlite.
-    let regions: MonitoredRegions
-    let loaded =
-      replayOptions.regionFiles.isEmpty
-      ? syncRegions(upload: upload, quiet: quiet)
-      : loadRegionFiles(replayOptions.regionFiles, quiet: quiet)
-    switch loaded {
-    case .success(let r): regions = r
-    case .failure(let e): return fail(e.message, e.status)
+    // Geofences from the --regions files, else synced from the server by the engine.
+    var fixedSet: [Geofence]?
+    if !replayOptions.regionFiles.isEmpty {
+      switch loadRegionFiles(replayOptions.regionFiles, quiet: quiet) {
+      case .success(let g): fixedSet = g
+      case .failure(let e): return fail(e.message, e.status)
+      }
     }
 
     // Authorization timeline.
@@ -151,56 +153,78 @@ enum RunCommand {
       }
     }
 
-    // Store.
-    let store: Store
+    // The engine on the store.
+    let engine: GeofenceEngine
     do {
-      store = try Store(directory: upload.store, configuration: upload.outboxConfiguration)
-      if args.flag("reset-identity") { try store.identity.reset() }
-      if let user = args.last("user") { try store.identity.setUser(user) }
+      engine = try GeofenceEngine(
+        configuration: upload.engineConfiguration(
+          transitions: replayOptions.configuration, syncs: fixedSet == nil),
+        storage: .directory(upload.store), geofences: fixedSet)
+      if args.flag("reset-identity") { try engine.reset() }
+      if let user = args.last("user") { try engine.identify(user: user) }
     } catch {
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
-    let uploader = upload.server.map { store.uploader(server: $0, options: upload) }
+    if fixedSet == nil {
+      let outcome = await syncStoredSet(engine, quiet: quiet)
+      if outcome != ExitStatus.ok { return outcome }
+    }
 
-    // Tracks through the pipeline.
+    // Tracks through the engine.
     var status = ExitStatus.ok
-    let pipeline: MonitoringPipeline
+    var inputs: [ReplayInput] = []
+    for path in replayOptions.tracks {
+      if let problem = inputProblem(path) {
+        printError("geofence run: \(path): \(problem)")
+        status = ExitStatus.noInput
+        continue
+      }
+      do {
+        let track = try TrackReader.read(contentsOf: URL(fileURLWithPath: path))
+        if !quiet {
+          ReplayCommand.report(
+            rejections: track.skippedRows.map(\.description), what: "track rows")
+        }
+        inputs.append(ReplayInput(file: path, track: track))
+      } catch {
+        printError("geofence run: \(error)")
+        if status == ExitStatus.ok { status = ExitStatus.dataError }
+      }
+    }
+    let uploading = upload.server != nil
     var uploadReport = UploadReport()
-    do {
-      pipeline = try MonitoringPipeline(
-        regions: regions, outbox: store.outbox, identity: store.identity,
-        configuration: replayOptions.configuration)
-      var fixes: [LocationFix] = []
-      for path in replayOptions.tracks {
-        guard FileManager.default.isReadableFile(atPath: path) else {
-          printError("geofence run: \(path): no such file or not readable")
-          status = ExitStatus.noInput
-          continue
-        }
-        do {
-          let track = try TrackReader.read(contentsOf: URL(fileURLWithPath: path))
-          if !quiet {
-            ReplayCommand.report(
-              rejections: track.skippedRows.map(\.description), what: "track rows")
-          }
-          fixes += track.fixes
-        } catch {
-          printError("geofence run: \(error)")
-          if status == ExitStatus.ok { status = ExitStatus.dataError }
+    var uploadError: EngineError?
+    do throws(EngineError) {
+      let reports = try await engine.replay(
+        inputs, timeline: timeline, ignoringAccuracy: replayOptions.ignoringAccuracy
+      ) {
+        guard uploading, uploadReport.stopped == nil, uploadError == nil else { return }
+        do throws(EngineError) { uploadReport.add(try await engine.sendDueBatches()) } catch {
+          uploadError = error
         }
       }
-      try pipeline.replay(fixes, timeline: timeline) {
-        if let uploader, uploadReport.stopped == nil {
-          uploadReport.add(try uploader.sendDueBatches())
+      if !quiet {
+        for r in reports {
+          for w in r.warnings { printError("warning: \(w)") }
+          printError(ReplayCommand.fixSummary(r))
         }
       }
-      if let uploader, uploadReport.stopped == nil { uploadReport.add(try uploader.flush()) }
+      try engine.checkpoint()
+      if uploading, uploadReport.stopped == nil, uploadError == nil {
+        uploadReport.add(try await engine.flush())
+      }
     } catch {
-      return fail("\(error)", ExitStatus.failure)
+      uploadError = error
+    }
+    if let uploadError {
+      if case .accountMismatch = uploadError {
+        return fail("\(uploadError)", accountMismatch)
+      }
+      return fail("\(uploadError)", ExitStatus.failure)
     }
 
     if !quiet {
-      let r = pipeline.report
+      let r = engine.report
       var line = "fixes \(r.fixes): notAuthorized \(r.notAuthorized)"
       if !r.blockedCounts.isEmpty {
         line +=
@@ -210,15 +234,39 @@ enum RunCommand {
       }
       for (reason, count) in r.dropCounts.nonZero { line += ", \(reason.rawValue) \(count)" }
       printError(line)
-      let kinds = ["enter", "exit", "dwell"].map { "\($0) \(r.eventCounts[$0] ?? 0)" }
       printError(
-        "events: " + kinds.joined(separator: ", ")
-          + "; after a gap \(r.afterGapEvents) (gaps \(r.gaps)); enqueued \(r.enqueued)"
-          + "; deleted for consent \(r.deletedForConsent)")
-      if uploader != nil { printError(describe(uploadReport)) }
+        "events: \(r.eventCounts); after a gap \(r.afterGapEvents) (gaps \(r.gaps))"
+          + "; enqueued \(r.enqueued); deleted for consent \(r.deletedForConsent)")
+      if uploading { printError(describe(uploadReport)) }
     }
     return finish(
-      store: store, report: uploadReport, uploaded: uploader != nil, quiet: quiet, status: status)
+      engine: engine, report: uploadReport, uploaded: uploading, quiet: quiet, status: status)
+  }
+
+  /// Syncs the engine's stored set. A failed sync keeps the last good set (marked stale) and
+  /// the command goes on with it; only a store that has never held a set is an error (69,
+  /// EX_UNAVAILABLE).
+  static func syncStoredSet(_ engine: GeofenceEngine, quiet: Bool) async -> Int32 {
+    var failure: String?
+    do { _ = try await engine.sync() } catch { failure = "\(error)" }
+    do {
+      let state = try engine.setState()
+      if failure != nil && state.version == nil {
+        printError("geofence run: the geofence sync failed and no earlier set is stored")
+        return ExitStatus.unavailable
+      }
+      if !quiet {
+        printError(
+          failure == nil
+            ? "geofences: \(engine.geofenceCount) synced, version \(state.version ?? "none")"
+            : "geofences: sync failed; using the \(engine.geofenceCount) stored at version "
+              + "\(state.version ?? "none") (stale: \(state.staleReason ?? failure ?? ""))")
+      }
+      return ExitStatus.ok
+    } catch {
+      printError("geofence run: cannot read the geofence store: \(error)")
+      return ExitStatus.ioError
+    }
   }
 
   // MARK: outbox
@@ -281,7 +329,7 @@ enum RunCommand {
 
   // MARK: upload
 
-  static func upload(_ argv: [String]) -> Int32 {
+  static func upload(_ argv: [String]) async -> Int32 {
     let args: CommandLineArguments
     let options: UploadOptions
     do throws(UsageError) {
@@ -304,17 +352,26 @@ enum RunCommand {
       return ExitStatus.noInput
     }
     let quiet = args.flag("quiet")
+    let engine: GeofenceEngine
     do {
-      let store = try Store(directory: options.store, configuration: options.outboxConfiguration)
-      guard let server = options.server else { return ExitStatus.usage }
-      let report = try store.uploader(server: server, options: options).flush()
-      if !quiet { printError(describe(report)) }
-      return finish(
-        store: store, report: report, uploaded: true, quiet: quiet, status: ExitStatus.ok)
+      engine = try GeofenceEngine(
+        configuration: options.engineConfiguration(transitions: .init(), syncs: false),
+        storage: .directory(options.store), geofences: [])
     } catch {
       printError("geofence upload: \(error)")
       return ExitStatus.failure
     }
+    let report: UploadReport
+    do {
+      report = try await engine.flush()
+    } catch {
+      printError("geofence upload: \(error)")
+      if case .accountMismatch = error { return accountMismatch }
+      return ExitStatus.failure
+    }
+    if !quiet { printError(describe(report)) }
+    return finish(
+      engine: engine, report: report, uploaded: true, quiet: quiet, status: ExitStatus.ok)
   }
 
   // MARK: Shared
@@ -348,6 +405,22 @@ enum RunCommand {
       timeoutSeconds = try args.double("timeout", range: 0.001...3_600) ?? 10
       maxAttempts = try args.int("max-attempts", range: 1...1_000) ?? 8
     }
+
+    /// The engine of `run` and `upload`: the outbox, upload to `server`, a persisted
+    /// identity, and (when `syncs`) the geofence sync from the same server and key.
+    func engineConfiguration(transitions: TransitionConfiguration, syncs: Bool)
+      -> GeofenceEngine.Configuration
+    {
+      GeofenceEngine.Configuration(
+        transitions: transitions, outbox: outboxConfiguration,
+        upload: server.map {
+          GeofenceEngine.UploadConfiguration(
+            server: $0, apiKey: key, timeoutSeconds: timeoutSeconds,
+            retry: RetryPolicy(maximumAttempts: maxAttempts))
+        },
+        sync: syncs ? server.map { SyncConfiguration(baseURL: $0, apiKey: key) } : nil,
+        identity: .persisted, checkpoints: .manual)
+    }
   }
 
   /// A device's state directory: the outbox and the identity.
@@ -373,14 +446,6 @@ enum RunCommand {
         recoverInFlight: !inspectOnly)
       identity = try MonitoringIdentity(fileURL: url.appendingPathComponent("identity.json"))
     }
-
-    func uploader(server: URL, options: UploadOptions) -> OutboxUploader {
-      OutboxUploader(
-        outbox: outbox,
-        transport: URLSessionUploadTransport(
-          server: server, key: options.key, timeoutSeconds: options.timeoutSeconds),
-        retryPolicy: RetryPolicy(maximumAttempts: options.maxAttempts))
-    }
   }
 
   static func describe(_ r: UploadReport) -> String {
@@ -392,12 +457,16 @@ enum RunCommand {
     return text
   }
 
+  /// EX_NOPERM (sysexits.h): the outbox holds events queued for another account's key.
+  static let accountMismatch: Int32 = 77
+
   /// Prints the outbox counts and picks the exit status.
   static func finish(
-    store: Store, report: UploadReport, uploaded: Bool, quiet: Bool, status: Int32
+    engine: GeofenceEngine, report: UploadReport, uploaded: Bool, quiet: Bool, status: Int32
   ) -> Int32 {
     let counts: OutboxCounts
-    do { counts = try store.outbox.counts() } catch {
+    guard let outbox = engine.outbox else { return status }
+    do { counts = try outbox.counts() } catch {
       printError("geofence: \(error)")
       return ExitStatus.failure
     }
@@ -410,72 +479,26 @@ enum RunCommand {
     return ExitStatus.ok
   }
 
-  enum LoadFailure: Error {
-    case failed(String, Int32)
-    var message: String { if case .failed(let m, _) = self { return m } else { return "" } }
-    var status: Int32 { if case .failed(_, let s) = self { return s } else { return 1 } }
+  struct LoadFailure: Error {
+    var message: String
+    var status: Int32
   }
 
   /// Geofences from definition files, as `geofence replay` loads them.
-  /// Syncs the geofences from `upload.server` into `DIR/geofences.sqlite` and loads the stored
-  /// set. A failed sync keeps the last good set (marked stale) and the run goes on with it;
-  /// only a store that has never held a set is an error (69, EX_UNAVAILABLE).
-  static func syncRegions(upload: UploadOptions, quiet: Bool)
-    -> Result<MonitoredRegions, LoadFailure>
-  {
-    guard let server = upload.server else {
-      return .failure(LoadFailure.failed("give --regions FILE or --server URL", 64))
-    }
-    do {
-      try FileManager.default.createDirectory(
-        atPath: upload.store, withIntermediateDirectories: true)
-    } catch {
-      return .failure(
-        LoadFailure.failed(
-          "cannot create \(upload.store): \(error.localizedDescription)", ExitStatus.failure))
-    }
-    let storePath = URL(fileURLWithPath: upload.store).appendingPathComponent("geofences.sqlite")
-      .path
-    let options = SyncCommand.Options(
-      configuration: SyncConfiguration(baseURL: server, apiKey: upload.key),
-      storePath: storePath, full: false, quiet: true, live: false)
-    let syncStatus = SyncCommand.syncWaiting(options)
-    do {
-      let store = try GeofenceStore(path: storePath)
-      let state = try store.state()
-      if syncStatus != ExitStatus.ok && state.version == nil {
-        return .failure(
-          LoadFailure.failed("the geofence sync failed and no earlier set is stored", 69))
-      }
-      let geofences = try store.geofences()
-      if !quiet {
-        printError(
-          (state.staleReason == nil
-            ? "geofences: \(geofences.count) synced, version \(state.version ?? "none")"
-            : "geofences: sync failed; using the \(geofences.count) stored at version "
-              + "\(state.version ?? "none") (stale: \(state.staleReason ?? ""))"))
-      }
-      return .success(MonitoredRegions(geofences: geofences))
-    } catch {
-      return .failure(
-        LoadFailure.failed("cannot read the geofence store: \(error)", 74))
-    }
-  }
-
   static func loadRegionFiles(_ files: [(path: String, radius: Double?)], quiet: Bool)
-    -> Result<MonitoredRegions, LoadFailure>
+    -> Result<[Geofence], LoadFailure>
   {
     var loads: [GeofenceLoadResult] = []
     for (path, radius) in files {
-      guard FileManager.default.isReadableFile(atPath: path) else {
-        return .failure(.failed("\(path): no such file or not readable", ExitStatus.noInput))
+      if let problem = inputProblem(path) {
+        return .failure(LoadFailure(message: "\(path): \(problem)", status: ExitStatus.noInput))
       }
       do {
         loads.append(
           try GeofenceFileReader.read(
             contentsOf: URL(fileURLWithPath: path), defaultRadiusMeters: radius))
       } catch {
-        return .failure(.failed("\(error)", ExitStatus.dataError))
+        return .failure(LoadFailure(message: "\(error)", status: ExitStatus.dataError))
       }
     }
     let merged = GeofenceLoadResult.merging(loads)
@@ -483,7 +506,7 @@ enum RunCommand {
       ReplayCommand.report(
         rejections: merged.rejected.map(\.description), what: "geofence definitions")
     }
-    return .success(MonitoredRegions(geofences: merged.geofences))
+    return .success(merged.geofences)
   }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceEngine
 import GeofenceGeometry
 import GeofenceSync
 
@@ -22,8 +23,8 @@ enum SyncCommand {
       --page-size N       geofences per page, 1-10000 [1000]
       --timeout SECONDS   per request [30]
       --attempts N        requests per operation including retries, 1-20 [4]
-      --live              also load the stored set into a live monitor before syncing and
-                          apply the change to it, timing both (what a running engine does)
+      --live              also time loading the stored set into the engine and applying the
+                          change to its live set (what a running engine does)
       --quiet             only errors
 
     exit status: 0 synced (or unchanged); 64 usage error; 65 the server's answer was invalid;
@@ -44,12 +45,14 @@ enum SyncCommand {
   struct Options: Sendable {
     var configuration: SyncConfiguration
     var storePath: String
+    /// The store folder (holding `geofences.sqlite`).
+    var directory: String { (storePath as NSString).deletingLastPathComponent }
     var full: Bool
     var quiet: Bool
     var live: Bool
   }
 
-  static func run(_ args: [String]) -> Int32 {
+  static func run(_ args: [String]) async -> Int32 {
     let options: Options
     do {
       let parsed = try CommandLineArguments(args, spec: spec)
@@ -70,23 +73,7 @@ enum SyncCommand {
       printError("geofence sync: cannot create the store folder: \(error.localizedDescription)")
       return ioError
     }
-    return syncWaiting(options)
-  }
-
-  /// Runs ``sync(_:)`` from synchronous command code (the main thread, outside the
-  /// cooperative pool) and waits for its exit status.
-  static func syncWaiting(_ options: Options) -> Int32 {
-    final class ResultBox: @unchecked Sendable {
-      var status: Int32 = ExitStatus.software
-    }
-    let box = ResultBox()
-    let semaphore = DispatchSemaphore(value: 0)
-    Task {
-      box.status = await sync(options)
-      semaphore.signal()
-    }
-    semaphore.wait()
-    return box.status
+    return await sync(options)
   }
 
   static func parse(_ parsed: CommandLineArguments) throws(UsageError) -> Options {
@@ -133,41 +120,30 @@ enum SyncCommand {
   }
 
   static func sync(_ options: Options) async -> Int32 {
-    let store: GeofenceStore
+    let start = DispatchTime.now()
+    let engine: GeofenceEngine
     do {
-      store = try GeofenceStore(path: options.storePath)
+      engine = try GeofenceEngine(
+        configuration: .init(sync: options.configuration, checkpoints: .manual),
+        storage: .directory(options.directory))
     } catch {
       printError("geofence sync: cannot open the store \(options.storePath): \(error)")
       return ioError
     }
-    let client = GeofenceSyncClient(
-      configuration: options.configuration, store: store, transport: URLSessionTransport())
-    var monitor: GeofenceMonitor?
     if options.live {
-      do {
-        let start = DispatchTime.now()
-        let geofences = try store.geofences()
-        let loaded = DispatchTime.now()
-        monitor = GeofenceMonitor(geofences: geofences)
-        print(
-          "live: loaded \(geofences.count) geofence(s) in \(seconds(start, loaded)) s, "
-            + "built the monitor in \(seconds(loaded, DispatchTime.now())) s")
-      } catch {
-        printError("geofence sync: cannot read the store: \(error)")
-        return ioError
-      }
+      print(
+        "live: loaded and indexed \(engine.geofenceCount) geofence(s) in "
+          + "\(seconds(start, DispatchTime.now())) s")
     }
-    do {
+    do throws(EngineError) {
       let syncStart = DispatchTime.now()
-      let report = try await client.sync(full: options.full)
+      let applied = try await engine.sync(full: options.full)
+      let report = applied.sync
       if !options.quiet { print("sync time: \(seconds(syncStart, DispatchTime.now())) s") }
-      if let monitor {
-        let start = DispatchTime.now()
-        let applied = monitor.apply(report.diff, at: Date().timeIntervalSince1970)
+      if options.live {
         print(
-          "live: applied the change in \(seconds(start, DispatchTime.now())) s "
-            + "(index rebuilt: \(applied.rebuiltIndex ? "yes" : "no"), "
-            + "\(monitor.geofences.count) geofence(s) monitored)")
+          "live: applied the change (index rebuilt: \(applied.rebuiltIndex ? "yes" : "no"), "
+            + "\(engine.geofenceCount) geofence(s) monitored)")
       }
       for rejection in report.rejections { printError("rejected: \(rejection)") }
       for id in report.conflictingIDs {
@@ -196,16 +172,19 @@ enum SyncCommand {
       }
       return ExitStatus.ok
     } catch {
-      let state = try? store.state()
-      printError("geofence sync: failed: \(error)")
+      let state = try? engine.setState()
+      let reason: String
+      if case .sync(let e) = error { reason = e.description } else { reason = error.description }
+      printError("geofence sync: failed: \(reason)")
       printError(
         "kept \(state?.geofenceCount ?? 0) geofence(s) at version \(state?.version ?? "none"), "
           + "marked stale")
       if !options.quiet {
         print("version: \(state?.version ?? "none")")
         print("geofences: \(state?.geofenceCount ?? 0)")
-        print("stale: \(error)")
+        print("stale: \(reason)")
       }
+      guard case .sync(let error) = error else { return ioError }
       switch error {
       case .invalidBody: return ExitStatus.dataError
       case .store: return ioError

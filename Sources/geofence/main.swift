@@ -2,4 +2,4 @@
   import Glibc
 #endif
 
-exit(GeofenceCommand.main(Array(CommandLine.arguments.dropFirst())))
+exit(await GeofenceCommand.main(Array(CommandLine.arguments.dropFirst())))

@@ -35,8 +35,8 @@ private func temporaryDirectory() throws -> URL {
     try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
   }
   let enters = events.filter {
-    $0["type"] as? String == "enter" && ($0["region_id"] as? String ?? "").hasPrefix("rg")
-  }.compactMap { $0["region_name"] as? String }
+    $0["type"] as? String == "enter" && ($0["geofence_id"] as? String ?? "").hasPrefix("rg")
+  }.compactMap { $0["geofence_name"] as? String }
   #expect(Set(enters).count == enters.count, "a town was entered twice: \(enters)")
   #expect(enters.first == "Cornaux")
   #expect(enters.last == "Lausanne")
@@ -105,7 +105,7 @@ private func temporaryDirectory() throws -> URL {
   let r = try CommandRunner.run(["replay", "--regions", regions.path, broken.path, good.path])
   #expect(r.status == 65)
   #expect(r.stderr.contains("cut.gpx"))
-  #expect(r.stdout.contains(#""type":"enter","region_id":"A""#))
+  #expect(r.stdout.contains(#""type":"enter","geofence_id":"A""#))
   #expect(r.stdout.contains(#""fix_index":1"#))
 }
 
@@ -124,7 +124,7 @@ private func temporaryDirectory() throws -> URL {
   #expect(r.stderr.contains("places.csv:3"))
   #expect(r.stderr.contains("places.csv:4"))
   #expect(r.stderr.contains("geofences: 1 loaded, 2 rejected"))
-  #expect(r.stdout.contains(#""region_id":"A""#))
+  #expect(r.stdout.contains(#""geofence_id":"A""#))
   #expect(r.stdout.contains(#""time":"2020-01-01T00:00:00.000Z""#))
 }
 
@@ -141,7 +141,7 @@ private func temporaryDirectory() throws -> URL {
   let lines = csv.stdout.split(separator: "\n")
   #expect(
     lines.first
-      == "type,region_id,region_name,device_id,time,fix_index,latitude,longitude,accuracy,distance_m,dwell_s,track"
+      == "id,type,geofence_id,geofence_name,metadata,url,device_id,user_id,anonymous_id,time,processed_at,latitude,longitude,accuracy,distance_m,dwell_s,visit_s,after_gap,gap_start,removal,fix_index,track"
   )
   #expect(lines.count == 1 + 7 + 1)  // header, 7 enter/exit, 1 dwell (LSGL)
   let map = try String(contentsOf: svg, encoding: .utf8)

@@ -7,7 +7,16 @@ import GeofenceTransitions
 import LocationAuthorization
 import Testing
 
-extension ManualClock: OutboxClock {}
+import RetryTiming
+import TrackFormats
+
+/// A manual engine clock: time moves only when a test moves it.
+final class TestClock: EngineClock, @unchecked Sendable {
+  var time: Double
+  init(_ time: Double = 1_796_014_800) { self.time = time }
+  func now() -> Double { time }
+  func sleep(seconds: Double) async throws { time += max(0, seconds) }
+}
 
 /// Metres per degree on the equator of the mean sphere.
 private let metersPerDegree = Double.pi / 180 * EarthModel.meanRadiusMeters
@@ -22,15 +31,14 @@ private func fix(_ eastMeters: Double, _ t: Double, device: String? = nil) -> Lo
 private let t0 = 1_796_014_800.0
 
 /// Regions of radius 100 m on the equator: A at 0 m, B at 1,000 m, C at 2,000 m east.
-private func regions() throws -> MonitoredRegions {
-  MonitoredRegions(
-    geofences: try ["A", "B", "C"].enumerated().map { i, id in
-      Geofence(
-        id: id, name: "Region \(id)",
-        region: try CircularRegion(
-          center: Coordinate(uncheckedLatitude: 0, longitude: Double(i) * 1_000 / metersPerDegree),
-          radiusMeters: 100))
-    })
+private func regions() throws -> [Geofence] {
+  try ["A", "B", "C"].enumerated().map { i, id in
+    Geofence(
+      id: id, name: "Region \(id)",
+      region: try CircularRegion(
+        center: Coordinate(uncheckedLatitude: 0, longitude: Double(i) * 1_000 / metersPerDegree),
+        radiusMeters: 100))
+  }
 }
 
 /// Simple rules: no dwell, no outlier filter.
@@ -54,22 +62,14 @@ private var consentOff: AuthorizationState {
 }
 
 private struct Fixture {
-  let clock = ManualClock()
+  let clock = TestClock()
   let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "monitoring-\(UUID().uuidString)")
-  let outbox: Outbox
-  let identity: MonitoringIdentity
-  let pipeline: MonitoringPipeline
+  let pipeline: Pipeline
+  var outbox: Outbox { pipeline.engine.outbox! }
 
-  init(state: AuthorizationState = granted, seed: UInt64 = 1) throws {
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    outbox = try Outbox(path: directory.appendingPathComponent("outbox.sqlite").path, clock: clock)
-    identity = try MonitoringIdentity(
-      fileURL: directory.appendingPathComponent("identity.json"),
-      random: SeededGenerator(seed: seed))
-    pipeline = try MonitoringPipeline(
-      regions: try regions(), outbox: outbox, identity: identity, configuration: rules, state: state
-    )
+  init(state: AuthorizationState = granted) throws {
+    pipeline = try Pipeline(directory: directory, state: state, clock: clock)
   }
 
   /// The queued events' payloads, decoded.
@@ -99,6 +99,45 @@ private func RFC3339Seconds(_ text: String) -> Double {
   return f.date(from: text)?.timeIntervalSince1970 ?? .nan
 }
 
+/// The engine over a store with an outbox and a persisted identity, fed like a replay: fixes
+/// in time order, each authorization change applied before the first fix at or after it.
+private final class Pipeline {
+  let engine: GeofenceEngine
+
+  init(directory: URL, state: AuthorizationState, clock: TestClock, rules: TransitionConfiguration = rules) throws {
+    engine = try GeofenceEngine(
+      configuration: .init(
+        transitions: rules, initialAuthorization: state, outbox: OutboxConfiguration(),
+        identity: .persisted, checkpoints: .manual),
+      storage: .directory(directory.path), geofences: try regions(), clock: clock)
+  }
+
+  var report: EngineReport { engine.report }
+
+  @discardableResult
+  func process(_ fix: LocationFix) throws -> [GeofenceEvent] {
+    try engine.ingest(fix, device: fix.deviceID ?? "dev")
+  }
+
+  @discardableResult
+  func replay(_ fixes: [LocationFix], timeline: AuthorizationTimeline = .init(changes: []))
+    throws -> EngineReport
+  {
+    let ordered = fixes.enumerated().sorted {
+      ($0.element.time ?? 0, $0.offset) < ($1.element.time ?? 0, $1.offset)
+    }.map(\.element)
+    var next = 0
+    for fix in ordered {
+      while next < timeline.changes.count, timeline.changes[next].time <= fix.time ?? 0 {
+        try engine.updateAuthorization(timeline.changes[next].state, at: timeline.changes[next].time)
+        next += 1
+      }
+      try process(fix)
+    }
+    return engine.report
+  }
+}
+
 @Suite struct MonitoringGateTests {
   @Test func downgradeAndRegrantMidTrack() throws {
     let f = try Fixture()
@@ -119,7 +158,7 @@ private func RFC3339Seconds(_ text: String) -> Double {
         "enter A @10", "exit A @60 gap@15", "enter B @60 gap@15", "exit B @70", "enter C @80",
       ])
     #expect(report.notAuthorized == 3)
-    #expect(report.blockedCounts == [.insufficientForBackground: 3])
+    #expect(report.blockedCounts == [MonitoringBlocker.insufficientForBackground: 3])
     #expect(report.gaps == 1 && report.afterGapEvents == 2)
     #expect(report.enqueued == 5 && report.deletedForConsent == 0)
   }
@@ -160,7 +199,7 @@ private func RFC3339Seconds(_ text: String) -> Double {
     // enter A, exit A deleted at 25; the fixes at 30 and 40 ignored; at 50 a fresh session
     // enters C (no gap flag: nothing reported before it survives).
     #expect(report.deletedForConsent == 2)
-    #expect(report.notAuthorized == 2 && report.blockedCounts == [.consentOff: 2])
+    #expect(report.notAuthorized == 2 && report.blockedCounts == [MonitoringBlocker.consentOff: 2])
     #expect(try f.summary() == ["enter C @50"])
     #expect(try f.outbox.counts().deleted == 2)
   }
@@ -169,29 +208,31 @@ private func RFC3339Seconds(_ text: String) -> Double {
     let f = try Fixture()
     try f.pipeline.replay([fix(0, 10)])
     #expect(try f.outbox.counts().pending == 1)
-    let again = try MonitoringPipeline(
-      regions: try regions(), outbox: f.outbox, identity: f.identity, state: consentOff)
-    #expect(again.report.deletedForConsent == 1)
-    try again.replay([fix(0, 100)])
-    #expect(try f.outbox.counts().queued == 0 && again.report.notAuthorized == 1)
+    try f.pipeline.engine.setConsent(false, at: t0 + 50)
+    #expect(f.pipeline.report.deletedForConsent == 1)
+    try f.pipeline.replay([fix(0, 100)])
+    #expect(try f.outbox.counts().queued == 0 && f.pipeline.report.notAuthorized == 1)
+    // A new engine on the same store starts with consent off too (the state is kept).
+    let again = try Pipeline(directory: f.directory, state: granted, clock: f.clock)
+    #expect(again.engine.authorization.trackingConsent == false)
   }
 
   @Test func eventsCarryTheIdentityOfTheirCreation() throws {
-    let f = try Fixture(seed: 42)
-    let anonymous = f.identity.anonymousID
+    let f = try Fixture()
+    let engine = f.pipeline.engine
+    let anonymous = try #require(engine.anonymousID)
     try f.pipeline.process(fix(0, 10))
-    try f.identity.setUser("u7")
+    try engine.identify(user: "u7")
     try f.pipeline.process(fix(800, 20))
-    try f.identity.reset()
+    try engine.reset()
     try f.pipeline.process(fix(1_000, 30))
-    let users = try f.queued().map { $0["user_id"] as? String ?? "" }
-    #expect(users == [anonymous, "u7", f.identity.anonymousID])
-    #expect(f.identity.anonymousID != anonymous && f.identity.anonymousID.hasPrefix("anon-"))
-    #expect(try f.queued().map { $0["anonymous"] as? Bool } == [true, false, true])
-    // The identity file survives a restart; the device id survives reset.
-    let reloaded = try MonitoringIdentity(fileURL: f.identity.fileURL)
-    #expect(reloaded.anonymousID == f.identity.anonymousID)
-    #expect(reloaded.deviceID == f.identity.deviceID && reloaded.userID == nil)
+    let second = try #require(engine.anonymousID)
+    #expect(try f.queued().map { $0["user_id"] as? String } == [nil, "u7", nil])
+    #expect(try f.queued().map { $0["anonymous_id"] as? String } == [anonymous, nil, second])
+    #expect(second != anonymous && second.hasPrefix("anon-"))
+    // The identity survives a restart.
+    let reloaded = try Pipeline(directory: f.directory, state: granted, clock: f.clock)
+    #expect(reloaded.engine.anonymousID == second && reloaded.engine.userID == nil)
   }
 
   @Test func reprocessingTheSameFixesMakesNoSecondEvent() throws {
@@ -199,11 +240,11 @@ private func RFC3339Seconds(_ text: String) -> Double {
     let track = [fix(0, 10), fix(800, 20), fix(1_000, 30)]
     try f.pipeline.replay(track)
     let ids = try f.outbox.queuedEvents().map(\.id)
-    // A new process (after a crash) replays the same fixes into the same outbox.
-    let again = try MonitoringPipeline(
-      regions: try regions(), outbox: f.outbox, identity: f.identity, configuration: rules)
+    // A new process (after a crash, before any checkpoint) replays the same fixes into the
+    // same outbox: the same ids, nothing added.
+    let again = try Pipeline(directory: f.directory, state: granted, clock: f.clock)
     let report = try again.replay(track)
-    #expect(report.events == 3 && report.enqueued == 0)
+    #expect(report.eventCounts.total == 3 && report.enqueued == 0)
     #expect(try f.outbox.queuedEvents().map(\.id) == ids)
     #expect(Set(ids).count == 3)
   }

@@ -19,7 +19,7 @@ private func loadHeadline() throws -> (TrackReadResult, [Geofence]) {
 /// In naive mode (no hysteresis, no accuracy rules, no outlier filter) the pipeline must equal a
 /// brute-force scan of every town at every fix with `haversineDistance <= r`, which shares no
 /// code with the grid index or the detector.
-@Test func naiveReplayEqualsABruteForceScanOfAllTowns() throws {
+@Test func naiveReplayEqualsABruteForceScanOfAllTowns() async throws {
   let (track, towns) = try loadHeadline()
   var naive = TransitionConfiguration()
   naive.outlierFilter = nil
@@ -28,9 +28,11 @@ private func loadHeadline() throws -> (TrackReadResult, [Geofence]) {
   naive.maxAccuracyMeters = .infinity
   naive.requiresAccuracyWithinRadiusToEnter = false
   naive.loiteringDelaySeconds = nil
-  let report = TrackReplay.replay(
-    track, file: "posmo", regions: RegionSet(geofences: towns), geofences: towns,
-    configuration: naive, ignoringAccuracy: true)
+  let engine = try GeofenceEngine(
+    configuration: .init(transitions: naive, checkpoints: .none), geofences: towns)
+  let report = try #require(
+    try await engine.replay([ReplayInput(file: "posmo", track: track)], ignoringAccuracy: true)
+      .first)
 
   // Brute force: stable time sort, drop repeated times, then d <= r both ways.
   let sorted = track.fixes.enumerated().sorted {
@@ -66,48 +68,68 @@ private func loadHeadline() throws -> (TrackReadResult, [Geofence]) {
       expected.append("enter \(id) \(f.sourceIndex)")
     }
   }
-  let actual = report.events.map { "\($0.type) \($0.regionID) \($0.fixIndex)" }
+  let actual = report.events.map { "\($0.type) \($0.geofenceID) \($0.fixIndex ?? -1)" }
   #expect(actual == expected)
   #expect(actual.count == 83)
   #expect(report.fixesRead == 1327)
 }
 
-@Test func defaultReplayKeepsEveryTownToOneVisitAndCountsDrops() throws {
+@Test func defaultReplayKeepsEveryTownToOneVisitAndCountsDrops() async throws {
   let (track, towns) = try loadHeadline()
-  let report = TrackReplay.replay(
-    track, file: "posmo", regions: RegionSet(geofences: towns), geofences: towns,
-    configuration: TransitionConfiguration())
-  let enters = report.events.filter { $0.type == "enter" }.map(\.regionID)
+  let engine = try GeofenceEngine(geofences: towns)
+  let report = try #require(
+    try await engine.replay([ReplayInput(file: "posmo", track: track)]).first)
+  let enters = report.events.filter { $0.type == .enter }.map(\.geofenceID)
   #expect(Set(enters).count == enters.count)
   #expect(report.dropCounts[.outlier] == 86)
   #expect(report.fixesUsed == 1241)
-  #expect(report.eventCounts["enter"] == 22)
-  #expect(report.eventCounts["exit"] == 21)
-  // Enter and exit alternate per region, starting with enter.
-  var open = Set<String>()
-  for e in report.events where e.type != "dwell" {
-    if e.type == "enter" { #expect(open.insert(e.regionID).inserted) }
-    if e.type == "exit" { #expect(open.remove(e.regionID) != nil) }
+  #expect(report.eventCounts[.enter] == 22)
+  #expect(report.eventCounts[.exit] == 21)
+  // Enter and exit alternate per region, starting with enter; an EXIT's visit length is the
+  // time since its ENTER.
+  var open: [String: Double] = [:]
+  for e in report.events where e.type != .dwell {
+    if e.type == .enter {
+      #expect(open[e.geofenceID] == nil)
+      open[e.geofenceID] = e.time
+    }
+    if e.type == .exit {
+      let entered = open.removeValue(forKey: e.geofenceID)
+      #expect(entered != nil)
+      #expect(abs((e.visitSeconds ?? -1) - ((e.time ?? 0) - (entered ?? 0))) < 1e-9)
+    }
   }
 }
 
-@Test func eventWriterEscapesAndRoundsAsDocumented() throws {
-  var writer = EventWriter(format: .jsonl)
-  let e = EventRecord(
-    type: "dwell", regionID: "a\"b", regionName: "Zürich, \"Kreis 6\"\n", deviceID: nil,
-    time: 1_548_446_416.1789999, fixIndex: 7, latitude: 47.1, longitude: 8.5, accuracy: nil,
-    distanceMeters: 12.34567, dwellSeconds: 300.0004)
-  let line = writer.line(for: e)
+@Test func theEncoderEscapesAndRoundsAsDocumented() throws {
+  var encoder = GeofenceEventEncoder(format: .jsonl)
+  let e = GeofenceEvent(
+    id: "ev-1", type: .dwell, geofenceID: "a\"b", geofenceName: "Zürich, \"Kreis 6\"\n",
+    metadataJSON: #"{"url":"myapp://offer/7","n":1}"#, url: "myapp://offer/7", deviceID: "d",
+    time: 1_548_446_416.1789999, latitude: 47.1, longitude: 8.5, distanceMeters: 12.34567,
+    dwellSeconds: 300.0004, fixIndex: 7)
+  let line = encoder.encode(e)
   let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-  #expect(object?["region_id"] as? String == "a\"b")
-  #expect(object?["region_name"] as? String == "Zürich, \"Kreis 6\"\n")
+  #expect(object?["id"] as? String == "ev-1")
+  #expect(object?["geofence_id"] as? String == "a\"b")
+  #expect(object?["geofence_name"] as? String == "Zürich, \"Kreis 6\"\n")
   #expect(object?["time"] as? String == "2019-01-25T20:00:16.179Z")
   #expect(object?["distance_m"] as? Double == 12.346)
   #expect(object?["dwell_s"] as? Double == 300.0)
-  #expect(object?["device_id"] is NSNull)
-  var csv = EventWriter(format: .csv)
+  #expect(object?["visit_s"] is NSNull)
+  #expect(object?["url"] as? String == "myapp://offer/7")
+  #expect((object?["metadata"] as? [String: Any])?["n"] as? Int == 1)
+  #expect(object?["processed_at"] == nil)
+  #expect(object?["accuracy"] is NSNull)
+  // The outbox payload is the same object without "id", and with processed_at.
+  let payload = GeofenceEventEncoder.payload(e)
+  #expect(#"{"id":"ev-1","# + payload.dropFirst() != line.dropLast() + "")
   #expect(
-    csv.line(for: e)
-      == "dwell,\"a\"\"b\",\"Zürich, \"\"Kreis 6\"\"\n\",,2019-01-25T20:00:16.179Z,7,47.1,8.5,,12.346,300.0,\n"
+    GeofenceEventEncoder.object(e, processingTime: false)
+      == #"{"id":"ev-1","# + GeofenceEventEncoder.payload(e, processingTime: false).dropFirst())
+  var csv = GeofenceEventEncoder(format: .csv)
+  #expect(
+    csv.encode(e)
+      == "ev-1,dwell,\"a\"\"b\",\"Zürich, \"\"Kreis 6\"\"\n\",\"{\"\"url\"\":\"\"myapp://offer/7\"\",\"\"n\"\":1}\",myapp://offer/7,d,,,2019-01-25T20:00:16.179Z,,47.1,8.5,,12.346,300.0,,false,,false,7,\n"
   )
 }

@@ -166,7 +166,7 @@ def replay(fixes, regions):
             h = max(HYST_MIN, HYST_FRACTION * r)
             if reg["id"] in inside:
                 if d - acc > r + h:
-                    exits.append((reg, d, None))
+                    exits.append((reg, d, f["time"] - inside[reg["id"]][0]))
                     del inside[reg["id"]]
             elif d <= r and (f["acc"] is None or f["acc"] <= r):
                 enters.append((reg, d, None))
@@ -178,10 +178,12 @@ def replay(fixes, regions):
                 d = dist(reg["lat"], reg["lon"], f["lat"], f["lon"])
                 dwells.append((reg, d, f["time"] - state[0]))
         for kind, group in (("exit", exits), ("enter", enters), ("dwell", dwells)):
-            for reg, d, dwell in sorted(group, key=lambda g: g[0]["id"].encode()):
-                events.append({"type": kind, "region_id": reg["id"], "region_name": reg["name"],
-                               "device_id": f["device"], "time": f["time"],
-                               "fix_index": f["index"], "distance_m": d, "dwell_s": dwell})
+            for reg, d, seconds in sorted(group, key=lambda g: g[0]["id"].encode()):
+                events.append({"type": kind, "geofence_id": reg["id"],
+                               "geofence_name": reg["name"], "device_id": f["device"],
+                               "time": f["time"], "fix_index": f["index"], "distance_m": d,
+                               "dwell_s": seconds if kind == "dwell" else None,
+                               "visit_s": seconds if kind == "exit" else None})
     return events, drops
 
 
@@ -192,11 +194,13 @@ def compare(ours, golden_path):
         problems.append(f"event count: golden {len(golden)}, oracle {len(ours)}")
     for i, (g, o) in enumerate(zip(golden, ours)):
         gt = dt.datetime.fromisoformat(g["time"].replace("Z", "+00:00")).timestamp()
-        same = (g["type"] == o["type"] and g["region_id"] == o["region_id"]
+        same = (g["type"] == o["type"] and g["geofence_id"] == o["geofence_id"]
                 and g["fix_index"] == o["fix_index"] and abs(gt - o["time"]) < 0.0015
                 and abs(g["distance_m"] - o["distance_m"]) < 0.002
                 and (o["dwell_s"] is None) == (g.get("dwell_s") is None)
-                and (o["dwell_s"] is None or abs(g["dwell_s"] - o["dwell_s"]) < 0.0015))
+                and (o["dwell_s"] is None or abs(g["dwell_s"] - o["dwell_s"]) < 0.0015)
+                and (o["visit_s"] is None) == (g.get("visit_s") is None)
+                and (o["visit_s"] is None or abs(g["visit_s"] - o["visit_s"]) < 0.0015))
         if not same:
             problems.append(f"event {i}: golden {g} oracle {o}")
     return problems

@@ -1,0 +1,107 @@
+import Foundation
+import GeofenceTransitions
+import LocationAuthorization
+import SQLiteStore
+
+/// What the engine saves of one device: its gate, its detector and the last fix it took.
+struct DeviceCheckpoint: Codable, Sendable {
+  var gate: GateCheckpoint
+  var detector: DetectorCheckpoint
+  /// Time of the latest fix the engine took for the device (seconds since the Unix epoch),
+  /// and its position: the engine drops any later fix at or before this time (staleFix,
+  /// duplicateFix or conflictingTimestamp), which is also the "already seen" rule after a
+  /// restart.
+  var lastSeenTime: Double?
+  var lastSeenLatitude: Double?
+  var lastSeenLongitude: Double?
+}
+
+/// `state.sqlite` of an engine's store: one row per device (a JSON checkpoint) and the
+/// engine-wide authorization state.
+///
+/// WAL with `synchronous = FULL`: a committed checkpoint survives a process kill and a power
+/// loss. Not `Sendable`; owned by one ``GeofenceEngine``.
+final class DeviceStateStore {
+  let database: Database
+  private let encoder: JSONEncoder
+  private let decoder: JSONDecoder
+
+  init(path: String) throws(SQLiteError) {
+    database =
+      path == ":memory:"
+      ? try Database.inMemory()
+      : try Database(path: path, options: .init(writeAheadLogging: true))
+    _ = try database.migrate([
+      """
+      CREATE TABLE device_state (device_id TEXT PRIMARY KEY, checkpoint TEXT NOT NULL);
+      CREATE TABLE engine_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      """
+    ])
+    encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(
+      positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    decoder = JSONDecoder()
+    decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+      positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+  }
+
+  /// The saved device, or nil (none saved, or a row that cannot be decoded: the device
+  /// starts afresh).
+  func load(device: String) throws(SQLiteError) -> DeviceCheckpoint? {
+    let statement = try database.prepare(
+      "SELECT checkpoint FROM device_state WHERE device_id = ?")
+    try statement.bind(device, at: 1)
+    guard try statement.step(), let text = statement.string(at: 0) else { return nil }
+    return try? decoder.decode(DeviceCheckpoint.self, from: Data(text.utf8))
+  }
+
+  /// Number of saved devices.
+  func deviceCount() throws(SQLiteError) -> Int {
+    let statement = try database.prepare("SELECT count(*) FROM device_state")
+    _ = try statement.step()
+    return Int(statement.int64(at: 0))
+  }
+
+  /// Saves `devices` and forgets `forgotten` in one transaction.
+  func save(_ devices: [(String, DeviceCheckpoint)], forgetting forgotten: [String] = [])
+    throws
+  {
+    try database.transaction {
+      let upsert = try database.prepare(
+        "INSERT INTO device_state (device_id, checkpoint) VALUES (?, ?) "
+          + "ON CONFLICT (device_id) DO UPDATE SET checkpoint = excluded.checkpoint")
+      for (device, checkpoint) in devices {
+        let data = try encoder.encode(checkpoint)
+        upsert.reset()
+        try upsert.bind(device, at: 1)
+        try upsert.bind(String(decoding: data, as: UTF8.self), at: 2)
+        _ = try upsert.step()
+      }
+      for device in forgotten {
+        try database.execute("DELETE FROM device_state WHERE device_id = ?", [.text(device)])
+      }
+    }
+  }
+
+  /// Forgets every device.
+  func forgetAll() throws(SQLiteError) {
+    try database.execute("DELETE FROM device_state")
+  }
+
+  /// An engine-wide value (JSON text).
+  func value<T: Decodable>(_ type: T.Type, key: String) throws(SQLiteError) -> T? {
+    let statement = try database.prepare("SELECT value FROM engine_state WHERE key = ?")
+    try statement.bind(key, at: 1)
+    guard try statement.step(), let text = statement.string(at: 0) else { return nil }
+    return try? decoder.decode(T.self, from: Data(text.utf8))
+  }
+
+  func setValue<T: Encodable>(_ value: T, key: String) throws {
+    let data = try encoder.encode(value)
+    try database.execute(
+      "INSERT INTO engine_state (key, value) VALUES (?, ?) "
+        + "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      [.text(key), .text(String(decoding: data, as: UTF8.self))])
+  }
+}

@@ -1,0 +1,276 @@
+import EventOutbox
+import Foundation
+import GeofenceGeometry
+import GeofenceTransitions
+import LocationAuthorization
+
+extension GeofenceEngine {
+  // MARK: Fixes
+
+  /// Takes one fix of `device` and returns its events (see the type's live semantics).
+  ///
+  /// The fix passes the engine's time order check, the device's authorization gate and its
+  /// detector. With an outbox, the events are committed to it before the call returns (one
+  /// transaction; an event already queued with the same id is not added again); while the
+  /// authorization decision forbids queueing, none are created at all (the gate drops the
+  /// fix). With ``CheckpointPolicy/everyFix`` the device's state is saved too.
+  /// - Parameters:
+  ///   - fix: the fix; its ``GeofenceGeometry/LocationFix/deviceID`` is ignored.
+  ///   - device: the device's id (any non-empty string).
+  /// - Returns: the events, EXITs first, then ENTERs, then DWELLs, each by geofence id bytes.
+  /// - Throws: ``EngineError/store(_:)`` when the outbox or the checkpoint cannot be written
+  ///   (the events are then still in memory state: process the fix again after fixing the
+  ///   store; the ids are the same).
+  /// - Complexity: the detector's cost (one index query and O(q + m) for q candidates and m
+  ///   regions inside) plus a dictionary lookup of the device; allocates the returned array.
+  @discardableResult
+  public func ingest(_ fix: LocationFix, device: String) throws(EngineError) -> [GeofenceEvent] {
+    var events: [GeofenceEvent] = []
+    try ingest(fix, device: device, into: &events)
+    return events
+  }
+
+  /// ``ingest(_:device:)`` appending to `events`, for callers that reuse one array.
+  /// - Returns: what the engine did with the fix.
+  @discardableResult
+  public func ingest(_ fix: LocationFix, device: String, into events: inout [GeofenceEvent])
+    throws(EngineError) -> GateOutcome
+  {
+    try process(fix, device: device, usesTime: true, into: &events)
+  }
+
+  func process(
+    _ fix: LocationFix, device: String, usesTime: Bool, into events: inout [GeofenceEvent]
+  ) throws(EngineError) -> GateOutcome {
+    report.fixes += 1
+    if devices[device] == nil {
+      devices[device] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
+    }
+    // Engine-level order: never reorder, relative to every fix taken (not only accepted).
+    if usesTime, let t = fix.time, t.isFinite, let last = devices[device]?.lastSeenTime {
+      if t < last {
+        report.dropCounts[.staleFix] += 1
+        return .evaluated(.dropped(.staleFix))
+      }
+      if t == last {
+        let reason: DropReason =
+          devices[device]?.lastSeenCoordinate == fix.coordinate
+          ? .duplicateFix : .conflictingTimestamp
+        report.dropCounts[reason] += 1
+        return .evaluated(.dropped(reason))
+      }
+    }
+    gated.removeAll(keepingCapacity: true)
+    let outcome: GateOutcome = withDevice(device) { d in
+      if usesTime, let t = fix.time, t.isFinite {
+        d.lastSeenTime = t
+        d.lastSeenCoordinate = fix.coordinate
+      }
+      d.dirty = true
+      return d.gate.process(fix, into: &gated)
+    }
+    switch outcome {
+    case .notAuthorized:
+      report.notAuthorized += 1
+      for blocker in configuration.authorization.decide(authorization).blockers {
+        report.blockedCounts[blocker, default: 0] += 1
+      }
+    case .evaluated(.dropped(let reason)):
+      report.dropCounts[reason] += 1
+    case .evaluated(.accepted):
+      break
+    }
+    if !gated.isEmpty {
+      let first = events.count
+      let now = clock.now()
+      for g in gated {
+        events.append(makeEvent(g, device: device, processedAt: now))
+      }
+      try enqueue(events[first...])
+    }
+    if configuration.checkpoints == .everyFix, storage != .inMemory {
+      try checkpoint(devices: [device])
+    }
+    return outcome
+  }
+
+  /// Mutates the device in place (it must be in ``devices``).
+  func withDevice<T>(_ device: String, _ body: (inout Device) -> T) -> T {
+    body(&devices[device, default: newDevice(usesTime: true)])
+  }
+
+  func newDevice(usesTime: Bool) -> Device {
+    Device(
+      gate: MonitoringGate(
+        detector: TransitionDetector(
+          regions: live.regions, configuration: configuration.transitions, usesTime: usesTime),
+        policy: configuration.authorization, state: authorization))
+  }
+
+  /// The device in memory, else restored from the store, else nil.
+  func loadedDevice(_ device: String) throws(EngineError) -> Device? {
+    if let d = devices[device] { return d }
+    guard configuration.checkpoints != .none else { return nil }
+    let saved: DeviceCheckpoint?
+    do { saved = try stateStore.load(device: device) } catch { throw .store("\(error)") }
+    guard let saved else { return nil }
+    let slots = live.slotByID
+    guard
+      let detector = TransitionDetector(
+        regions: live.regions, configuration: configuration.transitions,
+        checkpoint: saved.detector, slotOfID: { slots[$0] })
+    else { return nil }
+    var coordinate: Coordinate?
+    if let lat = saved.lastSeenLatitude, let lon = saved.lastSeenLongitude {
+      coordinate = try? Coordinate(latitude: lat, longitude: lon)
+    }
+    return Device(
+      gate: MonitoringGate(
+        detector: detector, policy: configuration.authorization, state: authorization,
+        restoring: saved.gate),
+      lastSeenTime: saved.lastSeenTime, lastSeenCoordinate: coordinate)
+  }
+
+  func makeEvent(_ g: GatedEvent, device: String, processedAt: Double) -> GeofenceEvent {
+    let t = g.transition
+    let slot = Int(t.slot)
+    let geofence = live.slotGeofences[slot]
+    let timePart: String
+    if let time = t.fix.time, time.isFinite, g.transition.fix.time != nil,
+      devices[device]?.gate.detector.usesTime != false
+    {
+      timePart = String(Int64((time * 1000).rounded()))
+    } else {
+      timePart = "#\(t.fix.sourceIndex)"
+    }
+    let id = OutboxEventID.derive([
+      geofence.id, live.lifetimes[slot], t.type.rawValue, timePart, device,
+    ])
+    let user = userID
+    return GeofenceEvent(
+      id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
+      metadataJSON: geofence.metadataJSON, url: live.urls[slot], deviceID: device,
+      userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
+      time: devices[device]?.gate.detector.usesTime == false ? nil : t.fix.time,
+      processedAt: processedAt, latitude: t.fix.coordinate.latitude,
+      longitude: t.fix.coordinate.longitude, accuracy: t.fix.horizontalAccuracy,
+      distanceMeters: t.distanceMeters, dwellSeconds: t.dwellSeconds,
+      visitSeconds: t.visitSeconds, afterGap: g.afterGap, gapStart: g.gapStart,
+      fixIndex: t.fix.sourceIndex >= 0 ? t.fix.sourceIndex : nil)
+  }
+
+  func enqueue(_ events: ArraySlice<GeofenceEvent>) throws(EngineError) {
+    for e in events {
+      report.eventCounts[e.type] += 1
+      if e.afterGap { report.afterGapEvents += 1 }
+      if e.isRemoval { report.removalEvents += 1 }
+    }
+    guard let outbox, !events.isEmpty else { return }
+    do {
+      report.enqueued += try outbox.enqueue(
+        contentsOf: events.map {
+          OutboxEvent(id: $0.id, payload: GeofenceEventEncoder.payload($0))
+        })
+    } catch { throw .store("outbox: \(error)") }
+  }
+
+  // MARK: Checkpoints
+
+  /// Saves every device changed since the last checkpoint to `state.sqlite`, in one
+  /// transaction. Nothing to do in memory.
+  /// - Throws: ``EngineError/store(_:)``.
+  public func checkpoint() throws(EngineError) {
+    try checkpoint(devices: devices.filter { $0.value.dirty }.map(\.key))
+  }
+
+  func checkpoint(devices ids: [String]) throws(EngineError) {
+    guard storage != .inMemory, configuration.checkpoints != .none, !ids.isEmpty else { return }
+    var rows: [(String, DeviceCheckpoint)] = []
+    rows.reserveCapacity(ids.count)
+    for id in ids {
+      guard let d = devices[id] else { continue }
+      rows.append(
+        (
+          id,
+          DeviceCheckpoint(
+            gate: d.gate.checkpoint, detector: d.gate.detector.checkpoint,
+            lastSeenTime: d.lastSeenTime, lastSeenLatitude: d.lastSeenCoordinate?.latitude,
+            lastSeenLongitude: d.lastSeenCoordinate?.longitude)
+        ))
+    }
+    do { try stateStore.save(rows) } catch { throw .store("checkpoint: \(error)") }
+    for id in ids { devices[id]?.dirty = false }
+  }
+
+  /// When more than `limit` devices are in memory, forgets those that have no unsaved
+  /// changes, so that an engine fed by
+  /// very many devices keeps a bounded number in memory; they are restored from
+  /// `state.sqlite` at their next fix. Does nothing in memory storage.
+  /// - Returns: how many were dropped from memory.
+  @discardableResult
+  public func evictCleanDevices(keepingAtMost limit: Int = 0) -> Int {
+    guard storage != .inMemory, configuration.checkpoints != .none, devices.count > limit
+    else { return 0 }
+    let clean = devices.filter { !$0.value.dirty }.map(\.key)
+    for id in clean { devices[id] = nil }
+    return clean.count
+  }
+
+  // MARK: Authorization
+
+  /// Applies a change of authorization that took effect at `time` (seconds since the Unix
+  /// epoch) to every device, and keeps it in the store.
+  ///
+  /// A downgrade keeps region state and queued events and opens a gap (see
+  /// ``MonitoringGate``). With consent withdrawn, every queued event is deleted and every
+  /// device's region state is forgotten (when consent returns, monitoring starts as on a
+  /// fresh install).
+  /// - Returns: the policy's decision.
+  /// - Complexity: O(d) for d devices, loading every saved device.
+  @discardableResult
+  public func updateAuthorization(_ state: AuthorizationState, at time: Double)
+    throws(EngineError) -> AuthorizationDecision
+  {
+    let decision = configuration.authorization.decide(state)
+    do {
+      if decision.mustDeleteQueuedEvents {
+        if let outbox { report.deletedForConsent += try outbox.deleteAll() }
+        devices.removeAll()
+        try stateStore.forgetAll()
+      } else {
+        try loadAllDevices()
+        for id in Array(devices.keys) {
+          withDevice(id) { d in
+            let before = d.gate.gapCount
+            d.gate.update(state, at: time)
+            report.gaps += d.gate.gapCount - before
+            d.dirty = true
+          }
+        }
+      }
+      authorization = state
+      try stateStore.setValue(state, key: "authorization")
+    } catch let e as EngineError { throw e } catch { throw .store("\(error)") }
+    try checkpoint()
+    return decision
+  }
+
+  /// Turns the app's tracking consent on or off at `time` (see ``updateAuthorization(_:at:)``).
+  @discardableResult
+  public func setConsent(_ consent: Bool, at time: Double) throws(EngineError)
+    -> AuthorizationDecision
+  {
+    var state = authorization
+    state.trackingConsent = consent
+    return try updateAuthorization(state, at: time)
+  }
+
+  func loadAllDevices() throws {
+    let statement = try stateStore.database.prepare("SELECT device_id FROM device_state")
+    var ids: [String] = []
+    while try statement.step() { if let id = statement.string(at: 0) { ids.append(id) } }
+    for id in ids where devices[id] == nil {
+      if let d = try loadedDevice(id) { devices[id] = d }
+    }
+  }
+}

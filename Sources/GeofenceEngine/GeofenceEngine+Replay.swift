@@ -1,0 +1,209 @@
+import GeofenceGeometry
+import GeofenceTransitions
+import LocationAuthorization
+import TrackFormats
+
+/// One track file to replay.
+public struct ReplayInput: Sendable {
+  /// The file as named on input; fixes without a device id belong to a device of this name.
+  public var file: String
+  /// What ``TrackFormats/TrackReader`` returned for it.
+  public var track: TrackReadResult
+
+  public init(file: String, track: TrackReadResult) {
+    self.file = file
+    self.track = track
+  }
+}
+
+/// What replaying one track file produced.
+public struct TrackReplayReport: Sendable {
+  /// The track file as named on input.
+  public var file: String
+  /// Events in output order: grouped by device (first appearance), then by fix time, and at
+  /// one fix EXIT, ENTER, DWELL by geofence id.
+  public var events: [GeofenceEvent]
+  /// Fixes the reader returned (rows or points that parsed).
+  public var fixesRead: Int
+  /// Fixes dropped by the preparation, the gate or the detector, by reason.
+  public var dropCounts: DropCounts
+  /// Fixes dropped because monitoring was off.
+  public var notAuthorized: Int
+  /// Rows or points the reader skipped, with file, line and reason.
+  public var skippedRows: [TrackIssue]
+  /// Warnings from the reader and the preparation.
+  public var warnings: [String]
+  /// The fixes in time order per device, for drawing.
+  public var tracks: [[Coordinate]]
+
+  /// Fixes the detector accepted.
+  public var fixesUsed: Int { fixesRead - dropCounts.total - notAuthorized }
+
+  /// Events by type.
+  public var eventCounts: EventCounts {
+    var counts = EventCounts()
+    for e in events { counts[e.type] += 1 }
+    return counts
+  }
+}
+
+extension GeofenceEngine {
+  /// Replays whole track files through the engine: the one replay preparation of
+  /// `geofence replay` and `geofence run`.
+  ///
+  /// Each file's fixes are prepared by ``GeofenceTransitions/ReplayPreparation`` (per device,
+  /// with its drop rules); a fix without a device id belongs to the device named by the file.
+  /// Then every timed fix of every file is taken in one time order (stable: equal times keep
+  /// file and input order), the `timeline`'s changes applied before the first fix at or after
+  /// their time, and the remaining changes after the last. Tracks without any time follow, in
+  /// file order, under the final authorization state, with a detector that ignores time (no
+  /// dwell, no outlier filter; their events have no time and their ids use the fix index).
+  ///
+  /// - Parameters:
+  ///   - inputs: the files.
+  ///   - timeline: authorization changes. Default none.
+  ///   - ignoringAccuracy: the detector sees every fix without its horizontal accuracy (the
+  ///     naive baseline); events still report the accuracy the file gave.
+  ///   - afterEvents: called after each fix that created events (to send due batches).
+  /// - Returns: one report per input, in input order.
+  /// - Throws: ``EngineError/store(_:)`` from the outbox or the checkpoints.
+  /// - Complexity: O(n log n) for n fixes plus one ``ingest(_:device:)`` each.
+  public func replay(
+    _ inputs: [ReplayInput], timeline: AuthorizationTimeline = AuthorizationTimeline(changes: []),
+    ignoringAccuracy: Bool = false, afterEvents: (() async -> Void)? = nil
+  ) async throws(EngineError) -> [TrackReplayReport] {
+    struct Item {
+      var fix: LocationFix
+      var input: Int
+      var device: String
+      var group: Int
+    }
+    var reports: [TrackReplayReport] = []
+    var timed: [Item] = []
+    var untimed: [Item] = []
+    var groups = 0
+    var accuracyOfSource: [[Int: Double]] = []
+    for (i, input) in inputs.enumerated() {
+      var fixes = input.track.fixes
+      var accuracies: [Int: Double] = [:]
+      if ignoringAccuracy {
+        for k in fixes.indices {
+          if let a = fixes[k].horizontalAccuracy { accuracies[fixes[k].sourceIndex] = a }
+          fixes[k].horizontalAccuracy = nil
+        }
+      }
+      accuracyOfSource.append(accuracies)
+      let preparation = ReplayPreparation(fixes)
+      for track in preparation.tracks {
+        let device = track.deviceID ?? input.file
+        for fix in track.fixes {
+          let item = Item(fix: fix, input: i, device: device, group: groups)
+          if track.usesTime { timed.append(item) } else { untimed.append(item) }
+        }
+        groups += 1
+      }
+      reports.append(
+        TrackReplayReport(
+          file: input.file, events: [], fixesRead: input.track.fixes.count,
+          dropCounts: preparation.dropCounts, notAuthorized: 0,
+          skippedRows: input.track.skippedRows,
+          warnings: input.track.warnings.map(\.description)
+            + preparation.warnings.map { "\(input.file): \($0)" },
+          tracks: Self.polylines(input.track.fixes)))
+    }
+    // Stable: equal times keep input order.
+    timed = timed.enumerated().sorted {
+      ($0.element.fix.time ?? 0, $0.offset) < ($1.element.fix.time ?? 0, $1.offset)
+    }.map(\.element)
+
+    var eventsByGroup: [[GeofenceEvent]] = Array(repeating: [], count: groups)
+    var scratch: [GeofenceEvent] = []
+    func take(_ item: Item, usesTime: Bool) async throws(EngineError) {
+      scratch.removeAll(keepingCapacity: true)
+      let outcome = try process(item.fix, device: item.device, usesTime: usesTime, into: &scratch)
+      switch outcome {
+      case .notAuthorized: reports[item.input].notAuthorized += 1
+      case .evaluated(.dropped(let reason)): reports[item.input].dropCounts[reason] += 1
+      case .evaluated(.accepted): break
+      }
+      guard !scratch.isEmpty else { return }
+      for var e in scratch {
+        if ignoringAccuracy { e.accuracy = accuracyOfSource[item.input][item.fix.sourceIndex] }
+        eventsByGroup[item.group].append(e)
+      }
+      if let afterEvents { await afterEvents() }
+    }
+    var next = 0
+    let changes = timeline.changes
+    for item in timed {
+      let t = item.fix.time ?? .infinity
+      while next < changes.count, changes[next].time <= t {
+        try updateAuthorization(changes[next].state, at: changes[next].time)
+        next += 1
+      }
+      try await take(item, usesTime: true)
+    }
+    while next < changes.count {
+      try updateAuthorization(changes[next].state, at: changes[next].time)
+      next += 1
+    }
+    for item in untimed { try await take(item, usesTime: false) }
+
+    var group = 0
+    for (i, input) in inputs.enumerated() {
+      let count = ReplayPreparation(input.track.fixes).tracks.count
+      for g in group..<(group + count) { reports[i].events += eventsByGroup[g] }
+      group += count
+    }
+    return reports
+  }
+
+  /// Forgets every device held in memory (not the saved checkpoints): the next fix of a
+  /// device starts it afresh unless it was checkpointed. `geofence replay` calls it between
+  /// files so that each file is replayed on its own.
+  public func forgetDevicesInMemory() { devices.removeAll() }
+
+  /// Per-device polylines in time order (stable), for the map.
+  static func polylines(_ fixes: [LocationFix]) -> [[Coordinate]] {
+    var byDevice: [String?: Int] = [:]
+    var tracks: [[(Double, Int, Coordinate)]] = []
+    for (i, fix) in fixes.enumerated() {
+      let g: Int
+      if let known = byDevice[fix.deviceID] {
+        g = known
+      } else {
+        g = tracks.count
+        byDevice[fix.deviceID] = g
+        tracks.append([])
+      }
+      tracks[g].append((fix.time ?? Double(i), i, fix.coordinate))
+    }
+    return tracks.map { points in points.sorted { ($0.0, $0.1) < ($1.0, $1.1) }.map(\.2) }
+  }
+
+  /// The geofences worth drawing on a map of `tracks`: every geofence with an event, plus those
+  /// whose disc contains a sampled track point (at most `limit` in all, nearest first).
+  /// - Complexity: one index query per sampled point (at most 2,000 points per track).
+  public func geofencesNear(
+    _ tracks: [[Coordinate]], events: [GeofenceEvent], limit: Int = 200
+  ) -> [Geofence] {
+    var chosen: [Int32: Double] = [:]
+    for e in events { if let s = live.slotByID[e.geofenceID] { chosen[s] = 0 } }
+    var result: [Int32] = []
+    let regions = live.regions
+    for track in tracks {
+      let step = max(1, track.count / 2_000)
+      var i = 0
+      while i < track.count {
+        regions.index.query(track[i], into: &result)
+        for s in result {
+          let d = haversineDistance(regions.regions[Int(s)].center, track[i])
+          chosen[s] = min(chosen[s] ?? .infinity, d)
+        }
+        i += step
+      }
+    }
+    let ordered = chosen.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(limit)
+    return ordered.map { live.slotGeofences[Int($0.key)] }
+  }
+}

@@ -1,0 +1,171 @@
+import EventOutbox
+import Foundation
+import GeofenceGeometry
+import GeofenceSync
+import GeofenceTransitions
+import RetryTiming
+
+/// What one ``GeofenceEngine/sync(full:)`` did.
+public struct EngineSyncReport: Sendable {
+  /// The sync client's report: kind, versions, the diff, rejections, requests.
+  public var sync: SyncReport
+  /// Removal EXITs (only with ``GeofenceEngine/Configuration/emitsExitForRemovedGeofences``),
+  /// already in the outbox when there is one.
+  public var events: [GeofenceEvent]
+  /// Visits carried over to the new set, over all devices in memory.
+  public var carriedVisits: Int
+  /// Visits ended with their removed geofence.
+  public var droppedVisits: Int
+  /// Whether the index was rebuilt (else the change was applied in place).
+  public var rebuiltIndex: Bool
+}
+
+extension GeofenceEngine {
+  /// Fetches the geofence set (``GeofenceSync/GeofenceSyncClient``), and applies the change to
+  /// the one live set that gate and detector use, without losing who is inside what:
+  /// - geofences whose geometry did not change (name or metadata may have) keep every
+  ///   device's state, pending confirmation and dwell timer: no new ENTER, and DWELL still
+  ///   fires at `enterTime + loiteringDelaySeconds`;
+  /// - removed geofences end their visits silently, or with a flagged EXIT
+  ///   (``Configuration/emitsExitForRemovedGeofences``) at the clock's time and the device's
+  ///   last accepted position;
+  /// - a geofence whose centre or radius changed keeps its visits and is re-evaluated at each
+  ///   device's next accepted fix (EXIT then if the device is beyond the new disc's
+  ///   hysteresis; a moved geofence that now contains the device is entered);
+  /// - added geofences start outside.
+  ///
+  /// Devices saved in `state.sqlite` but not in memory pick the change up when they are
+  /// restored (visits of removed geofences are then dropped silently).
+  /// - Parameter full: list everything instead of asking for changes.
+  /// - Throws: ``EngineError/invalidConfiguration(_:)`` without ``Configuration/sync`` or with
+  ///   a fixed set; ``EngineError/sync(_:)`` when the sync failed (the stored and live sets
+  ///   are kept, the stored one marked stale).
+  public func sync(full: Bool = false) async throws(EngineError) -> EngineSyncReport {
+    guard var syncConfiguration = configuration.sync else {
+      throw .invalidConfiguration("no sync configured")
+    }
+    guard !hasFixedSet else {
+      throw .invalidConfiguration("the engine monitors a fixed set; sync is off")
+    }
+    syncConfiguration.reportsChangedGeofences = true
+    let client = GeofenceSyncClient(
+      configuration: syncConfiguration, store: geofenceStore, transport: transport,
+      clock: SyncClockAdapter(clock))
+    let report: SyncReport
+    do { report = try await client.sync(full: full) } catch { throw .sync(error) }
+    return try apply(report)
+  }
+
+  /// Applies a synced change to the live set (see ``sync(full:)``).
+  func apply(_ report: SyncReport) throws(EngineError) -> EngineSyncReport {
+    let diff = report.diff
+    let carriedBefore = devices.values.reduce(0) { $0 + $1.gate.detector.visitStates.count }
+    // Detach every detector from the region set so that the set changes in place.
+    let placeholder = RegionSet(geofences: [])
+    for id in Array(devices.keys) { withDevice(id) { $0.gate.detector.detachRegions(placeholder) } }
+    let change = live.apply(diff)
+
+    var removals: [GeofenceEvent] = []
+    var dropped = 0
+    let now = clock.now()
+    for id in devices.keys.sorted() {
+      withDevice(id) { d in
+        for visit in d.gate.detector.visitStates where change.removed.contains(visit.slot) {
+          dropped += 1
+          guard configuration.emitsExitForRemovedGeofences,
+            let last = d.gate.detector.lastAcceptedPosition
+          else { continue }
+          let g = live.slotGeofences[Int(visit.slot)]
+          let user = userID
+          removals.append(
+            GeofenceEvent(
+              id: OutboxEventID.derive([
+                g.id, live.lifetimes[Int(visit.slot)], "exit",
+                String(Int64((now * 1000).rounded())), id,
+              ]), type: .exit, geofenceID: g.id, geofenceName: g.name,
+              metadataJSON: g.metadataJSON, url: live.urls[Int(visit.slot)], deviceID: id,
+              userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
+              time: now, processedAt: now, latitude: last.coordinate.latitude,
+              longitude: last.coordinate.longitude, accuracy: last.accuracyMeters,
+              distanceMeters: haversineDistance(g.region.center, last.coordinate),
+              visitSeconds: visit.enterTime.isNaN ? nil : now - visit.enterTime,
+              isRemoval: true))
+        }
+        let regions = live.regions
+        d.gate.detector = d.gate.detector.migrated(to: regions) { old in
+          change.removed.contains(old) ? nil : (change.moved[old] ?? old)
+        }
+        d.dirty = true
+      }
+    }
+    removals.sort { ($0.deviceID, $0.geofenceID) < ($1.deviceID, $1.geofenceID) }
+    try enqueue(removals[...])
+    try checkpoint()
+    return EngineSyncReport(
+      sync: report, events: removals, carriedVisits: carriedBefore - dropped,
+      droppedVisits: dropped, rebuiltIndex: change.rebuiltIndex)
+  }
+
+  // MARK: Upload
+
+  /// Sends every queued event now, batch after batch (see ``EventOutbox/OutboxUploader``),
+  /// after saving the device checkpoints.
+  /// - Returns: what was sent; ``EventOutbox/UploadReport/stopped`` tells why events remain.
+  /// - Throws: ``EngineError/invalidConfiguration(_:)`` without an outbox or an upload
+  ///   configuration; ``EngineError/accountMismatch(stored:given:)`` when the outbox holds
+  ///   events queued for another API key; ``EngineError/store(_:)``.
+  public func flush() async throws(EngineError) -> UploadReport {
+    try checkpoint()
+    let uploader = try makeUploader()
+    do { return try uploader.flush() } catch { throw .store("outbox: \(error)") }
+  }
+
+  /// Sends only the batches that are due (full, or whose oldest event waited the batch
+  /// interval). Call it after ingesting and on a timer.
+  public func sendDueBatches() async throws(EngineError) -> UploadReport {
+    let uploader = try makeUploader()
+    do { return try uploader.sendDueBatches() } catch { throw .store("outbox: \(error)") }
+  }
+
+  /// The fingerprint of the API key the outbox's events belong to, if recorded.
+  public func outboxAccount() throws(EngineError) -> String? {
+    do { return try stateStore.value(String.self, key: "outbox_account") } catch {
+      throw .store("\(error)")
+    }
+  }
+
+  func makeUploader() throws(EngineError) -> OutboxUploader {
+    guard let outbox else { throw .invalidConfiguration("no outbox configured") }
+    guard let upload = configuration.upload else {
+      throw .invalidConfiguration("no upload server configured")
+    }
+    try bindOutboxAccount(key: upload.apiKey)
+    return OutboxUploader(
+      outbox: outbox,
+      transport: URLSessionUploadTransport(
+        server: upload.server, key: upload.apiKey, timeoutSeconds: upload.timeoutSeconds),
+      retryPolicy: upload.retry)
+  }
+
+  /// Binds the outbox to `key`'s account: recorded when none is, or when the outbox holds no
+  /// queued event (nothing of the old account is left); refused otherwise.
+  func bindOutboxAccount(key: String) throws(EngineError) {
+    let given = GeofenceSyncClient.fingerprint(ofKey: key)
+    do {
+      let stored = try stateStore.value(String.self, key: "outbox_account")
+      if stored == given { return }
+      if let stored, let outbox, try outbox.counts().queued > 0 {
+        throw EngineError.accountMismatch(stored: stored, given: given)
+      }
+      try stateStore.setValue(given, key: "outbox_account")
+    } catch let e as EngineError { throw e } catch { throw .store("\(error)") }
+  }
+}
+
+/// Bridges the engine's clock to the sync client's.
+struct SyncClockAdapter: SyncClock {
+  let base: any EngineClock
+  init(_ base: any EngineClock) { self.base = base }
+  func now() -> Double { base.now() }
+  func sleep(seconds: Double) async throws { try await base.sleep(seconds: seconds) }
+}

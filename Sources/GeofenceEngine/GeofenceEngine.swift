@@ -1,0 +1,375 @@
+import EventOutbox
+import Foundation
+import GeofenceGeometry
+import GeofenceSync
+import GeofenceTransitions
+import LocationAuthorization
+import RetryTiming
+
+/// The geofencing engine that an app, a server or the command-line tool owns: fixes in,
+/// ENTER / EXIT / DWELL ``GeofenceEvent``s out, over one live geofence set that sync keeps up
+/// to date, behind the authorization gate, optionally into a durable outbox.
+///
+/// ```swift
+/// let engine = try GeofenceEngine(
+///   configuration: .init(sync: SyncConfiguration(baseURL: server, apiKey: key)),
+///   storage: .directory("/var/lib/app/geofence"))
+/// try await engine.sync()
+/// for event in try engine.ingest(fix, device: "phone-1") { print(event.type, event.geofenceID) }
+/// let report = try await engine.flush()
+/// ```
+///
+/// ## Isolation
+/// A class with a **single owner**: not `Sendable`; call it from one isolation domain at a
+/// time (one thread, one actor, or one task). Put it inside an actor of your own to share it.
+///
+/// ## Live semantics
+/// ``ingest(_:device:)`` takes each device's fixes in the order they arrive and never
+/// reorders. Many devices may be interleaved; each has its own gate and detector. A fix at or
+/// before the time of the latest fix the engine took for its device is dropped: earlier as
+/// ``GeofenceTransitions/DropReason/staleFix``, at the same time as
+/// ``GeofenceTransitions/DropReason/duplicateFix`` (same position) or
+/// ``GeofenceTransitions/DropReason/conflictingTimestamp``. Fixes without a finite time are
+/// dropped as ``GeofenceTransitions/DropReason/missingTime`` (``replay(_:file:)`` handles whole
+/// tracks without times).
+///
+/// ## Event ids
+/// ``OutboxEventID/derive(_:prefix:)`` over (geofence id, geofence lifetime, type, fix time in
+/// whole milliseconds or `#` and the fix's index for a track without times, device): the same
+/// transition computed again has the same id, which the outbox and the server store once.
+///
+/// ## Storage
+/// ``Storage/directory(_:)`` keeps `geofences.sqlite` (the synced set), `outbox.sqlite` (when
+/// an outbox is configured), `state.sqlite` (device checkpoints, the authorization state and
+/// the outbox's account) and `identity.json` (with ``IdentityMode/persisted``).
+/// ``Storage/inMemory`` keeps everything in memory.
+///
+/// ## Checkpoints
+/// Device state (gate and detector) is saved to `state.sqlite` by ``checkpoint()``, and
+/// after every ``ingest(_:device:)`` with ``CheckpointPolicy/everyFix``. A restarted engine
+/// on the same store continues each device where its last checkpoint left it.
+public final class GeofenceEngine {
+  /// Where the engine keeps its files.
+  public enum Storage: Hashable, Sendable {
+    /// Nothing survives the engine.
+    case inMemory
+    /// A folder, created when missing.
+    case directory(String)
+  }
+
+  /// Whose events these are.
+  public enum IdentityMode: Hashable, Sendable {
+    /// No user identity: events carry the device id, and ``identify(user:)`` only.
+    case none
+    /// An installation identity kept in `identity.json` (needs ``Storage/directory(_:)``): a
+    /// persisted anonymous id until ``identify(user:)``, a new one after ``reset()``.
+    case persisted
+  }
+
+  /// When device state is written to `state.sqlite`.
+  public enum CheckpointPolicy: Hashable, Sendable {
+    /// Only when ``checkpoint()`` is called (and by ``flush()``).
+    case manual
+    /// After every ``ingest(_:device:)`` that changed the device (one SQLite transaction).
+    case everyFix
+    /// Never: device state is neither saved nor restored (a directory store then holds only
+    /// the set and the outbox).
+    case none
+  }
+
+  /// Where events are uploaded.
+  public struct UploadConfiguration: Sendable {
+    /// The server's base URL (events go to `POST {server}/v1/events`).
+    public var server: URL
+    /// The API key (`Authorization: Bearer KEY`); its fingerprint binds the outbox.
+    public var apiKey: String
+    /// Seconds before one request without an answer fails. Default 10.
+    public var timeoutSeconds: Double
+    /// Attempts and backoff. Default ``RetryTiming/RetryPolicy/init()``'s (8 sends, 1–60 s).
+    public var retry: RetryPolicy
+
+    public init(
+      server: URL, apiKey: String, timeoutSeconds: Double = 10, retry: RetryPolicy = RetryPolicy()
+    ) {
+      self.server = server
+      self.apiKey = apiKey
+      self.timeoutSeconds = timeoutSeconds
+      self.retry = retry
+    }
+  }
+
+  /// How the engine runs. Every field has a default.
+  public struct Configuration: Sendable {
+    /// The detector's rules. Default ``GeofenceTransitions/TransitionConfiguration/init()``.
+    public var transitions: TransitionConfiguration
+    /// Which grants allow monitoring. Default ``LocationAuthorization/AuthorizationPolicy/default``.
+    public var authorization: AuthorizationPolicy
+    /// The authorization state of a new store. Default ``AuthorizationTimeline/granted``
+    /// (always, full accuracy, consent on, registered). A store keeps the last state set.
+    public var initialAuthorization: AuthorizationState
+    /// The outbox, or `nil` for none (events are only returned). Default `nil`.
+    public var outbox: OutboxConfiguration?
+    /// Where ``flush()`` uploads, or `nil`. Default `nil`.
+    public var upload: UploadConfiguration?
+    /// Where ``sync()`` fetches the set, or `nil`. Default `nil`.
+    public var sync: SyncConfiguration?
+    /// Default ``IdentityMode/none``.
+    public var identity: IdentityMode
+    /// Emit an EXIT, flagged ``GeofenceEvent/isRemoval``, for each device inside a geofence
+    /// that a sync removes. Default false: the visit ends silently.
+    public var emitsExitForRemovedGeofences: Bool
+    /// Default ``CheckpointPolicy/everyFix`` for a directory, irrelevant in memory.
+    public var checkpoints: CheckpointPolicy
+
+    public init(
+      transitions: TransitionConfiguration = TransitionConfiguration(),
+      authorization: AuthorizationPolicy = .default,
+      initialAuthorization: AuthorizationState = AuthorizationTimeline.granted,
+      outbox: OutboxConfiguration? = nil, upload: UploadConfiguration? = nil,
+      sync: SyncConfiguration? = nil, identity: IdentityMode = .none,
+      emitsExitForRemovedGeofences: Bool = false, checkpoints: CheckpointPolicy = .everyFix
+    ) {
+      self.transitions = transitions
+      self.authorization = authorization
+      self.initialAuthorization = initialAuthorization
+      self.outbox = outbox
+      self.upload = upload
+      self.sync = sync
+      self.identity = identity
+      self.emitsExitForRemovedGeofences = emitsExitForRemovedGeofences
+      self.checkpoints = checkpoints
+    }
+  }
+
+  /// One device as the engine holds it.
+  struct Device {
+    var gate: MonitoringGate
+    var lastSeenTime: Double?
+    var lastSeenCoordinate: Coordinate?
+    var dirty = false
+  }
+
+  public let configuration: Configuration
+  public let storage: Storage
+  /// The outbox, when configured.
+  public let outbox: Outbox?
+  /// The persisted geofence set (synced, or the one given at creation).
+  public let geofenceStore: GeofenceStore
+  let stateStore: DeviceStateStore
+  let identityFile: MonitoringIdentity?
+  let clock: any EngineClock
+  let transport: any HTTPTransport
+  /// Whether the set comes from ``init``'s `geofences` (``sync()`` is then refused).
+  let hasFixedSet: Bool
+  var live: LiveGeofenceSet
+  var devices: [String: Device] = [:]
+  var userIDInMemory: String?
+  /// The current authorization state.
+  public internal(set) var authorization: AuthorizationState
+  /// Counts since the engine was created.
+  public internal(set) var report = EngineReport()
+  var gated: [GatedEvent] = []
+
+  /// Creates an engine, restoring what `storage` holds.
+  ///
+  /// - Parameters:
+  ///   - configuration: see ``Configuration``.
+  ///   - storage: see ``Storage``.
+  ///   - geofences: a fixed set to monitor (from files, say); `nil` to monitor the stored,
+  ///     synced set (empty until the first ``sync()``). Ids must be unique.
+  ///   - transport: the one HTTP seam, for sync and upload. Default ``URLSessionTransport``.
+  ///   - clock: the one clock (processing times, batch intervals, waits). Default the wall clock.
+  /// - Throws: ``EngineError/store(_:)`` when a file cannot be opened or created,
+  ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory.
+  /// - Complexity: O(n) for n geofences (loading and indexing the set).
+  public init(
+    configuration: Configuration = Configuration(), storage: Storage = .inMemory,
+    geofences: [Geofence]? = nil, transport: any HTTPTransport = URLSessionTransport(),
+    clock: any EngineClock = WallClock()
+  ) throws(EngineError) {
+    self.configuration = configuration
+    self.storage = storage
+    self.clock = clock
+    self.transport = transport
+    func path(_ name: String) -> String {
+      switch storage {
+      case .inMemory: return ":memory:"
+      case .directory(let d): return URL(fileURLWithPath: d).appendingPathComponent(name).path
+      }
+    }
+    do {
+      if case .directory(let d) = storage {
+        try FileManager.default.createDirectory(
+          atPath: d, withIntermediateDirectories: true)
+      }
+      geofenceStore =
+        storage == .inMemory ? try GeofenceStore.inMemory() : try GeofenceStore(path: path("geofences.sqlite"))
+      stateStore = try DeviceStateStore(path: path("state.sqlite"))
+      outbox = try configuration.outbox.map {
+        try Outbox(path: path("outbox.sqlite"), configuration: $0, clock: OutboxClockAdapter(clock))
+      }
+      switch (configuration.identity, storage) {
+      case (.none, _): identityFile = nil
+      case (.persisted, .inMemory):
+        throw EngineError.invalidConfiguration("a persisted identity needs a directory store")
+      case (.persisted, .directory(let d)):
+        identityFile = try MonitoringIdentity(
+          fileURL: URL(fileURLWithPath: d).appendingPathComponent("identity.json"))
+      }
+      authorization =
+        try stateStore.value(AuthorizationState.self, key: "authorization")
+        ?? configuration.initialAuthorization
+      userIDInMemory = try stateStore.value(String.self, key: "user_id")
+      if let geofences {
+        hasFixedSet = true
+        live = LiveGeofenceSet(geofences: geofences)
+      } else {
+        hasFixedSet = false
+        live = LiveGeofenceSet(geofences: try geofenceStore.geofences())
+      }
+    } catch let error as EngineError {
+      throw error
+    } catch {
+      throw .store("\(error)")
+    }
+    if let upload = configuration.upload, outbox != nil {
+      try bindOutboxAccount(key: upload.apiKey)
+    }
+    if configuration.authorization.decide(authorization).mustDeleteQueuedEvents, let outbox {
+      do { report.deletedForConsent += try outbox.deleteAll() } catch {
+        throw .store("\(error)")
+      }
+    }
+  }
+
+  // MARK: Read access
+
+  /// The monitored geofences, in slot order. O(n); allocates.
+  public var geofences: [Geofence] { live.geofences }
+  /// Number of monitored geofences. O(1).
+  public var geofenceCount: Int { live.count }
+  /// The monitored geofence with `id`, if any.
+  public func geofence(id: String) -> Geofence? {
+    live.slotByID[id].map { live.slotGeofences[Int($0)] }
+  }
+  /// The stored set's version, sync times and staleness (``GeofenceSync/StoredSyncState``).
+  public func setState() throws(EngineError) -> StoredSyncState {
+    do { return try geofenceStore.state() } catch { throw .store("\(error)") }
+  }
+
+  /// One device's state as the engine holds it.
+  public struct DeviceSnapshot: Hashable, Sendable {
+    /// Ids of the geofences the device is inside, sorted.
+    public var insideGeofenceIDs: [String]
+    /// Time of the latest fix taken (seconds since the Unix epoch), if any.
+    public var lastFixTime: Double?
+    /// Fixes the detector accepted.
+    public var acceptedFixCount: Int
+    /// The open monitoring gap's start, if any.
+    public var gapStart: Double?
+  }
+
+  /// The state of `device` (loaded from the store when not in memory), or nil when the
+  /// engine has never seen it.
+  public func deviceState(_ device: String) throws(EngineError) -> DeviceSnapshot? {
+    guard let d = try loadedDevice(device) else { return nil }
+    return DeviceSnapshot(
+      insideGeofenceIDs: d.gate.detector.insideSlots.map { live.slotGeofences[Int($0)].id }
+        .sorted(),
+      lastFixTime: d.lastSeenTime, acceptedFixCount: d.gate.detector.acceptedFixCount,
+      gapStart: d.gate.gapStart)
+  }
+
+  /// Ids of the devices in memory, sorted.
+  public var deviceIDs: [String] { devices.keys.sorted() }
+
+  // MARK: Identity
+
+  /// The signed-in user, if any.
+  public var userID: String? { identityFile?.userID ?? userIDInMemory }
+  /// The anonymous id events carry while nobody is signed in (``IdentityMode/persisted``).
+  public var anonymousID: String? { userID == nil ? identityFile?.anonymousID : nil }
+
+  /// Signs `user` in (or out with `nil`). Events created from now on carry it; events
+  /// already created keep theirs.
+  /// - Throws: ``EngineError/store(_:)`` when the identity cannot be saved.
+  public func identify(user: String?) throws(EngineError) {
+    do {
+      if let identityFile { try identityFile.setUser(user) } else {
+        userIDInMemory = user
+        if let user { try stateStore.setValue(user, key: "user_id") } else {
+          try stateStore.database.execute("DELETE FROM engine_state WHERE key = 'user_id'")
+        }
+      }
+    } catch { throw .store("\(error)") }
+  }
+
+  /// Signs out and, with ``IdentityMode/persisted``, starts a new anonymous id. Region state
+  /// and queued events are kept.
+  public func reset() throws(EngineError) {
+    do {
+      try identityFile?.reset()
+      if identityFile == nil { try identify(user: nil) }
+    } catch let e as EngineError { throw e } catch { throw .store("\(error)") }
+  }
+}
+
+/// What went wrong in a ``GeofenceEngine`` call.
+public enum EngineError: Error, CustomStringConvertible, Sendable {
+  /// A store file could not be opened, read or written.
+  case store(String)
+  /// The configuration cannot work (the message says why).
+  case invalidConfiguration(String)
+  /// ``GeofenceEngine/sync(full:)`` failed; the stored set is kept, marked stale.
+  case sync(SyncError)
+  /// The outbox holds events queued for another account (another API key's fingerprint).
+  case accountMismatch(stored: String, given: String)
+
+  public var description: String {
+    switch self {
+    case .store(let m): return "store: \(m)"
+    case .invalidConfiguration(let m): return "invalid configuration: \(m)"
+    case .sync(let e): return "sync failed: \(e)"
+    case .accountMismatch(let stored, let given):
+      return
+        "the outbox holds events of another account (key fingerprint \(stored)); this key's "
+        + "fingerprint is \(given)"
+    }
+  }
+}
+
+/// What a ``GeofenceEngine`` did so far.
+public struct EngineReport: Hashable, Sendable {
+  /// Fixes handed to ``GeofenceEngine/ingest(_:device:)``.
+  public var fixes = 0
+  /// Fixes dropped by the gate because monitoring was off.
+  public var notAuthorized = 0
+  /// The same, by blocker (a fix counts once for every blocker that applied).
+  public var blockedCounts: [MonitoringBlocker: Int] = [:]
+  /// Fixes dropped by the engine or the detector, by reason.
+  public var dropCounts = DropCounts()
+  /// Events created, by type.
+  public var eventCounts = EventCounts()
+  /// Events flagged as coming after a monitoring gap.
+  public var afterGapEvents = 0
+  /// Removal EXITs emitted by syncs.
+  public var removalEvents = 0
+  /// Events added to the outbox (an event already queued with the same id is not added again).
+  public var enqueued = 0
+  /// Monitoring gaps opened.
+  public var gaps = 0
+  /// Queued events deleted because consent was withdrawn.
+  public var deletedForConsent = 0
+
+  public init() {}
+}
+
+/// Bridges the engine's clock to the outbox's.
+final class OutboxClockAdapter: OutboxClock, @unchecked Sendable {
+  let base: any EngineClock
+  init(_ base: any EngineClock) { self.base = base }
+  var now: Double { base.now() }
+  func sleep(seconds: Double) {
+    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+  }
+}

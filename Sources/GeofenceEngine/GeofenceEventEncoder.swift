@@ -1,0 +1,168 @@
+import EventOutbox
+import Foundation
+import GeofenceTransitions
+import TrackFormats
+
+/// Output formats for events.
+public enum EventFormat: String, CaseIterable, Sendable {
+  /// One JSON object per line (JSON Lines).
+  case jsonl
+  /// RFC 4180 CSV with a header row.
+  case csv
+  /// A GeoJSON (RFC 7946) FeatureCollection of Point features, written as a whole.
+  case geojson
+}
+
+/// The one encoder of ``GeofenceEvent``: the replay and stream output, the outbox payload and
+/// the upload wire (`docs/openapi.yaml`, `Event`) use the same members, in this order:
+///
+/// | member | value |
+/// |---|---|
+/// | `id` | the stable event id |
+/// | `type` | `"enter"`, `"exit"`, `"dwell"` |
+/// | `geofence_id`, `geofence_name` | the geofence (name `null` when it has none) |
+/// | `metadata` | the geofence's metadata object unchanged, or `null` |
+/// | `url` | ``GeofenceEvent/url`` or `null` |
+/// | `device_id` | the device |
+/// | `user_id`, `anonymous_id` | who the event belongs to, or `null` |
+/// | `time` | RFC 3339 UTC with milliseconds, or `null` for a track without times |
+/// | `processed_at` | when the engine created it (RFC 3339); only with ``includesProcessingTime`` |
+/// | `latitude`, `longitude` | degrees, shortest round-trip decimal |
+/// | `accuracy` | metres or `null` |
+/// | `distance_m` | metres, rounded to millimetres |
+/// | `dwell_s`, `visit_s` | seconds rounded to milliseconds, or `null` |
+/// | `after_gap`, `gap_start` | boolean; RFC 3339 or `null` |
+/// | `removal` | boolean |
+/// | `fix_index` | 0-based fix in its file (only when known) |
+/// | `track` | the input file (only when the caller names one) |
+///
+/// CSV has one column per member (`metadata` as JSON text), with empty fields for `null`.
+///
+/// Not `Sendable`-sensitive: a value. Each call allocates its output string.
+public struct GeofenceEventEncoder: Sendable {
+  public let format: EventFormat
+  /// Whether `processed_at` is written. Default false: the output then depends only on the
+  /// input, so a run repeated (or restarted) on the same input writes the same bytes.
+  public var includesProcessingTime: Bool
+  private var featureCount = 0
+
+  public init(format: EventFormat = .jsonl, includesProcessingTime: Bool = false) {
+    self.format = format
+    self.includesProcessingTime = includesProcessingTime
+  }
+
+  static let csvColumns = [
+    "id", "type", "geofence_id", "geofence_name", "metadata", "url", "device_id", "user_id",
+    "anonymous_id", "time", "processed_at", "latitude", "longitude", "accuracy", "distance_m",
+    "dwell_s", "visit_s", "after_gap", "gap_start", "removal", "fix_index", "track",
+  ]
+
+  /// Text to write before the first event.
+  public func header() -> String {
+    switch format {
+    case .jsonl: return ""
+    case .csv: return Self.csvColumns.joined(separator: ",") + "\n"
+    case .geojson: return "{\"type\":\"FeatureCollection\",\"features\":[\n"
+    }
+  }
+
+  /// Text to write after the last event.
+  public func footer() -> String { format == .geojson ? "\n]}\n" : "" }
+
+  /// The text of one event in ``format`` (a line ending in `\n` for JSON Lines and CSV).
+  /// - Parameter track: the input file to name in `track`, if any.
+  public mutating func encode(_ e: GeofenceEvent, track: String? = nil) -> String {
+    switch format {
+    case .jsonl:
+      return Self.object(e, track: track, processingTime: includesProcessingTime) + "\n"
+    case .csv:
+      return csvLine(e, track: track)
+    case .geojson:
+      let prefix = featureCount == 0 ? "" : ",\n"
+      featureCount += 1
+      return prefix
+        + "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":["
+        + Self.number(e.longitude) + "," + Self.number(e.latitude) + "]},\"properties\":"
+        + Self.object(e, track: track, processingTime: includesProcessingTime) + "}"
+    }
+  }
+
+  /// The event's JSON object without its `id` member, as the outbox stores it (the outbox
+  /// writes `{"id": ...}` first on upload, which gives back ``object(_:track:processingTime:)``).
+  public static func payload(_ e: GeofenceEvent, processingTime: Bool = true) -> String {
+    "{" + members(e, track: nil, processingTime: processingTime) + "}"
+  }
+
+  /// The event's whole JSON object.
+  public static func object(_ e: GeofenceEvent, track: String? = nil, processingTime: Bool)
+    -> String
+  {
+    "{\"id\":" + JSONText.quoted(e.id) + ","
+      + members(e, track: track, processingTime: processingTime) + "}"
+  }
+
+  private static func members(_ e: GeofenceEvent, track: String?, processingTime: Bool)
+    -> String
+  {
+    var s = "\"type\":" + JSONText.quoted(e.type.rawValue)
+    s += ",\"geofence_id\":" + JSONText.quoted(e.geofenceID)
+    s += ",\"geofence_name\":" + string(e.geofenceName)
+    s += ",\"metadata\":" + (e.metadataJSON ?? "null")
+    s += ",\"url\":" + string(e.url)
+    s += ",\"device_id\":" + JSONText.quoted(e.deviceID)
+    s += ",\"user_id\":" + string(e.userID)
+    s += ",\"anonymous_id\":" + string(e.anonymousID)
+    s += ",\"time\":" + string(e.time.map { RFC3339.format($0) })
+    if processingTime {
+      s += ",\"processed_at\":" + string(e.processedAt.map { RFC3339.format($0) })
+    }
+    s += ",\"latitude\":" + number(e.latitude) + ",\"longitude\":" + number(e.longitude)
+    s += ",\"accuracy\":" + (e.accuracy.map(number) ?? "null")
+    s += ",\"distance_m\":" + rounded(e.distanceMeters, 1000)
+    s += ",\"dwell_s\":" + (e.dwellSeconds.map { rounded($0, 1000) } ?? "null")
+    s += ",\"visit_s\":" + (e.visitSeconds.map { rounded($0, 1000) } ?? "null")
+    s += ",\"after_gap\":" + (e.afterGap ? "true" : "false")
+    s += ",\"gap_start\":" + string(e.gapStart.map { RFC3339.format($0) })
+    s += ",\"removal\":" + (e.isRemoval ? "true" : "false")
+    if let i = e.fixIndex { s += ",\"fix_index\":" + String(i) }
+    if let track { s += ",\"track\":" + JSONText.quoted(track) }
+    return s
+  }
+
+  private func csvLine(_ e: GeofenceEvent, track: String?) -> String {
+    let fields: [String] = [
+      e.id, e.type.rawValue, e.geofenceID, e.geofenceName ?? "", e.metadataJSON ?? "",
+      e.url ?? "", e.deviceID, e.userID ?? "", e.anonymousID ?? "",
+      e.time.map { RFC3339.format($0) } ?? "",
+      includesProcessingTime ? (e.processedAt.map { RFC3339.format($0) } ?? "") : "",
+      Self.number(e.latitude), Self.number(e.longitude), e.accuracy.map(Self.number) ?? "",
+      Self.rounded(e.distanceMeters, 1000), e.dwellSeconds.map { Self.rounded($0, 1000) } ?? "",
+      e.visitSeconds.map { Self.rounded($0, 1000) } ?? "", e.afterGap ? "true" : "false",
+      e.gapStart.map { RFC3339.format($0) } ?? "", e.isRemoval ? "true" : "false",
+      e.fixIndex.map(String.init) ?? "", track ?? "",
+    ]
+    return fields.map(Self.csvField).joined(separator: ",") + "\n"
+  }
+
+  private static func string(_ s: String?) -> String { s.map(JSONText.quoted) ?? "null" }
+
+  /// `s` as a JSON string literal (the one JSON string writer).
+  public static func quoted(_ s: String) -> String { JSONText.quoted(s) }
+
+  /// Shortest round-trip decimal text of a finite number (Swift's `description`), or `null`.
+  static func number(_ v: Double) -> String { v.isFinite ? v.description : "null" }
+
+  /// `v` rounded to 1/`scale`, shortest round-trip text, or `null` when not finite.
+  static func rounded(_ v: Double, _ scale: Double) -> String {
+    guard v.isFinite else { return "null" }
+    return ((v * scale).rounded() / scale).description
+  }
+
+  /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).
+  public static func csvField(_ s: String) -> String {
+    if s.contains(where: { $0 == "," || $0 == "\"" || $0 == "\n" || $0 == "\r" }) {
+      return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
+    }
+    return s
+  }
+}

@@ -1,0 +1,145 @@
+import GeofenceGeometry
+
+/// Everything a ``TransitionDetector`` knows about its device, as plain values, so that the
+/// detector can be saved and restored across a process restart with the same behaviour: the
+/// restored detector, fed the same later fixes, emits exactly the events the original would
+/// have.
+///
+/// Regions are named by **id**, not slot (slots change when a set is rebuilt). A restore
+/// against a set that no longer holds an id drops that visit or pending enter without an
+/// event, as ``TransitionDetector/migrated(to:slotMap:)`` does for a removed geofence.
+///
+/// Times are seconds since the Unix epoch; NaN stands for "no time" (a detector created with
+/// `usesTime: false`) and `-∞` for "never", as inside the detector. Encoders that cannot write
+/// non-finite numbers (JSON) need a strategy for them.
+public struct DetectorCheckpoint: Hashable, Sendable, Codable {
+  /// One region the device is inside.
+  public struct Visit: Hashable, Sendable, Codable {
+    public var regionID: String
+    /// Fix time of the ENTER (NaN without times).
+    public var enterTime: Double
+    public var dwellEmitted: Bool
+    /// Consecutive accepted fixes satisfying the EXIT rule, and the time of the first.
+    public var exitCount: Int
+    public var exitSince: Double
+  }
+
+  /// A region whose ENTER condition held but is not yet confirmed.
+  public struct PendingEnter: Hashable, Sendable, Codable {
+    public var regionID: String
+    public var count: Int
+    public var since: Double
+  }
+
+  /// A reference fix of the outlier filter: position (degrees), time (s), accuracy (m).
+  public struct Anchor: Hashable, Sendable, Codable {
+    public var latitude: Double
+    public var longitude: Double
+    public var time: Double
+    public var accuracy: Double
+  }
+
+  public var usesTime: Bool
+  public var visits: [Visit]
+  public var pendingEnters: [PendingEnter]
+  public var lastAccepted: Anchor?
+  public var speedReferenceTime: Double
+  public var lastFilteredTime: Double
+  public var candidate: Anchor?
+  public var candidateCount: Int
+  public var acceptedFixCount: Int
+  /// ``DropCounts`` in ``DropReason/allCases`` order.
+  public var dropCounts: [Int]
+}
+
+extension TransitionDetector {
+  /// The detector's state for ``init(regions:configuration:checkpoint:)``.
+  /// - Complexity: O(m + p) for m visits and p pending enters; allocates.
+  public var checkpoint: DetectorCheckpoint {
+    func anchor(_ a: Anchor?) -> DetectorCheckpoint.Anchor? {
+      a.map {
+        .init(
+          latitude: $0.coordinate.latitude, longitude: $0.coordinate.longitude, time: $0.time,
+          accuracy: $0.accuracy)
+      }
+    }
+    return DetectorCheckpoint(
+      usesTime: usesTime,
+      visits: visits.map {
+        .init(
+          regionID: regions.id(at: $0.slot), enterTime: $0.enterTime,
+          dwellEmitted: $0.dwellEmitted, exitCount: $0.exitCount, exitSince: $0.exitSince)
+      }.sorted { $0.regionID < $1.regionID },
+      pendingEnters: pendingEnters.map {
+        .init(regionID: regions.id(at: $0.slot), count: $0.count, since: $0.since)
+      },
+      lastAccepted: anchor(lastAccepted), speedReferenceTime: speedReferenceTime,
+      lastFilteredTime: lastFilteredTime, candidate: anchor(candidate),
+      candidateCount: candidateCount, acceptedFixCount: acceptedFixCount,
+      dropCounts: DropReason.allCases.map { dropCounts[$0] })
+  }
+
+  /// Restores a detector saved with ``checkpoint``.
+  ///
+  /// - Parameters:
+  ///   - regions: the monitored set; visits and pending enters are looked up by id in it
+  ///     with `slotOfID`, and those it does not hold (or holds only as removed) are dropped.
+  ///   - configuration: the rules (the caller's; a checkpoint holds state, not rules).
+  ///   - checkpoint: the saved state.
+  ///   - slotOfID: the live slot of a region id, or `nil`.
+  /// - Returns: `nil` when the checkpoint is inconsistent (a coordinate out of range, a
+  ///   negative count, or the wrong number of drop counts): the caller starts the device
+  ///   afresh.
+  /// - Complexity: O(m + p) lookups of `slotOfID`.
+  public init?(
+    regions: RegionSet, configuration: TransitionConfiguration, checkpoint c: DetectorCheckpoint,
+    slotOfID: (String) -> Int32?
+  ) {
+    func anchor(_ a: DetectorCheckpoint.Anchor?) -> Anchor?? {
+      guard let a else { return .some(nil) }
+      guard let coordinate = try? Coordinate(latitude: a.latitude, longitude: a.longitude)
+      else { return nil }
+      return .some(Anchor(coordinate: coordinate, time: a.time, accuracy: a.accuracy))
+    }
+    guard c.dropCounts.count == DropReason.allCases.count, c.candidateCount >= 0,
+      c.acceptedFixCount >= 0, case .some(let last) = anchor(c.lastAccepted),
+      case .some(let candidate) = anchor(c.candidate)
+    else { return nil }
+    self.init(regions: regions, configuration: configuration, usesTime: c.usesTime)
+    for v in c.visits {
+      guard let slot = slotOfID(v.regionID), !regions.isRemoved(slot), v.exitCount >= 0
+      else { continue }
+      if insideSet.contains(slot) { continue }
+      let region = regions.regions[Int(slot)]
+      var visit = Visit(
+        slot: slot, enterTime: v.enterTime, region: region,
+        hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
+      visit.dwellEmitted = v.dwellEmitted
+      visit.exitCount = v.exitCount
+      visit.exitSince = v.exitSince
+      visits.append(visit)
+      insideSet.insert(slot)
+      if !v.dwellEmitted { earliestUndwelledEnter = min(earliestUndwelledEnter, v.enterTime) }
+    }
+    for p in c.pendingEnters {
+      guard let slot = slotOfID(p.regionID), !regions.isRemoved(slot), p.count >= 0 else {
+        continue
+      }
+      pendingEnters.append(PendingEnter(slot: slot, count: p.count, since: p.since, seen: false))
+    }
+    lastAccepted = last
+    self.candidate = candidate
+    speedReferenceTime = c.speedReferenceTime
+    lastFilteredTime = c.lastFilteredTime
+    candidateCount = c.candidateCount
+    acceptedFixCount = c.acceptedFixCount
+    var drops = DropCounts()
+    for (reason, count) in zip(DropReason.allCases, c.dropCounts) { drops[reason] = count }
+    dropCounts = drops
+  }
+
+  /// Position and accuracy (metres, 0 when unknown) of the last accepted fix, if any.
+  public var lastAcceptedPosition: (coordinate: Coordinate, accuracyMeters: Double)? {
+    lastAccepted.map { ($0.coordinate, $0.accuracy) }
+  }
+}

@@ -1,0 +1,61 @@
+import DelimitedText
+import Foundation
+import GeofenceGeometry
+
+/// Reads a CSV track one line at a time, with the header aliases, number and time rules of
+/// ``CSVTrackReader`` (for fixes that arrive live, as `geofence stream` reads them).
+///
+/// Each line must hold one whole record (a quoted field may not span lines).
+public struct CSVLineReader: Sendable {
+  private var rows: RowReader
+  private let delimiter: UInt8
+  /// Data rows read so far (the next fix's ``GeofenceGeometry/LocationFix/sourceIndex``).
+  public private(set) var rowCount = 0
+
+  /// - Parameters:
+  ///   - header: the header line, without its line end.
+  ///   - fileName: the name used in issues.
+  ///   - line: the header's line number.
+  /// - Throws: ``TrackReadError/missingColumns(file:line:found:)`` (or another case) when the
+  ///   header names no latitude or longitude column.
+  public init(header: String, fileName: String, line: Int) throws(TrackReadError) {
+    delimiter = DelimitedText.detectDelimiter(in: Substring(header))
+    let (records, _) = DelimitedText.records(in: header, delimiter: delimiter)
+    let fields = (records.first?.fields ?? []).map { $0.trimmingCharacters(in: .whitespaces) }
+    let columns = try CSVColumns(header: fields, file: fileName, line: line)
+    rows = RowReader(
+      fileName: fileName, columns: columns, decimalComma: delimiter == UInt8(ascii: ";"))
+  }
+
+  /// Whether the header names a time column.
+  public var hasTime: Bool { rows.columns.hasTime }
+
+  /// Reads one data line.
+  /// - Returns: the fix, or the issue that skips the line (with its line number and reason);
+  ///   `nil` for a `#` comment or blank line.
+  public mutating func read(_ text: String, line: Int) -> Result<LocationFix, TrackIssue>? {
+    let trimmed = text.drop { $0 == " " || $0 == "\t" }
+    if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+    let (records, issues) = DelimitedText.records(in: text, delimiter: delimiter)
+    if let issue = issues.first {
+      return .failure(TrackIssue(file: rows.fileName, line: line, message: issue.message))
+    }
+    guard let record = records.first else { return nil }
+    rows.fixes.removeAll(keepingCapacity: true)
+    rows.skipped.removeAll(keepingCapacity: true)
+    rows.warnings.removeAll(keepingCapacity: true)
+    rows.read(record.fields, line: line, index: rowCount)
+    rowCount += 1
+    if let fix = rows.fixes.first {
+      if fix.time == nil, rows.columns.hasTime {
+        return .failure(
+          TrackIssue(file: rows.fileName, line: line, message: "no valid time; row skipped"))
+      }
+      return .success(fix)
+    }
+    return .failure(
+      rows.skipped.first
+        ?? TrackIssue(file: rows.fileName, line: line, message: "no fix in the row"))
+  }
+}
+extension TrackIssue: Error {}

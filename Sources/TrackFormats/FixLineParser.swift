@@ -1,0 +1,326 @@
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+import GeofenceGeometry
+
+/// One fix of a live stream, as ``FixLineParser`` reads it.
+public struct StreamFix: Sendable {
+  public var deviceID: String
+  public var fix: LocationFix
+
+  public init(deviceID: String, fix: LocationFix) {
+    self.deviceID = deviceID
+    self.fix = fix
+  }
+}
+
+/// Reads one JSON Lines fix: a JSON object (RFC 8259) with the members
+/// - `device_id`: a non-empty string;
+/// - `time`: an RFC 3339 date-time (a zone is required) or a number of seconds since the
+///   Unix epoch;
+/// - `latitude`, `longitude`: numbers in degrees, [-90, 90] and [-180, 180];
+/// - `accuracy` (optional, or `null`): horizontal accuracy in metres, a number.
+///
+/// Other members are skipped, whatever their value. Duplicate members: the last wins.
+///
+/// The parser works on the line's UTF-8 bytes. In the steady state it allocates nothing per
+/// member: numbers are read in place (`strtod` on the validated digits, in the C locale),
+/// times by ``RFC3339/parse(utf8:)``, and the device id becomes a `String` (stored inline,
+/// without allocation, up to 15 UTF-8 bytes) only once per line; a string with escapes is
+/// decoded on a slower path.
+public enum FixLineParser {
+  /// Why a line is not a fix. ``description`` names the member.
+  public struct Failure: Error, Sendable, CustomStringConvertible {
+    public var description: String
+  }
+
+  /// Parses one line (without its line end).
+  /// - Returns: the fix (``LocationFix/sourceIndex`` is -1), or the reason the line is not one.
+  /// - Complexity: O(n) in the line's length.
+  public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<StreamFix, Failure> {
+    var p = Cursor(bytes: line)
+    p.skipSpace()
+    guard p.take(UInt8(ascii: "{")) else { return .failure(Failure(description: "not a JSON object")) }
+    var device: String?
+    var time: Double?
+    var latitude: Double?
+    var longitude: Double?
+    var accuracy: Double?
+    var first = true
+    while true {
+      p.skipSpace()
+      if p.take(UInt8(ascii: "}")) { break }
+      if !first {
+        guard p.take(UInt8(ascii: ",")) else { return fail("expected ',' or '}'", at: p) }
+        p.skipSpace()
+      }
+      first = false
+      guard let key = p.stringRange() else { return fail("expected a member name", at: p) }
+      p.skipSpace()
+      guard p.take(UInt8(ascii: ":")) else { return fail("expected ':'", at: p) }
+      p.skipSpace()
+      switch Key(line, key) {
+      case .deviceID:
+        guard let range = p.stringRange() else {
+          return .failure(Failure(description: "device_id must be a string"))
+        }
+        guard let s = p.decodedString(range), !s.isEmpty else {
+          return .failure(Failure(description: "device_id must be a non-empty string"))
+        }
+        device = s
+      case .time:
+        if let range = p.stringRange() {
+          let parsed = UnsafeBufferPointer(rebasing: line[range])
+          guard let t = RFC3339.parse(utf8: parsed), t.hadZone else {
+            return .failure(
+              Failure(description: "time must be an RFC 3339 date-time with a zone offset"))
+          }
+          time = t.seconds
+        } else if let n = p.number() {
+          time = n
+        } else {
+          return .failure(
+            Failure(description: "time must be an RFC 3339 string or epoch seconds"))
+        }
+      case .latitude:
+        guard let n = p.number() else { return .failure(Failure(description: "latitude must be a number")) }
+        latitude = n
+      case .longitude:
+        guard let n = p.number() else { return .failure(Failure(description: "longitude must be a number")) }
+        longitude = n
+      case .accuracy:
+        if p.takeLiteral("null") {
+          accuracy = nil
+        } else {
+          guard let n = p.number() else {
+            return .failure(Failure(description: "accuracy must be a number or null"))
+          }
+          accuracy = n
+        }
+      case .other:
+        guard p.skipValue(depth: 0) else { return fail("invalid JSON value", at: p) }
+      }
+    }
+    p.skipSpace()
+    guard p.atEnd else { return fail("text after the object", at: p) }
+    guard let device else { return .failure(Failure(description: "missing device_id")) }
+    guard let time else { return .failure(Failure(description: "missing time")) }
+    guard let latitude, let longitude else {
+      return .failure(Failure(description: "missing latitude or longitude"))
+    }
+    guard time.isFinite else { return .failure(Failure(description: "time is not finite")) }
+    guard let coordinate = try? Coordinate(latitude: latitude, longitude: longitude) else {
+      return .failure(
+        Failure(
+          description: "latitude must be in [-90, 90] and longitude in [-180, 180] degrees"))
+    }
+    return .success(
+      StreamFix(
+        deviceID: device,
+        fix: LocationFix(coordinate: coordinate, time: time, horizontalAccuracy: accuracy)))
+  }
+
+  private static func fail(_ what: String, at p: Cursor) -> Result<StreamFix, Failure> {
+    .failure(Failure(description: "\(what) at column \(p.i + 1)"))
+  }
+
+  private enum Key {
+    case deviceID, time, latitude, longitude, accuracy, other
+
+    init(_ line: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) {
+      func equals(_ s: StaticString) -> Bool {
+        guard s.utf8CodeUnitCount == r.count else { return false }
+        let p = s.utf8Start
+        for k in 0..<r.count where line[r.lowerBound + k] != p[k] { return false }
+        return true
+      }
+      if equals("device_id") {
+        self = .deviceID
+      } else if equals("time") {
+        self = .time
+      } else if equals("latitude") {
+        self = .latitude
+      } else if equals("longitude") {
+        self = .longitude
+      } else if equals("accuracy") {
+        self = .accuracy
+      } else {
+        self = .other
+      }
+    }
+  }
+
+  private struct Cursor {
+    let bytes: UnsafeBufferPointer<UInt8>
+    var i = 0
+
+    var atEnd: Bool { i >= bytes.count }
+
+    mutating func skipSpace() {
+      while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0D {
+        i += 1
+      }
+    }
+
+    mutating func take(_ b: UInt8) -> Bool {
+      guard i < bytes.count, bytes[i] == b else { return false }
+      i += 1
+      return true
+    }
+
+    mutating func takeLiteral(_ s: StaticString) -> Bool {
+      let n = s.utf8CodeUnitCount
+      guard i + n <= bytes.count else { return false }
+      for k in 0..<n where bytes[i + k] != s.utf8Start[k] { return false }
+      i += n
+      return true
+    }
+
+    /// The range of a string's contents between its quotes (escapes not decoded), after it.
+    mutating func stringRange() -> Range<Int>? {
+      guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { return nil }
+      let start = i + 1
+      var j = start
+      while j < bytes.count {
+        let b = bytes[j]
+        if b == UInt8(ascii: "\"") {
+          i = j + 1
+          return start..<j
+        }
+        if b == UInt8(ascii: "\\") { j += 1 } else if b < 0x20 { return nil }
+        j += 1
+      }
+      return nil
+    }
+
+    /// The string of `range` (from ``stringRange()``), escapes decoded; nil for invalid
+    /// UTF-8 or escapes.
+    func decodedString(_ range: Range<Int>) -> String? {
+      let raw = UnsafeBufferPointer(rebasing: bytes[range])
+      if !raw.contains(UInt8(ascii: "\\")) {
+        return String(validating: raw, as: UTF8.self)
+      }
+      // Slow path: let the standard decoder handle escapes, through a tiny JSON array.
+      var text = "["
+      guard let inner = String(validating: raw, as: UTF8.self) else { return nil }
+      text += "\"" + inner + "\"]"
+      return JSONStringUnescape.decode(inner)
+    }
+
+    /// A JSON number (RFC 8259 §6 grammar), as a Double.
+    mutating func number() -> Double? {
+      let start = i
+      var j = i
+      if j < bytes.count, bytes[j] == UInt8(ascii: "-") { j += 1 }
+      let intStart = j
+      while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
+      guard j > intStart else { return nil }
+      if bytes[intStart] == 0x30 && j - intStart > 1 { return nil }
+      if j < bytes.count, bytes[j] == UInt8(ascii: ".") {
+        j += 1
+        let f = j
+        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
+        guard j > f else { return nil }
+      }
+      if j < bytes.count, bytes[j] == UInt8(ascii: "e") || bytes[j] == UInt8(ascii: "E") {
+        j += 1
+        if j < bytes.count, bytes[j] == UInt8(ascii: "+") || bytes[j] == UInt8(ascii: "-") {
+          j += 1
+        }
+        let e = j
+        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
+        guard j > e else { return nil }
+      }
+      let count = j - start
+      guard count < 64, let base = bytes.baseAddress else { return nil }
+      // strtod needs a terminated string: copy the validated digits to the stack.
+      let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) { buffer in
+        for k in 0..<count { buffer[k] = CChar(bitPattern: base[start + k]) }
+        buffer[count] = 0
+        return strtod(buffer.baseAddress!, nil)
+      }
+      i = j
+      return value.isFinite ? value : nil
+    }
+
+    /// Skips any JSON value.
+    mutating func skipValue(depth: Int) -> Bool {
+      guard depth < 64, i < bytes.count else { return false }
+      switch bytes[i] {
+      case UInt8(ascii: "\""): return stringRange() != nil
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        let close = bytes[i] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        let isObject = close == UInt8(ascii: "}")
+        i += 1
+        skipSpace()
+        if take(close) { return true }
+        while true {
+          skipSpace()
+          if isObject {
+            guard stringRange() != nil else { return false }
+            skipSpace()
+            guard take(UInt8(ascii: ":")) else { return false }
+            skipSpace()
+          }
+          guard skipValue(depth: depth + 1) else { return false }
+          skipSpace()
+          if take(close) { return true }
+          guard take(UInt8(ascii: ",")) else { return false }
+        }
+      case UInt8(ascii: "t"): return takeLiteral("true")
+      case UInt8(ascii: "f"): return takeLiteral("false")
+      case UInt8(ascii: "n"): return takeLiteral("null")
+      default: return number() != nil
+      }
+    }
+  }
+}
+
+/// Decodes the escapes of a JSON string's contents (RFC 8259 §7), surrogate pairs included.
+enum JSONStringUnescape {
+  static func decode(_ s: String) -> String? {
+    var out = String.UnicodeScalarView()
+    var it = s.unicodeScalars.makeIterator()
+    func hex4() -> UInt32? {
+      var v: UInt32 = 0
+      for _ in 0..<4 {
+        guard let c = it.next(), let d = c.properties.numericType != nil || c.isASCII
+          ? UInt32(String(c), radix: 16) : nil
+        else { return nil }
+        v = v * 16 + d
+      }
+      return v
+    }
+    while let c = it.next() {
+      guard c == "\\" else {
+        out.append(c)
+        continue
+      }
+      guard let e = it.next() else { return nil }
+      switch e {
+      case "\"": out.append("\"")
+      case "\\": out.append("\\")
+      case "/": out.append("/")
+      case "b": out.append("\u{08}")
+      case "f": out.append("\u{0C}")
+      case "n": out.append("\n")
+      case "r": out.append("\r")
+      case "t": out.append("\t")
+      case "u":
+        guard var v = hex4() else { return nil }
+        if (0xD800...0xDBFF).contains(v) {
+          guard it.next() == "\\", it.next() == "u", let low = hex4(),
+            (0xDC00...0xDFFF).contains(low)
+          else { return nil }
+          v = 0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
+        }
+        guard let scalar = Unicode.Scalar(v) else { return nil }
+        out.append(scalar)
+      default: return nil
+      }
+    }
+    return String(out)
+  }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import GeofenceEngine
+import GeofenceGeometry
+import GeofenceSync
+import TrackFormats
+
+/// `geofence regions`: the stored, synced set, one geofence per line.
+enum RegionsCommand {
+  static let help = """
+    usage: geofence regions --store DIR [--format csv|jsonl|geojson]
+
+    Lists the geofence set that 'geofence sync' stored in DIR (DIR/geofences.sqlite), one
+    geofence per line, in id order. The version, the last sync time and the staleness go to
+    standard error.
+
+      --store DIR             the store
+      --format F              csv (default): id,name,latitude,longitude,radius_m,metadata;
+                              jsonl: {"id","name","latitude","longitude","radius","metadata"},
+                              the definition format 'geofence replay --regions' reads;
+                              geojson: an RFC 7946 FeatureCollection of Point features with
+                              "radius" (metres), "name" and "metadata" properties
+
+    exit status: 0; 64 usage error; 66 no geofence store in DIR; 74 the store cannot be read
+    or standard output cannot be written.
+    """
+
+  static func run(_ argv: [String]) -> Int32 {
+    let args: CommandLineArguments
+    let store: String
+    let format: String
+    do throws(UsageError) {
+      args = try CommandLineArguments(
+        argv, spec: .init(valued: ["store", "format"], flags: ["help", "quiet"]))
+      if args.flag("help") {
+        print(help)
+        return ExitStatus.ok
+      }
+      guard let s = args.last("store") else { throw UsageError("give --store DIR") }
+      store = s
+      format = args.last("format") ?? "csv"
+      guard ["csv", "jsonl", "geojson"].contains(format) else {
+        throw UsageError("--format must be csv, jsonl or geojson, got '\(format)'")
+      }
+      if let extra = args.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
+    } catch {
+      printError("geofence regions: \(error.message)\nRun 'geofence regions --help' for usage.")
+      return ExitStatus.usage
+    }
+    let path = URL(fileURLWithPath: store).appendingPathComponent("geofences.sqlite").path
+    guard FileManager.default.fileExists(atPath: path) else {
+      printError("geofence regions: no geofence store in \(store) (run 'geofence sync' first)")
+      return ExitStatus.noInput
+    }
+    let engine: GeofenceEngine
+    let state: StoredSyncState
+    do {
+      engine = try GeofenceEngine(
+        configuration: .init(checkpoints: .none), storage: .directory(store))
+      state = try engine.setState()
+    } catch {
+      printError("geofence regions: cannot read \(path): \(error)")
+      return ExitStatus.ioError
+    }
+    var out = StandardOutput()
+    let geofences = engine.geofences.sorted { Array($0.id.utf8).lexicographicallyPrecedes(Array($1.id.utf8)) }
+    switch format {
+    case "csv":
+      out.write("id,name,latitude,longitude,radius_m,metadata\n")
+      for g in geofences {
+        let fields = [
+          g.id, g.name ?? "", g.region.center.latitude.description,
+          g.region.center.longitude.description, g.region.radiusMeters.description,
+          g.metadataJSON ?? "",
+        ]
+        out.write(fields.map(GeofenceEventEncoder.csvField).joined(separator: ",") + "\n")
+      }
+    case "jsonl":
+      for g in geofences { out.write(jsonObject(g, geoJSON: false) + "\n") }
+    default:
+      out.write("{\"type\":\"FeatureCollection\",\"features\":[\n")
+      for (i, g) in geofences.enumerated() {
+        out.write((i == 0 ? "" : ",\n") + jsonObject(g, geoJSON: true))
+      }
+      out.write("\n]}\n")
+    }
+    out.flush()
+    if !args.flag("quiet") {
+      printError(
+        "version: \(state.version ?? "none"); geofences: \(geofences.count); synced: "
+          + (state.syncedAt.map { RFC3339.format($0) } ?? "never") + "; stale: "
+          + (state.staleReason ?? "no"))
+    }
+    return ExitStatus.ok
+  }
+
+  static func jsonObject(_ g: Geofence, geoJSON: Bool) -> String {
+    let q = GeofenceEventEncoder.quoted
+    let name = g.name.map(q) ?? "null"
+    let metadata = g.metadataJSON ?? "null"
+    let lat = g.region.center.latitude.description
+    let lon = g.region.center.longitude.description
+    let radius = g.region.radiusMeters.description
+    if geoJSON {
+      return "{\"type\":\"Feature\",\"id\":\(q(g.id)),\"geometry\":{\"type\":\"Point\","
+        + "\"coordinates\":[\(lon),\(lat)]},\"properties\":{\"name\":\(name),"
+        + "\"radius\":\(radius),\"metadata\":\(metadata)}}"
+    }
+    return "{\"id\":\(q(g.id)),\"name\":\(name),\"latitude\":\(lat),\"longitude\":\(lon),"
+      + "\"radius\":\(radius),\"metadata\":\(metadata)}"
+  }
+}

@@ -1,0 +1,451 @@
+import Foundation
+import GeofenceDefinitions
+import GeofenceEngine
+import GeofenceGeometry
+import GeofenceSync
+import GeofenceTransitions
+import TrackFormats
+
+#if canImport(Glibc)
+  import Glibc
+#endif
+
+/// `geofence stream`: live fixes of many devices in, events out as they happen.
+enum StreamCommand {
+  static let help = """
+    usage: geofence stream ([--radius METRES] --regions FILE ... | --store DIR)
+                           [--state DIR] [--server URL --key KEY --sync-interval S]
+                           [--input-format jsonl|csv] [options] [FILE ...]
+
+    Reads fixes in arrival order from standard input (or the FILEs, one after another), many
+    devices interleaved, and writes each event as one JSON Lines object to standard output as
+    it happens (flushed after every input batch, and at least every 100 ms while input keeps
+    coming). A summary goes to standard error at the end.
+
+    input (one fix per line):
+      JSON Lines    {"device_id": "...", "time": "RFC 3339" | epoch seconds,
+                     "latitude": deg, "longitude": deg, "accuracy": metres | null}
+                    (other members are ignored)
+      CSV           a header line, then rows; the column names of 'geofence replay'
+                    (lat/latitude, lon/lng/longitude, time/timestamp/..., accuracy/hacc,
+                    device/device_id). A row without a device column belongs to device "-".
+      --input-format jsonl|csv   default: CSV unless the first line starts with '{'
+      A line that is not a fix is reported on standard error with its line number and
+      skipped; the stream goes on.
+
+    geofences:
+      --regions FILE, --radius METRES   as for 'geofence replay'
+      --store DIR             the set stored by 'geofence sync' (DIR/geofences.sqlite)
+      --server URL --key KEY  with --store: apply the server's changes while streaming ...
+      --sync-interval S       ... every S seconds (default 300); checked between batches
+
+    live semantics: each device's fixes are taken in arrival order, never reordered; a fix at
+    or before the time of the latest fix of its device is dropped (staleFix, duplicateFix,
+    conflictingTimestamp).
+
+    state:
+      --state DIR             checkpoint every device's detector in DIR/state.sqlite after
+                              each batch (after its events are written). Restarted on the same
+                              input, the command skips what it has already seen: a fix at or
+                              before its device's checkpointed fix time. Killed at any moment
+                              and restarted, its outputs together hold exactly the events of
+                              an uninterrupted run; the events of the last batch before a kill
+                              may be written again, identical and with the same "id", so a
+                              consumer keyed by id sees each event once. With --store, DIR
+                              must be the store.
+      --processing-time       also write "processed_at" (then a repeated line differs there)
+
+    detector: the options of 'geofence replay' (--preset, --hysteresis-min, --max-accuracy,
+    --loitering-delay, --no-dwell, ...). --quiet: only errors on standard error.
+
+    exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
+    geofence file or the CSV header could not be parsed; 66 an input file is missing; 69 the
+    store holds no geofence set; 74 standard output or the state cannot be written.
+    """
+
+  static let spec = CommandLineArguments.Spec(
+    valued: ReplayCommand.spec.valued.subtracting(["format", "svg"]).union([
+      "store", "state", "server", "key", "sync-interval", "input-format",
+    ]),
+    flags: ReplayCommand.spec.flags.union(["processing-time"]))
+
+  /// Counts for the summary.
+  struct Counts {
+    var lines = 0
+    var fixes = 0
+    var badLines = 0
+    var alreadySeen = 0
+    var batches = 0
+    var syncs = 0
+    var syncFailures = 0
+  }
+
+  static func run(_ argv: [String]) async -> Int32 {
+    let args: CommandLineArguments
+    let detector: ReplayCommand.Options
+    do throws(UsageError) {
+      args = try CommandLineArguments(argv, spec: spec)
+      if args.flag("help") {
+        print(help)
+        return ExitStatus.ok
+      }
+      // The replay options need a TRACK; the stream's files are optional.
+      var withTrack = argv
+      if args.positionals.isEmpty { withTrack.append("-") }
+      detector = try ReplayCommand.Options(
+        CommandLineArguments(withTrack, spec: spec), requiresRegions: false)
+      if detector.regionFiles.isEmpty == (args.last("store") == nil) {
+        throw UsageError("give either --regions FILE ... or --store DIR")
+      }
+      if let format = args.last("input-format"), !["jsonl", "csv"].contains(format) {
+        throw UsageError("--input-format must be jsonl or csv, got '\(format)'")
+      }
+      if (args.last("server") == nil) != (args.last("key") == nil) {
+        throw UsageError("--server and --key go together")
+      }
+      if args.last("server") != nil && args.last("store") == nil {
+        throw UsageError("--server needs --store DIR (the synced set it updates)")
+      }
+      if let store = args.last("store"), let state = args.last("state"),
+        URL(fileURLWithPath: store).standardizedFileURL
+          != URL(fileURLWithPath: state).standardizedFileURL
+      {
+        throw UsageError("with --store DIR, --state must name the same DIR")
+      }
+      if args.last("sync-interval") != nil && args.last("server") == nil {
+        throw UsageError("--sync-interval needs --server URL --key KEY")
+      }
+    } catch {
+      printError("geofence stream: \(error.message)\nRun 'geofence stream --help' for usage.")
+      return ExitStatus.usage
+    }
+    let syncInterval: Double
+    let server: URL?
+    do throws(UsageError) {
+      syncInterval = try args.double("sync-interval", range: 1...86_400) ?? 300
+      if let text = args.last("server") {
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""),
+          url.host != nil
+        else { throw UsageError("--server needs an http or https URL, got '\(text)'") }
+        server = url
+      } else {
+        server = nil
+      }
+    } catch {
+      printError("geofence stream: \(error.message)")
+      return ExitStatus.usage
+    }
+    let quiet = args.flag("quiet")
+
+    // The engine.
+    var fixedSet: [Geofence]?
+    if !detector.regionFiles.isEmpty {
+      switch RunCommand.loadRegionFiles(detector.regionFiles, quiet: quiet) {
+      case .success(let g): fixedSet = g
+      case .failure(let e):
+        printError("geofence stream: \(e.message)")
+        return e.status
+      }
+    }
+    let stateDirectory = args.last("state")
+    let directory = args.last("store") ?? stateDirectory
+    if let store = args.last("store"),
+      !FileManager.default.fileExists(
+        atPath: URL(fileURLWithPath: store).appendingPathComponent("geofences.sqlite").path)
+    {
+      printError("geofence stream: no geofence set in \(store); run 'geofence sync' first")
+      return ExitStatus.unavailable
+    }
+    let engine: GeofenceEngine
+    do {
+      engine = try GeofenceEngine(
+        configuration: .init(
+          transitions: detector.configuration,
+          sync: server.map { SyncConfiguration(baseURL: $0, apiKey: args.last("key") ?? "") },
+          checkpoints: stateDirectory == nil ? .none : .manual),
+        storage: directory.map { .directory($0) } ?? .inMemory, geofences: fixedSet)
+    } catch {
+      printError("geofence stream: \(error)")
+      return ExitStatus.ioError
+    }
+    if args.last("store") != nil, engine.geofenceCount == 0, !quiet {
+      printError("warning: the stored set holds no geofence")
+    }
+
+    var stream = Stream(
+      engine: engine, encoder: GeofenceEventEncoder(
+        format: .jsonl, includesProcessingTime: args.flag("processing-time")),
+      inputFormat: args.last("input-format"), quiet: quiet,
+      checkpoints: stateDirectory != nil)
+    stream.scheduler = server.map { _ in SyncScheduler(intervalSeconds: syncInterval) }
+    await stream.syncIfDue()
+    if !stream.flushOutput() { return ExitStatus.ioError }
+    let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
+    var status = ExitStatus.ok
+    for input in inputs {
+      let fd: Int32
+      if input == "-" {
+        fd = 0
+      } else {
+        if let problem = inputProblem(input) {
+          printError("geofence stream: \(input): \(problem)")
+          status = ExitStatus.noInput
+          continue
+        }
+        fd = open(input, O_RDONLY)
+        guard fd >= 0 else {
+          printError("geofence stream: \(input): cannot open")
+          status = ExitStatus.noInput
+          continue
+        }
+      }
+      let name = input == "-" ? "<stdin>" : input
+      let outcome = await stream.read(fd: fd, name: name)
+      if fd != 0 { close(fd) }
+      if outcome != ExitStatus.ok {
+        status = outcome
+        if outcome == ExitStatus.ioError { break }
+      }
+    }
+    if !quiet {
+      let c = stream.counts
+      let r = engine.report
+      var line =
+        "stream: \(c.lines) lines, \(c.fixes) fixes, \(c.badLines) bad lines skipped, "
+        + "\(c.alreadySeen) already seen, \(c.batches) batches"
+      if stream.scheduler != nil { line += ", syncs \(c.syncs) (failed \(c.syncFailures))" }
+      printError(line)
+      let drops = r.dropCounts.nonZero.map { "\($0.reason.rawValue) \($0.count)" }
+      printError(
+        "devices: \(engine.deviceIDs.count) in memory; dropped: "
+          + (drops.isEmpty ? "none" : drops.joined(separator: ", ")))
+      printError("events: \(r.eventCounts)")
+    }
+    return status
+  }
+
+  /// The reading loop's state.
+  struct Stream {
+    let engine: GeofenceEngine
+    var encoder: GeofenceEventEncoder
+    let inputFormat: String?
+    let quiet: Bool
+    let checkpoints: Bool
+    var counts = Counts()
+    var output: [UInt8] = []
+    var events: [GeofenceEvent] = []
+    /// Each device's checkpointed fix time when this process first saw it.
+    var restored: [String: Double] = [:]
+    var csv: CSVLineReader?
+    var format: String?
+    var lastFlush = DispatchTime.now().uptimeNanoseconds
+
+    init(
+      engine: GeofenceEngine, encoder: GeofenceEventEncoder, inputFormat: String?, quiet: Bool,
+      checkpoints: Bool
+    ) {
+      self.engine = engine
+      self.encoder = encoder
+      self.inputFormat = inputFormat
+      self.format = inputFormat
+      self.quiet = quiet
+      self.checkpoints = checkpoints
+      output.reserveCapacity(1 << 16)
+    }
+
+    /// When to sync (with `--server`).
+    var scheduler: SyncScheduler?
+
+    /// Syncs when the scheduler says a sync is due.
+    mutating func syncIfDue() async {
+      guard var s = scheduler, s.due(at: Date().timeIntervalSince1970) != nil else { return }
+      let ok = await sync()
+      s.recordAttempt(at: Date().timeIntervalSince1970, succeeded: ok)
+      scheduler = s
+    }
+
+    /// Applies the server's changes; removal EXITs go out like any event.
+    mutating func sync() async -> Bool {
+      do {
+        let report = try await engine.sync()
+        for e in report.events { output.append(contentsOf: encoder.encode(e).utf8) }
+        counts.syncs += 1
+        return true
+      } catch {
+        counts.syncs += 1
+        counts.syncFailures += 1
+        printError("warning: sync failed: \(error); streaming on the stored set")
+        return false
+      }
+    }
+
+    /// Reads `fd` to its end, batch by batch.
+    mutating func read(fd: Int32, name: String) async -> Int32 {
+      var buffer = [UInt8](repeating: 0, count: 1 << 16)
+      var carry: [UInt8] = []
+      var lineNumber = 0
+      csv = nil
+      format = inputFormat
+      while true {
+        let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+        if n < 0 {
+          if errno == EINTR { continue }
+          printError("geofence stream: \(name): read failed: \(String(cString: strerror(errno)))")
+          return ExitStatus.ioError
+        }
+        if n == 0 { break }
+        var start = 0
+        let status: Int32 = buffer.withUnsafeBufferPointer { all in
+          let chunk = UnsafeBufferPointer(rebasing: all[0..<n])
+          var i = 0
+          while i < chunk.count {
+            if chunk[i] == 10 {
+              lineNumber += 1
+              let s: Int32
+              if carry.isEmpty {
+                s = line(UnsafeBufferPointer(rebasing: chunk[start..<i]), number: lineNumber, name: name)
+              } else {
+                carry.append(contentsOf: chunk[start..<i])
+                s = carry.withUnsafeBufferPointer { line($0, number: lineNumber, name: name) }
+                carry.removeAll(keepingCapacity: true)
+              }
+              if s != ExitStatus.ok { return s }
+              start = i + 1
+            }
+            i += 1
+          }
+          carry.append(contentsOf: chunk[start..<chunk.count])
+          return ExitStatus.ok
+        }
+        if status != ExitStatus.ok { return status }
+        let s = endBatch()
+        if s != ExitStatus.ok { return s }
+        await syncIfDue()
+      }
+      if !carry.isEmpty {
+        lineNumber += 1
+        let s = carry.withUnsafeBufferPointer { line($0, number: lineNumber, name: name) }
+        if s != ExitStatus.ok { return s }
+      }
+      return endBatch()
+    }
+
+    /// Writes the batch's events, then checkpoints (so that a kill in between repeats
+    /// events instead of losing them).
+    mutating func endBatch() -> Int32 {
+      counts.batches += 1
+      if !flushOutput() { return ExitStatus.ioError }
+      if checkpoints {
+        do {
+          try engine.checkpoint()
+          engine.evictCleanDevices(keepingAtMost: 10_000)
+        } catch {
+          printError("geofence stream: \(error)")
+          return ExitStatus.ioError
+        }
+      }
+      return ExitStatus.ok
+    }
+
+    mutating func flushOutput() -> Bool {
+      lastFlush = DispatchTime.now().uptimeNanoseconds
+      guard !output.isEmpty else { return true }
+      var offset = 0
+      while offset < output.count {
+        let written = output.withUnsafeBytes {
+          Glibc.write(1, $0.baseAddress! + offset, $0.count - offset)
+        }
+        if written < 0 {
+          if errno == EINTR { continue }
+          printError("geofence stream: cannot write to standard output: \(String(cString: strerror(errno)))")
+          return false
+        }
+        offset += written
+      }
+      output.removeAll(keepingCapacity: true)
+      return true
+    }
+
+    /// One input line.
+    mutating func line(_ bytes: UnsafeBufferPointer<UInt8>, number: Int, name: String) -> Int32 {
+      var bytes = bytes
+      if bytes.last == 13 { bytes = UnsafeBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) }
+      if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return ExitStatus.ok }
+      counts.lines += 1
+      if format == nil {
+        let first = bytes.first { $0 != 0x20 && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
+        format = first == UInt8(ascii: "{") ? "jsonl" : "csv"
+      }
+      let parsed: StreamFix
+      if format == "jsonl" {
+        switch FixLineParser.parse(bytes) {
+        case .success(let f): parsed = f
+        case .failure(let why):
+          return bad("\(name):\(number): \(why); line skipped")
+        }
+      } else {
+        let text = String(decoding: bytes, as: UTF8.self)
+        guard var reader = csv else {
+          do {
+            csv = try CSVLineReader(header: text, fileName: name, line: number)
+            if csv?.hasTime == false {
+              printError("geofence stream: \(name):\(number): the header names no time column")
+              return ExitStatus.dataError
+            }
+          } catch {
+            printError("geofence stream: \(error)")
+            return ExitStatus.dataError
+          }
+          return ExitStatus.ok
+        }
+        let result = reader.read(text, line: number)
+        csv = reader
+        switch result {
+        case nil: return ExitStatus.ok
+        case .failure(let issue)?: return bad("\(issue)")
+        case .success(let fix)?:
+          parsed = StreamFix(deviceID: fix.deviceID ?? "-", fix: fix)
+        }
+      }
+      counts.fixes += 1
+      return take(parsed)
+    }
+
+    mutating func bad(_ message: String) -> Int32 {
+      counts.badLines += 1
+      if !quiet { printError("rejected: \(message)") }
+      return ExitStatus.ok
+    }
+
+    mutating func take(_ parsed: StreamFix) -> Int32 {
+      let device = parsed.deviceID
+      if checkpoints {
+        let known: Double
+        if let t = restored[device] {
+          known = t
+        } else {
+          known = (try? engine.deviceState(device))??.lastFixTime ?? -.infinity
+          restored[device] = known
+        }
+        if let t = parsed.fix.time, t <= known {
+          counts.alreadySeen += 1
+          return ExitStatus.ok
+        }
+      }
+      events.removeAll(keepingCapacity: true)
+      do {
+        try engine.ingest(parsed.fix, device: device, into: &events)
+      } catch {
+        printError("geofence stream: \(error)")
+        return ExitStatus.ioError
+      }
+      for e in events { output.append(contentsOf: encoder.encode(e).utf8) }
+      if !events.isEmpty, output.count > 1 << 16
+        || DispatchTime.now().uptimeNanoseconds - lastFlush > 100_000_000
+      {
+        if !flushOutput() { return ExitStatus.ioError }
+      }
+      return ExitStatus.ok
+    }
+  }
+}
