@@ -167,16 +167,21 @@ def validate_event(raw: Any) -> str | None:
             return f"missing field {key}"
         if not _is_number(raw[key]) or not low <= raw[key] <= high:
             return f"{key} must be a number in [{low:g}, {high:g}]"
-    if raw.get("user_id") is not None and not isinstance(raw["user_id"], str):
-        return "user_id must be a string"
-    for key in ("accuracy", "dwell_s"):
+    for key in ("user_id", "anonymous_id", "geofence_name", "url"):
+        if raw.get(key) is not None and not isinstance(raw[key], str):
+            return f"{key} must be a string"
+    if raw.get("metadata") is not None and not isinstance(raw["metadata"], dict):
+        return "metadata must be an object"
+    for key in ("accuracy", "dwell_s", "visit_s"):
         value = raw.get(key)
         if value is not None and (not _is_number(value) or value < 0):
             return f"{key} must be a non-negative number"
     if raw.get("distance_m") is not None and not _is_number(raw["distance_m"]):
         return "distance_m must be a number"
-    if raw.get("after_gap") is not None and not isinstance(raw["after_gap"], bool):
-        return "after_gap must be a boolean"
-    if raw.get("gap_start") is not None and parse_rfc3339(raw["gap_start"]) is None:
-        return "gap_start is not an RFC 3339 date-time with offset"
+    for key in ("after_gap", "removal"):
+        if raw.get(key) is not None and not isinstance(raw[key], bool):
+            return f"{key} must be a boolean"
+    for key in ("gap_start", "processed_at"):
+        if raw.get(key) is not None and parse_rfc3339(raw[key]) is None:
+            return f"{key} is not an RFC 3339 date-time with offset"
     return None

@@ -56,6 +56,12 @@ def test_attempt_and_idempotency_key_are_recorded(server: Server) -> None:
     (event("r10", after_gap="yes"), "after_gap"),
     (event("r11", gap_start="not a time"), "gap_start"),
     (event("r12", dwell_s="long"), "dwell_s"),
+    (event("r13", visit_s=-2), "visit_s"),
+    (event("r14", removal="no"), "removal"),
+    (event("r15", metadata=["url"]), "metadata"),
+    (event("r16", url=7), "url"),
+    (event("r17", anonymous_id=3), "anonymous_id"),
+    (event("r18", processed_at="soon"), "processed_at"),
 ])
 def test_invalid_event_is_rejected_and_the_rest_accepted(
     server: Server, bad: dict, reason_part: str
@@ -84,6 +90,18 @@ def test_optional_fields_and_extras_are_kept(server: Server) -> None:
                  dwell_s=300, after_gap=True, gap_start="2026-11-30T04:00:00+02:00",
                  time="2026-11-30T05:00:00.123456789Z", app_version="1.2.3")
     assert server.post_events(key, [full]).json()["accepted"] == ["full"]
+    assert server.events_report(key)["events"][0]["event"] == full
+
+
+def test_the_engines_event_members_are_kept_as_sent(server: Server) -> None:
+    """Every member the engine's encoder writes (docs/openapi.yaml, Event) round-trips."""
+    key = server.new_key()
+    full = event("engine", type="exit", geofence_name="Alpha",
+                 metadata={"url": "https://example.com/offer/1", "campaign": {"n": 2}},
+                 url="https://example.com/offer/1", user_id=None, anonymous_id="anon-1",
+                 processed_at="2026-11-30T05:00:01.000Z", accuracy=5.0, distance_m=120.5,
+                 dwell_s=None, visit_s=431.25, after_gap=False, gap_start=None, removal=True)
+    assert server.post_events(key, [full]).json()["accepted"] == ["engine"]
     assert server.events_report(key)["events"][0]["event"] == full
 
 
