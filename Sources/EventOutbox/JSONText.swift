@@ -5,6 +5,10 @@ public enum JSONText {
   /// other characters verbatim (the output is UTF-8 text).
   /// - Complexity: O(n) in the string's length.
   public static func quoted(_ s: String) -> String {
+    // Most strings need no escape: one scan of the UTF-8 bytes, then one copy.
+    if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
+      return "\"" + s + "\""
+    }
     var out = "\""
     for scalar in s.unicodeScalars {
       switch scalar {

@@ -36,7 +36,17 @@ public enum OutboxEventID {
       }
       for byte in component.utf8 { mix(byte) }
     }
-    let hex = String(hash, radix: 16)
-    return prefix + String(repeating: "0", count: 32 - hex.count) + hex
+    // 32 hex digits, written directly: the generic `String(_:radix:)` of a UInt128 divides
+    // 128-bit numbers digit by digit, and dominated the cost of an event.
+    let digits: StaticString = "0123456789abcdef"
+    let hex = String(unsafeUninitializedCapacity: 32) { buffer in
+      var value = hash
+      for i in stride(from: 31, through: 0, by: -1) {
+        buffer[i] = digits.utf8Start[Int(value & 0xF)]
+        value >>= 4
+      }
+      return 32
+    }
+    return prefix + hex
   }
 }

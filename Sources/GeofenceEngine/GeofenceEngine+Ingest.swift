@@ -47,22 +47,20 @@ extension GeofenceEngine {
       devices[device] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
     }
     // Engine-level order: never reorder, relative to every fix taken (not only accepted).
-    if usesTime, let t = fix.time, t.isFinite, let last = devices[device]?.lastSeenTime {
-      if t < last {
-        report.dropCounts[.staleFix] += 1
-        return .evaluated(.dropped(.staleFix))
-      }
-      if t == last {
-        let reason: DropReason =
-          devices[device]?.lastSeenCoordinate == fix.coordinate
-          ? .duplicateFix : .conflictingTimestamp
-        report.dropCounts[reason] += 1
-        return .evaluated(.dropped(reason))
-      }
-    }
+    // One in-place access to the device: copying it would retain its detector's buffers.
     gated.removeAll(keepingCapacity: true)
+    var timed = usesTime
     let outcome: GateOutcome = withDevice(device) { d in
+      timed = d.gate.detector.usesTime
       if usesTime, let t = fix.time, t.isFinite {
+        if let last = d.lastSeenTime {
+          if t < last { return .evaluated(.dropped(.staleFix)) }
+          if t == last {
+            return .evaluated(
+              .dropped(
+                d.lastSeenCoordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp))
+          }
+        }
         d.lastSeenTime = t
         d.lastSeenCoordinate = fix.coordinate
       }
@@ -83,8 +81,13 @@ extension GeofenceEngine {
     if !gated.isEmpty {
       let first = events.count
       let now = clock.now()
+      let user = userID
+      let anonymous = user == nil ? identityFile?.anonymousID : nil
       for g in gated {
-        events.append(makeEvent(g, device: device, processedAt: now))
+        events.append(
+          makeEvent(
+            g, device: device, usesTime: timed, user: user, anonymous: anonymous,
+            processedAt: now))
       }
       try enqueue(events[first...])
     }
@@ -131,14 +134,15 @@ extension GeofenceEngine {
       lastSeenTime: saved.lastSeenTime, lastSeenCoordinate: coordinate)
   }
 
-  func makeEvent(_ g: GatedEvent, device: String, processedAt: Double) -> GeofenceEvent {
+  func makeEvent(
+    _ g: GatedEvent, device: String, usesTime: Bool, user: String?, anonymous: String?,
+    processedAt: Double
+  ) -> GeofenceEvent {
     let t = g.transition
     let slot = Int(t.slot)
     let geofence = live.slotGeofences[slot]
     let timePart: String
-    if let time = t.fix.time, time.isFinite, g.transition.fix.time != nil,
-      devices[device]?.gate.detector.usesTime != false
-    {
+    if usesTime, let time = t.fix.time {
       timePart = String(Int64((time * 1000).rounded()))
     } else {
       timePart = "#\(t.fix.sourceIndex)"
@@ -146,12 +150,10 @@ extension GeofenceEngine {
     let id = OutboxEventID.derive([
       geofence.id, live.lifetimes[slot], t.type.rawValue, timePart, device,
     ])
-    let user = userID
     return GeofenceEvent(
       id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
       metadataJSON: geofence.metadataJSON, url: live.urls[slot], deviceID: device,
-      userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
-      time: devices[device]?.gate.detector.usesTime == false ? nil : t.fix.time,
+      userID: user, anonymousID: anonymous, time: usesTime ? t.fix.time : nil,
       processedAt: processedAt, latitude: t.fix.coordinate.latitude,
       longitude: t.fix.coordinate.longitude, accuracy: t.fix.horizontalAccuracy,
       distanceMeters: t.distanceMeters, dwellSeconds: t.dwellSeconds,
