@@ -1,0 +1,129 @@
+import Foundation
+import GeofenceTestSupport
+
+/// Helpers shared by the stream, regions, run and outbox CLI tests: a scratch folder, the
+/// binary run with a given standard input, and JSON Lines parsing.
+enum CLI {
+  /// What a finished run wrote, and its exit status.
+  struct Output {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+  }
+
+  /// The built `geofence` executable (see ``CommandRunner/executable``).
+  static var executable: URL {
+    CommandRunner.executable
+      ?? TestPaths.packageRoot.appendingPathComponent(".build/debug/geofence")
+  }
+
+  /// A new empty folder under the temporary directory.
+  static func scratch(_ label: String) throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "geofence-\(label)-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+  }
+
+  /// Runs `geofence` in the package root with `input` as its standard input (nothing when nil)
+  /// and waits for it.
+  static func run(_ arguments: [String], input: Data? = nil) throws -> Output {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    process.currentDirectoryURL = TestPaths.packageRoot
+    let out = Pipe()
+    let err = Pipe()
+    let inPipe = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
+    try process.run()
+    let group = DispatchGroup()
+    nonisolated(unsafe) var errData = Data()
+    group.enter()
+    DispatchQueue.global().async {
+      errData = err.fileHandleForReading.readDataToEndOfFile()
+      group.leave()
+    }
+    if let input {
+      group.enter()
+      DispatchQueue.global().async {
+        try? inPipe.fileHandleForWriting.write(contentsOf: input)
+        try? inPipe.fileHandleForWriting.close()
+        group.leave()
+      }
+    }
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    group.wait()
+    process.waitUntilExit()
+    return .init(
+      status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+      stderr: String(decoding: errData, as: UTF8.self))
+  }
+
+  /// Non-empty lines of `text`.
+  static func lines(_ text: String) -> [String] {
+    text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+  }
+
+  /// Each line of `text` parsed as a JSON object (a line that is not one fails the caller's
+  /// count checks, since it is left out).
+  static func objects(_ text: String) -> [[String: Any]] {
+    lines(text).compactMap {
+      try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+    }
+  }
+
+  /// Whether two parsed JSON values are equal (objects regardless of key order): their texts
+  /// with sorted keys are the same.
+  static func same(_ a: Any?, _ b: Any?) -> Bool {
+    func text(_ v: Any?) -> Data? {
+      try? JSONSerialization.data(withJSONObject: [v ?? NSNull()], options: [.sortedKeys])
+    }
+    return text(a) != nil && text(a) == text(b)
+  }
+
+  /// Rows of `SELECT id, payload FROM events ORDER BY seq` in `outbox.sqlite`, read with
+  /// Python's sqlite3 module (the CLI tests do not link the outbox).
+  static func outboxEvents(store: URL) throws -> [(id: String, payload: [String: Any])] {
+    let script = """
+      import json, sqlite3, sys
+      c = sqlite3.connect(sys.argv[1])
+      print(json.dumps([[i, p] for i, p in c.execute(
+          'SELECT id, payload FROM events ORDER BY seq')]))
+      """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "python3", "-c", script, store.appendingPathComponent("outbox.sqlite").path,
+    ]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let rows = try JSONSerialization.jsonObject(with: data) as? [[Any]] ?? []
+    return rows.compactMap { row in
+      guard let id = row.first as? String, let text = row.last as? String,
+        let payload = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+      else { return nil }
+      return (id, payload)
+    }
+  }
+
+  /// Whether `python3` is on the `PATH` (for reading SQLite files).
+  static let hasPython: Bool = {
+    let probe = Process()
+    probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    probe.arguments = ["python3", "-c", "import sqlite3"]
+    probe.standardOutput = FileHandle.nullDevice
+    probe.standardError = FileHandle.nullDevice
+    guard (try? probe.run()) != nil else { return false }
+    probe.waitUntilExit()
+    return probe.terminationStatus == 0
+  }()
+
+  /// Metres per degree of latitude on the engine's sphere (IUGG mean radius 6,371,008.8 m).
+  static let metersPerDegree = Double.pi / 180 * 6_371_008.8
+}
