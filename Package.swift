@@ -84,6 +84,7 @@ let package = Package(
       dependencies: [
         "GeofenceEngine", "GeofenceTestSupport", "EventOutbox", "GeofenceTransitions",
         "LocationAuthorization", "GeofenceDefinitions", "TrackFormats", "GeofenceGeometry",
+        "GeofenceSync", "RetryTiming",
       ]),
     .testTarget(
       name: "GeofenceBenchmarksTests", dependencies: ["GeofenceBenchmarks", "GeofenceTestSupport"]),
