@@ -1,0 +1,306 @@
+import Foundation
+import GeofenceGeometry
+import GeofenceTestSupport
+import Testing
+import TrackFormats
+
+/// Parses `line` through the byte-level entry point.
+private func parse(_ line: String) -> Result<StreamFix, FixLineParser.Failure> {
+  Array(line.utf8).withUnsafeBufferPointer { FixLineParser.parse($0) }
+}
+
+private func parsed(_ line: String) throws -> StreamFix {
+  try parse(line).get()
+}
+
+/// The failure's description, or nil when the line parsed.
+private func failure(_ line: String) -> String? {
+  if case .failure(let f) = parse(line) { return f.description }
+  return nil
+}
+
+/// 2026-11-30T05:00:00Z: 56 years after 1970 with 14 leap days, then 334 days into 2026
+/// (January–October, 304, and 29 days of November): 20,787 days × 86,400 s + 5 h.
+private let t0 = 1_796_014_800.0
+
+@Suite struct FixLineParserTests {
+  static let valid =
+    #"{"device_id":"phone-1","time":"2026-11-30T05:00:00Z","latitude":21.3,"longitude":-157.85,"accuracy":12.5}"#
+
+  @Test func readsEveryMember() throws {
+    let f = try parsed(Self.valid)
+    #expect(f.deviceID == "phone-1")
+    #expect(f.fix.time == t0)
+    #expect(f.fix.coordinate.latitude == 21.3 && f.fix.coordinate.longitude == -157.85)
+    #expect(f.fix.horizontalAccuracy == 12.5)
+    #expect(f.fix.sourceIndex == -1)
+  }
+
+  /// Each time checked by hand against t0 (or the epoch).
+  @Test(arguments: [
+    ("2026-11-30T05:00:00Z", t0),
+    ("2026-11-30t05:00:00z", t0),
+    ("2026-11-30T07:30:00+02:30", t0),
+    ("2026-11-30T07:30:00+0230", t0),
+    ("2026-11-30T00:00:00-05", t0),
+    ("2026-11-29T23:00:00.25-06:00", t0 + 0.25),
+    ("2026-11-30T05:00:00.125Z", t0 + 0.125),
+    ("2026-11-30T05:00:00,5Z", t0 + 0.5),
+    ("1970-01-01T00:00:00Z", 0),
+    ("1969-12-31T23:59:59.5Z", -0.5),
+    // 10,957 days to 2000-01-01, + 31 + 28 to February 29, + 12 h.
+    ("2000-02-29T12:00:00Z", 951_825_600),
+    // A leap second is the first second of the next minute: 2017-01-01T00:00:00Z.
+    ("2016-12-31T23:59:60Z", 1_483_228_800),
+  ])
+  func readsRFC3339Times(text: String, seconds: Double) throws {
+    let f = try parsed(
+      #"{"device_id":"d","time":"\#(text)","latitude":0,"longitude":0}"#)
+    #expect(f.fix.time == seconds, "\(text)")
+  }
+
+  @Test(arguments: [
+    ("1796014800", t0), ("1796014800.5", t0 + 0.5), ("1.7960148e9", t0), ("17960148E2", t0),
+    ("0", 0), ("-0.5", -0.5), ("1796014800e0", t0),
+  ])
+  func readsEpochSeconds(text: String, seconds: Double) throws {
+    let f = try parsed(#"{"device_id":"d","time":\#(text),"latitude":0,"longitude":0}"#)
+    #expect(f.fix.time == seconds, "\(text)")
+  }
+
+  @Test(arguments: [
+    (#"d\u00e9v"#, "dév"),
+    (#"D\u00C9V"#, "DÉV"),
+    (#"car-\ud83d\ude97"#, "car-\u{1F697}"),
+    (#"a\"b\\c\/d"#, #"a"b\c/d"#),
+    (#"tab\tnl\n"#, "tab\tnl\n"),
+    ("dév", "dév"),
+  ])
+  func decodesEscapedDeviceIDs(raw: String, expected: String) throws {
+    let f = try parsed(#"{"device_id":"\#(raw)","time":0,"latitude":0,"longitude":0}"#)
+    #expect(f.deviceID == expected)
+  }
+
+  @Test func skipsUnknownMembersWithNestedValues() throws {
+    let f = try parsed(
+      #"{"meta":{"a":[1,{"b":null,"latitude":99}],"c":"}]\"","d":{}},"device_id":"d","#
+        + #""tags":[true,false,[],[[-1.5e3]]],"time":0,"note":"x","latitude":1,"#
+        + #""longitude":2,"empty":[],"accuracy":null}"#)
+    #expect(f.deviceID == "d")
+    #expect(f.fix.coordinate.latitude == 1 && f.fix.coordinate.longitude == 2)
+    #expect(f.fix.horizontalAccuracy == nil)
+  }
+
+  @Test func allowsSpaceAndTakesTheLastDuplicate() throws {
+    let f = try parsed(
+      " { \"device_id\" : \"a\" ,\t\"time\":0, \"latitude\":1, \"latitude\":2 ,\"longitude\":3 } ")
+    #expect(f.fix.coordinate.latitude == 2)
+  }
+
+  /// Each malformed line fails, and the description names the member (or the structure).
+  @Test(arguments: [
+    (#"[1,2]"#, "JSON object"),
+    (#"hello"#, "JSON object"),
+    (#""#, "JSON object"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0} x"#, "text after the object"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0}}"#, "text after the object"),
+    (#"{"time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"d","latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":0,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":0}"#, "longitude"),
+    (#"{"device_id":"d","time":0,"latitude":91,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":-90.5,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":180.01}"#, "longitude"),
+    (#"{"device_id":"d","time":0,"latitude":NaN,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":Infinity}"#, "longitude"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":-Infinity}"#, "longitude"),
+    (#"{"device_id":"d","time":0,"latitude":1e999,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1e999,"latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":0,"latitude":01,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0,"accuracy":05}"#, "accuracy"),
+    (#"{"device_id":"d","time":0,"latitude":+1,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":.5,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":1.,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":1e,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":"1","longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0,"accuracy":"5"}"#, "accuracy"),
+    (#"{"device_id":"d","time":"2026-11-30T05:00:00","latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":"2026-11-31T05:00:00Z","latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":"yesterday","latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":true,"latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":5,"time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"","time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\ud83d","time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\ude97x","time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\q","time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\u00g1","time":0,"latitude":0,"longitude":0}"#, "device_id"),
+  ])
+  func malformedLineNamesTheMember(line: String, member: String) {
+    let description = failure(line)
+    #expect(description?.contains(member) == true, "\(line) → \(description ?? "parsed")")
+  }
+
+  @Test(arguments: [
+    #"{"device_id":"d","time":0,"latitude":0,"longitude":0"#,
+    #"{"device_id":"d" "time":0,"latitude":0,"longitude":0}"#,
+    #"{"device_id":"d","time":0,"latitude":0,"longitude":0,}"#,
+    #"{"device_id":"d","time":0,"latitude":0,"longitude":0,"x":[1,}"#,
+    #"{"device_id":"d","time":0,"latitude":0,"longitude":0,"x":tru}"#,
+    #"{device_id:"d","time":0,"latitude":0,"longitude":0}"#,
+  ])
+  func structuralErrorsFailWithAColumn(line: String) {
+    let description = failure(line)
+    #expect(description != nil, "\(line) parsed")
+  }
+
+  /// A control character inside a string and invalid UTF-8 in the device id fail.
+  @Test func rejectsControlCharactersAndInvalidUTF8() {
+    #expect(
+      failure("{\"device_id\":\"a\u{01}b\",\"time\":0,\"latitude\":0,\"longitude\":0}") != nil)
+    var bytes = Array(#"{"device_id":"ab","time":0,"latitude":0,"longitude":0}"#.utf8)
+    bytes[15] = 0xFF
+    let result = bytes.withUnsafeBufferPointer { FixLineParser.parse($0) }
+    guard case .failure(let f) = result else {
+      Issue.record("invalid UTF-8 parsed")
+      return
+    }
+    #expect(f.description.contains("device_id"))
+  }
+
+  /// Nesting far beyond the parser's depth limit fails instead of overflowing the stack.
+  @Test func deepNestingFails() {
+    let deep = String(repeating: "[", count: 100_000)
+    #expect(failure(#"{"x":\#(deep)"#) != nil)
+    let nested = String(repeating: "[", count: 50) + String(repeating: "]", count: 50)
+    #expect(
+      (try? parsed(#"{"x":\#(nested),"device_id":"d","time":0,"latitude":0,"longitude":0}"#))?
+        .deviceID == "d")
+  }
+
+  /// Random byte mutations of valid lines never crash; the valid lines always parse to their
+  /// values; and a mutated line that parses agrees with Foundation's JSON reader on every
+  /// member it took, whenever Foundation reads the line as well.
+  @Test(arguments: 0..<4 as Range<UInt64>)
+  func fuzzedLinesNeverCrash(seed: UInt64) throws {
+    var g = SeededGenerator(seed: seed)
+    let lines = [
+      Self.valid,
+      #"{"time":1796014800.25,"longitude":8.5484732,"latitude":47.3766094,"device_id":"d\u00e9v"}"#,
+      #"{"device_id":"x","extra":{"a":[1,2,{"b":"c"}]},"time":"2026-11-30T07:30:00+02:30","latitude":-33.9,"longitude":18.4,"accuracy":null}"#,
+    ]
+    let expected: [(String, Double, Double, Double, Double?)] = [
+      ("phone-1", t0, 21.3, -157.85, 12.5),
+      ("dév", t0 + 0.25, 47.3766094, 8.5484732, nil),
+      ("x", t0, -33.9, 18.4, nil),
+    ]
+    let alphabet =
+      Array(#"{}[]":,\\-+.0123456789eE nultrfa"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xFF]
+    var parsedCount = 0
+    for i in 0..<3_000 {
+      let k = i % lines.count
+      let f = try parsed(lines[k])
+      #expect(
+        (f.deviceID, f.fix.time, f.fix.coordinate.latitude, f.fix.coordinate.longitude)
+          == (expected[k].0, expected[k].1, expected[k].2, expected[k].3))
+      #expect(f.fix.horizontalAccuracy == expected[k].4)
+
+      var bytes = Array(lines[k].utf8)
+      for _ in 0..<Int.random(in: 1...4, using: &g) {
+        let at = Int.random(in: 0..<bytes.count, using: &g)
+        let byte =
+          Bool.random(using: &g)
+          ? alphabet[Int.random(in: 0..<alphabet.count, using: &g)]
+          : UInt8.random(in: 0...255, using: &g)
+        switch Int.random(in: 0..<3, using: &g) {
+        case 0: bytes[at] = byte
+        case 1: bytes.insert(byte, at: at)
+        default: if bytes.count > 1 { bytes.remove(at: at) }
+        }
+      }
+      let result = bytes.withUnsafeBufferPointer { FixLineParser.parse($0) }
+      guard case .success(let fix) = result else { continue }
+      parsedCount += 1
+      #expect(fix.fix.coordinate.latitude.magnitude <= 90)
+      #expect(fix.fix.coordinate.longitude.magnitude <= 180)
+      #expect(fix.fix.time?.isFinite == true && !fix.deviceID.isEmpty)
+      guard
+        let object = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any]
+      else { continue }
+      let line = String(decoding: bytes, as: UTF8.self)
+      #expect(object["device_id"] as? String == fix.deviceID, "seed \(seed): \(line)")
+      #expect(
+        (object["latitude"] as? NSNumber)?.doubleValue == fix.fix.coordinate.latitude,
+        "seed \(seed): \(line)")
+      #expect(
+        (object["longitude"] as? NSNumber)?.doubleValue == fix.fix.coordinate.longitude,
+        "seed \(seed): \(line)")
+      if let time = object["time"] as? NSNumber {
+        #expect(time.doubleValue == fix.fix.time, "seed \(seed): \(line)")
+      }
+    }
+    // Some mutations (inside a value, in the unknown member) leave a valid line.
+    #expect(parsedCount > 0)
+  }
+}
+
+@Suite struct CSVLineReaderTests {
+  @Test func readsAliasedColumns() throws {
+    var reader = try CSVLineReader(
+      header: "lat,lng,timestamp,hacc,device_id", fileName: "live.csv", line: 1)
+    #expect(reader.hasTime)
+    let firstRow = reader.read("21.3,-157.85,2026-11-30T05:00:00Z,12.5,phone-1", line: 2)
+    let first = try #require(firstRow).get()
+    #expect(first.coordinate.latitude == 21.3 && first.coordinate.longitude == -157.85)
+    #expect(first.time == t0)
+    #expect(first.horizontalAccuracy == 12.5)
+    #expect(first.deviceID == "phone-1")
+    #expect(first.sourceIndex == 0)
+    let comment = reader.read("# a comment", line: 3)
+    let blank = reader.read("", line: 4)
+    #expect(comment == nil && blank == nil)
+    let secondRow = reader.read("21.31,-157.86,2026-11-30T07:30:01+02:30,,phone-2", line: 5)
+    let second = try #require(secondRow).get()
+    #expect(second.time == t0 + 1)
+    #expect(second.horizontalAccuracy == nil)
+    #expect(second.deviceID == "phone-2")
+    #expect(second.sourceIndex == 1)
+    #expect(reader.rowCount == 2)
+  }
+
+  @Test func readsSemicolonsWithDecimalCommas() throws {
+    var reader = try CSVLineReader(
+      header: "latitude;longitude;time;accuracy", fileName: "eu.csv", line: 1)
+    let row = reader.read("47,3766094;8,5484732;2012-12-18T21:30:35Z;5,5", line: 2)
+    let fix = try #require(row).get()
+    #expect(fix.coordinate.latitude == 47.3766094 && fix.coordinate.longitude == 8.5484732)
+    // 2012-12-18T21:30:35Z, by Python's datetime: 1,355,866,235.
+    #expect(fix.time == 1_355_866_235)
+    #expect(fix.horizontalAccuracy == 5.5)
+  }
+
+  @Test func aBadRowIsAnIssueWithItsLine() throws {
+    var reader = try CSVLineReader(
+      header: "lat,lng,timestamp,hacc,device_id", fileName: "live.csv", line: 1)
+    for (text, line) in [
+      ("north,-157.85,2026-11-30T05:00:00Z,1,d", 2), ("91,-157.85,2026-11-30T05:00:00Z,1,d", 3),
+      ("21.3,-157.85,not a time,1,d", 4), ("21.3,-157.85,\"2026-11-30T05:00:00Z,1,d", 5),
+    ] {
+      let row = reader.read(text, line: line)
+      guard case .failure(let issue)? = row else {
+        Issue.record("\(text) was read")
+        continue
+      }
+      #expect(issue.line == line && issue.file == "live.csv", "\(text)")
+      #expect(!issue.message.isEmpty)
+    }
+    // The reader goes on after a bad row.
+    let next = reader.read("21.3,-157.85,2026-11-30T05:00:00Z,1,d", line: 6)
+    #expect((try? next?.get())?.time == t0)
+  }
+
+  @Test func aHeaderWithoutCoordinatesIsRefused() {
+    #expect(throws: TrackReadError.self) {
+      try CSVLineReader(header: "time,device_id", fileName: "x.csv", line: 1)
+    }
+  }
+}
