@@ -25,8 +25,8 @@ public struct SyncConfiguration: Sendable {
   /// Listings restarted after `410 cursor_expired` before giving up. Default 2.
   public var maximumListingRestarts: Int = 2
   /// Whether the ``SyncReport/diff`` lists the changed geofences (needed to apply them to a
-  /// live ``GeofenceMonitor``). Default true; false keeps memory bounded by one page however
-  /// many geofences change.
+  /// live set, as the engine's sync does). Default true; false keeps memory bounded by one
+  /// page however many geofences change.
   public var reportsChangedGeofences: Bool = true
 
   public init(baseURL: URL, apiKey: String) {
