@@ -202,10 +202,8 @@ public enum FixLineParser {
       if !raw.contains(UInt8(ascii: "\\")) {
         return String(validating: raw, as: UTF8.self)
       }
-      // Slow path: let the standard decoder handle escapes, through a tiny JSON array.
-      var text = "["
+      // Slow path: decode the escapes.
       guard let inner = String(validating: raw, as: UTF8.self) else { return nil }
-      text += "\"" + inner + "\"]"
       return JSONStringUnescape.decode(inner)
     }
 
@@ -236,10 +234,12 @@ public enum FixLineParser {
       let count = j - start
       guard count < 64, let base = bytes.baseAddress else { return nil }
       // strtod needs a terminated string: copy the validated digits to the stack.
-      let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) { buffer in
+      let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) {
+        buffer -> Double in
+        guard let pointer = buffer.baseAddress else { return .nan }
         for k in 0..<count { buffer[k] = CChar(bitPattern: base[start + k]) }
         buffer[count] = 0
-        return strtod(buffer.baseAddress!, nil)
+        return strtod(pointer, nil)
       }
       i = j
       return value.isFinite ? value : nil
@@ -286,9 +286,9 @@ enum JSONStringUnescape {
     func hex4() -> UInt32? {
       var v: UInt32 = 0
       for _ in 0..<4 {
-        guard let c = it.next(), let d = c.properties.numericType != nil || c.isASCII
-          ? UInt32(String(c), radix: 16) : nil
-        else { return nil }
+        guard let c = it.next(), c.isASCII, let d = UInt32(String(c), radix: 16) else {
+          return nil
+        }
         v = v * 16 + d
       }
       return v

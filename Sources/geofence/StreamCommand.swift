@@ -136,6 +136,8 @@ enum StreamCommand {
       return ExitStatus.usage
     }
     let quiet = args.flag("quiet")
+    // A closed pipe is an error to report (exit 74), not a signal that kills the process.
+    signal(SIGPIPE, SIG_IGN)
 
     // The engine.
     var fixedSet: [Geofence]?
@@ -352,8 +354,9 @@ enum StreamCommand {
       guard !output.isEmpty else { return true }
       var offset = 0
       while offset < output.count {
-        let written = output.withUnsafeBytes {
-          Glibc.write(1, $0.baseAddress! + offset, $0.count - offset)
+        let written = output.withUnsafeBytes { bytes -> Int in
+          guard let base = bytes.baseAddress else { return 0 }
+          return Glibc.write(1, base + offset, bytes.count - offset)
         }
         if written < 0 {
           if errno == EINTR { continue }
