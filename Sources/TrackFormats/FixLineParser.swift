@@ -23,7 +23,9 @@ public struct StreamFix: Sendable {
 /// - `latitude`, `longitude`: numbers in degrees, [-90, 90] and [-180, 180];
 /// - `accuracy` (optional, or `null`): horizontal accuracy in metres, a number.
 ///
-/// Other members are skipped, whatever their value. Duplicate members: the last wins.
+/// Other members are skipped, whatever their value (their strings are not checked for valid
+/// escapes). Duplicate members: the last wins. A number longer than 63 characters is refused
+/// (RFC 8259 §9 lets a parser limit numbers; GNSS values need about 20).
 ///
 /// The parser works on the line's UTF-8 bytes. In the steady state it allocates nothing per
 /// member: numbers are read in place (`strtod` on the validated digits, in the C locale),
