@@ -126,4 +126,61 @@ enum CLI {
 
   /// Metres per degree of latitude on the engine's sphere (IUGG mean radius 6,371,008.8 m).
   static let metersPerDegree = Double.pi / 180 * 6_371_008.8
+
+  /// Four geofences of 100 m on the equator, 0.001° to 0.007° east, with metadata: an https
+  /// url, an invalid one, a custom scheme, none.
+  static var equatorGeofences: [[String: Any]] { [
+    [
+      "id": "offer-1", "name": "Offer one", "latitude": 0, "longitude": 0.001, "radius": 100,
+      "metadata": ["url": "https://example.com/offer/1", "campaign": ["n": 7, "tags": ["a", "b"]]],
+    ],
+    [
+      "id": "bad-url", "latitude": 0, "longitude": 0.003, "radius": 100,
+      "metadata": ["url": "not a url", "x": 1.5],
+    ],
+    [
+      "id": "app-link", "name": "App", "latitude": 0, "longitude": 0.005, "radius": 100,
+      "metadata": ["url": "myapp://x"],
+    ],
+    ["id": "plain", "latitude": 0, "longitude": 0.007, "radius": 100],
+  ] }
+
+  /// East along the equator: fix `s` (0..<100) at 10·s − 30 m east of 0°, 10·s s after
+  /// 2026-11-30T05:00:00Z.
+  static func equatorFixEast(_ s: Int) -> Double { (Double(s) * 10 - 30) / metersPerDegree }
+
+  /// Writes `geofences.json` (``equatorGeofences``) and returns its path.
+  static func writeEquatorGeofences(in dir: URL) throws -> String {
+    let url = dir.appendingPathComponent("geofences.json")
+    try JSONSerialization.data(withJSONObject: equatorGeofences, options: [.sortedKeys])
+      .write(to: url)
+    return url.path
+  }
+
+  /// Writes the walk east as `track.csv` (time, latitude, longitude) and returns its path.
+  static func writeEquatorTrack(in dir: URL) throws -> String {
+    var text = "time,latitude,longitude\n"
+    for s in 0..<100 { text += "\(1_796_014_800 + 10 * s),0,\(equatorFixEast(s))\n" }
+    let url = dir.appendingPathComponent("track.csv")
+    try text.write(to: url, atomically: true, encoding: .utf8)
+    return url.path
+  }
+
+  /// The ENTER and EXIT fixes of the walk east, worked out on the line: ENTER at the first fix
+  /// within `r` = 100 m of a centre, EXIT at the first later fix beyond r + h, h = max(20 m,
+  /// 0.1 r) = 20 m (the fixes have no accuracy). Each with (type, geofence id, fix, distance).
+  static func equatorTransitions() -> [(type: String, id: String, fix: Int, distance: Double)] {
+    var out: [(String, String, Int, Double)] = []
+    for g in equatorGeofences {
+      let id = g["id"] as? String ?? ""
+      let centre = (g["longitude"] as? Double ?? 0) * metersPerDegree
+      let distances = (0..<100).map { abs(Double($0) * 10 - 30 - centre) }
+      guard let enter = distances.firstIndex(where: { $0 <= 100 }) else { continue }
+      out.append(("enter", id, enter, distances[enter]))
+      if let exit = distances[enter...].firstIndex(where: { $0 > 120 }) {
+        out.append(("exit", id, exit, distances[exit]))
+      }
+    }
+    return out.sorted { ($0.2, $0.0 == "enter" ? 1 : 0, $0.1) < ($1.2, $1.0 == "enter" ? 1 : 0, $1.1) }
+  }
 }

@@ -1,0 +1,99 @@
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+/// `geofence stream` on input with bad lines: each is reported with its line number and
+/// skipped, the good fixes still give their events, and the exit status stays 0.
+@Suite struct StreamCommandTests {
+  /// ENTER offer-1 at 05:00:40, EXIT offer-1 and ENTER app-link at 05:05:00 (fix 1 at 411 m
+  /// from offer-1's centre, fix 2 at 56 m from it, fix 3 at 389 m from it and 56 m from
+  /// app-link's, 167 m from bad-url's).
+  static let expected = [
+    "enter offer-1 2026-11-30T05:00:40.000Z", "exit offer-1 2026-11-30T05:05:00.000Z",
+    "enter app-link 2026-11-30T05:05:00.000Z",
+  ]
+
+  static func summary(_ events: [[String: Any]]) -> [String] {
+    events.map { "\($0["type"] ?? "") \($0["geofence_id"] ?? "") \($0["time"] ?? "")" }
+  }
+
+  @Test func badJSONLinesAreReportedWithTheirLineAndSkipped() throws {
+    let dir = try CLI.scratch("stream-bad")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    let lines = [
+      #"{"device_id":"a","time":"2026-11-30T05:00:00Z","latitude":0,"longitude":-0.0027}"#,
+      #"this is not json"#,
+      #"{"time":"2026-11-30T05:00:10Z","latitude":0,"longitude":0.0}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:00:20Z","latitude":95,"longitude":0.0}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:00:30","latitude":0,"longitude":0.0}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:00:40Z","latitude":0,"longitude":0.0015}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:02:00Z","latitude":"x","longitude":0.0045}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:03:00Z","latitude":0}"#,
+      #"{"device_id":"a","time":1796015100,"latitude":0,"longitude":0.0045}"#,
+      #"{"device_id":"a","time":"yesterday","latitude":0,"longitude":0.0045}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:06:00Z","latitude":0,"longitude":181}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:07:00Z","latitude":0,"longitude":0.0045"#,
+    ]
+    let bad = [2, 3, 4, 5, 7, 8, 10, 11, 12]
+    let input = dir.appendingPathComponent("mixed.jsonl")
+    try (lines.joined(separator: "\n") + "\n").write(to: input, atomically: true, encoding: .utf8)
+    let r = try CLI.run(["stream", "--regions", regions, input.path])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(Self.summary(CLI.objects(r.stdout)) == Self.expected, "\(r.stdout)")
+    let rejected = r.stderr.split(separator: "\n").filter { $0.hasPrefix("rejected: ") }
+    #expect(rejected.count == bad.count, "\(r.stderr)")
+    for (line, n) in zip(rejected, bad) {
+      #expect(line.hasPrefix("rejected: \(input.path):\(n): "), "\(line)")
+      #expect(line.hasSuffix("; line skipped"), "\(line)")
+    }
+    #expect(rejected.first?.contains("not a JSON object") == true)
+    #expect(rejected.dropFirst().first?.contains("device_id") == true)
+    #expect(rejected.dropFirst(2).first?.contains("latitude") == true)
+    #expect(rejected.dropFirst(3).first?.contains("zone") == true)
+    #expect(r.stderr.contains("stream: 12 lines, 3 fixes, 9 bad lines skipped"), "\(r.stderr)")
+
+    // The good lines alone give the same bytes.
+    let good = lines.enumerated().filter { !bad.contains($0.offset + 1) }.map(\.element)
+    let clean = try CLI.run(
+      ["stream", "--quiet", "--regions", regions], input: Data((good.joined(separator: "\n") + "\n").utf8))
+    #expect(clean.stdout == r.stdout)
+  }
+
+  @Test func badCSVRowsAreReportedWithTheirLineAndSkipped() throws {
+    let dir = try CLI.scratch("stream-bad-csv")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    let csv = """
+      device,time,lat,lon
+      b,2026-11-30T05:00:00Z,0,-0.0027
+      b,2026-11-30T05:00:10Z,north,0
+      b,2026-11-30T05:00:40Z,0,0.0015
+      b,2026-11-30T05:01:00Z,0
+      b,2026-11-30T05:05:00Z,0,0.0045
+
+      """
+    let r = try CLI.run(["stream", "--regions", regions], input: Data(csv.utf8))
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(Self.summary(CLI.objects(r.stdout)) == Self.expected, "\(r.stdout)")
+    #expect(CLI.objects(r.stdout).allSatisfy { $0["device_id"] as? String == "b" })
+    let rejected = r.stderr.split(separator: "\n").filter { $0.hasPrefix("rejected: ") }
+    #expect(rejected.count == 2, "\(r.stderr)")
+    #expect(rejected.first?.hasPrefix("rejected: <stdin>:3: ") == true, "\(r.stderr)")
+    #expect(rejected.last?.hasPrefix("rejected: <stdin>:5: ") == true, "\(r.stderr)")
+    #expect(r.stderr.contains("stream: 6 lines, 3 fixes, 2 bad lines skipped"), "\(r.stderr)")
+  }
+
+  @Test func csvWithoutADeviceColumnIsDeviceDash() throws {
+    let dir = try CLI.scratch("stream-csv-dash")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    let r = try CLI.run(
+      ["stream", "--quiet", "--regions", regions],
+      input: Data("time,latitude,longitude\n1796014800,0,-0.0027\n1796014840,0,0.0015\n".utf8))
+    #expect(r.status == 0)
+    let events = CLI.objects(r.stdout)
+    #expect(Self.summary(events) == [Self.expected[0]])
+    #expect(events.first?["device_id"] as? String == "-")
+  }
+}
