@@ -1,5 +1,5 @@
-import EventOutbox
 import Foundation
+import JSONText
 import TrackFormats
 
 /// Output formats for events.
@@ -43,8 +43,8 @@ public struct EventWriter {
       let fields: [String] = [
         e.type, e.regionID, e.regionName ?? "", e.deviceID ?? "",
         e.time.map { RFC3339.format($0) } ?? "", String(e.fixIndex), number(e.latitude),
-        number(e.longitude), e.accuracy.map(number) ?? "", rounded(e.distanceMeters, 1000),
-        e.dwellSeconds.map { rounded($0, 1000) } ?? "", track ?? "",
+        number(e.longitude), e.accuracy.map(number) ?? "", rounded(e.distanceMeters, decimals: 3),
+        e.dwellSeconds.map { rounded($0, decimals: 3) } ?? "", track ?? "",
       ]
       return fields.map(csvField).joined(separator: ",") + "\n"
     case .geojson:
@@ -68,23 +68,21 @@ public struct EventWriter {
     s += ",\"fix_index\":\(e.fixIndex),\"latitude\":\(number(e.latitude))"
     s += ",\"longitude\":\(number(e.longitude))"
     s += ",\"accuracy\":\(e.accuracy.map(number) ?? "null")"
-    s += ",\"distance_m\":\(rounded(e.distanceMeters, 1000))"
-    if let d = e.dwellSeconds { s += ",\"dwell_s\":\(rounded(d, 1000))" }
+    s += ",\"distance_m\":\(rounded(e.distanceMeters, decimals: 3))"
+    if let d = e.dwellSeconds { s += ",\"dwell_s\":\(rounded(d, decimals: 3))" }
     if let track { s += ",\"track\":\(JSONText.quoted(track))" }
     return s + "}"
   }
 }
 
-/// Shortest round-trip decimal text of a finite number (Swift's `description`), or `null`.
-func number(_ v: Double) -> String {
-  v.isFinite ? v.description : "null"
+/// Shortest round-trip decimal text of a finite number (`5.0`, not `5`), or `null`.
+private func number(_ v: Double) -> String {
+  JSONText.number(v, style: .shortestRoundTrip)
 }
 
-/// `v` rounded to 1/`scale` and printed without exponent noise.
-func rounded(_ v: Double, _ scale: Double) -> String {
-  guard v.isFinite else { return "null" }
-  let r = (v * scale).rounded() / scale
-  return r.description
+/// `v` rounded to `decimals` places, as ``number(_:)`` prints it.
+private func rounded(_ v: Double, decimals: Int) -> String {
+  number(JSONText.rounded(v, decimals: decimals))
 }
 
 /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).

@@ -1,6 +1,7 @@
 import EventOutbox
 import GeofenceGeometry
 import GeofenceTransitions
+import JSONText
 import LocationAuthorization
 import TrackFormats
 
@@ -206,41 +207,19 @@ public final class MonitoringPipeline {
     if let name = geofence.name { json.add("geofence_name", string: name) }
     json.add("device_id", string: deviceID)
     json.add("user_id", string: identity.current)
-    json.add("anonymous", raw: identity.isAnonymous ? "true" : "false")
+    json.add("anonymous", bool: identity.isAnonymous)
     json.add("time", string: RFC3339.format(time))
     json.add("latitude", number: t.fix.coordinate.latitude)
     json.add("longitude", number: t.fix.coordinate.longitude)
     if let a = t.fix.horizontalAccuracy { json.add("accuracy", number: a) }
-    json.add("distance_m", number: (t.distanceMeters * 10).rounded() / 10)
+    json.add("distance_m", number: JSONText.rounded(t.distanceMeters, decimals: 1))
     json.add("dwell_s", number: t.dwellSeconds)
-    json.add("after_gap", raw: event.afterGap ? "true" : "false")
+    json.add("after_gap", bool: event.afterGap)
     if let g = event.gapStart {
       json.add("gap_start", string: RFC3339.format(g))
     } else {
-      json.add("gap_start", raw: "null")
+      json.addNull("gap_start")
     }
     return OutboxEvent(id: id, payload: json.finish())
   }
-}
-
-/// Writes one flat JSON object; numbers in Swift's shortest round-trip form.
-struct JSONObjectWriter {
-  private var text = "{"
-  private var empty = true
-
-  mutating func add(_ key: String, raw: String) {
-    if !empty { text += "," }
-    empty = false
-    text += JSONText.quoted(key) + ":" + raw
-  }
-  mutating func add(_ key: String, string: String) { add(key, raw: JSONText.quoted(string)) }
-  mutating func add(_ key: String, number: Double?) {
-    guard let number, number.isFinite else { return add(key, raw: "null") }
-    add(
-      key,
-      raw: number == number.rounded() && abs(number) < 1e15
-        ? String(Int64(number)) : String(number))
-  }
-  func finish() -> String { text + "}" }
-
 }
