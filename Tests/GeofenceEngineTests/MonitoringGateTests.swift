@@ -7,8 +7,6 @@ import GeofenceTransitions
 import LocationAuthorization
 import Testing
 
-extension ManualClock: OutboxClock {}
-
 /// Metres per degree on the equator of the mean sphere.
 private let metersPerDegree = Double.pi / 180 * EarthModel.meanRadiusMeters
 
