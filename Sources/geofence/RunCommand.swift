@@ -6,6 +6,7 @@ import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
 import LocationAuthorization
+import Networking
 import RetryTiming
 import TrackFormats
 
@@ -191,10 +192,12 @@ enum RunCommand {
       }
       try pipeline.replay(fixes, timeline: timeline) {
         if let uploader, uploadReport.stopped == nil {
-          uploadReport.add(try uploader.sendDueBatches())
+          uploadReport.add(try waitingFor { try await uploader.sendDueBatches() })
         }
       }
-      if let uploader, uploadReport.stopped == nil { uploadReport.add(try uploader.flush()) }
+      if let uploader, uploadReport.stopped == nil {
+        uploadReport.add(try waitingFor { try await uploader.flush() })
+      }
     } catch {
       return fail("\(error)", ExitStatus.failure)
     }
@@ -307,7 +310,8 @@ enum RunCommand {
     do {
       let store = try Store(directory: options.store, configuration: options.outboxConfiguration)
       guard let server = options.server else { return ExitStatus.usage }
-      let report = try store.uploader(server: server, options: options).flush()
+      let uploader = store.uploader(server: server, options: options)
+      let report = try waitingFor { try await uploader.flush() }
       if !quiet { printError(describe(report)) }
       return finish(
         store: store, report: report, uploaded: true, quiet: quiet, status: ExitStatus.ok)
@@ -377,9 +381,9 @@ enum RunCommand {
     func uploader(server: URL, options: UploadOptions) -> OutboxUploader {
       OutboxUploader(
         outbox: outbox,
-        transport: URLSessionUploadTransport(
-          server: server, key: options.key, timeoutSeconds: options.timeoutSeconds),
-        retryPolicy: RetryPolicy(maximumAttempts: options.maxAttempts))
+        server: server, apiKey: options.key, transport: URLSessionTransport(),
+        retryPolicy: RetryPolicy(maximumAttempts: options.maxAttempts),
+        requestTimeoutSeconds: options.timeoutSeconds)
     }
   }
 

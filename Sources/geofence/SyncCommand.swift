@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceGeometry
 import GeofenceSync
+import Networking
 
 /// `geofence sync`: fetch the account's geofences into a local store.
 enum SyncCommand {
