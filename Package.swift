@@ -27,18 +27,22 @@ let package = Package(
 
     // Formats.
     .target(name: "DelimitedText"),
-    .target(name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry", "DelimitedText"]),
+    .target(name: "JSONText"),
+    .target(
+      name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry", "DelimitedText", "JSONText"]),
     .target(name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText"]),
 
-    // Sync and outbox.
+    // Time, HTTP, sync and outbox.
     .target(name: "RetryTiming"),
+    .target(name: "Networking", dependencies: ["RetryTiming"]),
     .target(
       name: "GeofenceSync",
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
-        "SQLiteStore", "RetryTiming",
+        "SQLiteStore", "RetryTiming", "Networking",
       ]),
-    .target(name: "EventOutbox", dependencies: ["SQLiteStore", "RetryTiming"]),
+    .target(
+      name: "EventOutbox", dependencies: ["SQLiteStore", "RetryTiming", "Networking", "JSONText"]),
 
     // Facade and command-line tool.
     .target(
@@ -46,18 +50,20 @@ let package = Package(
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
         "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox", "DelimitedText",
-        "SQLiteStore", "RetryTiming",
+        "SQLiteStore", "RetryTiming", "JSONText", "Networking",
       ]),
     .target(
       name: "GeofenceBenchmarks",
       dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions"]),
     .executableTarget(
       name: "geofence",
-      dependencies: ["GeofenceEngine", "GeofenceBenchmarks", "TrackFormats", "RetryTiming"]),
+      dependencies: [
+        "GeofenceEngine", "GeofenceBenchmarks", "TrackFormats", "RetryTiming", "Networking",
+      ]),
 
     // Tests.
     .target(
-      name: "GeofenceTestSupport", dependencies: ["GeofenceGeometry"],
+      name: "GeofenceTestSupport", dependencies: ["GeofenceGeometry", "RetryTiming"],
       path: "Tests/GeofenceTestSupport"),
     .testTarget(
       name: "GeofenceGeometryTests", dependencies: ["GeofenceGeometry", "GeofenceTestSupport"]),
@@ -70,6 +76,7 @@ let package = Package(
         "GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport",
       ]),
     .testTarget(name: "DelimitedTextTests", dependencies: ["DelimitedText"]),
+    .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
@@ -84,15 +91,19 @@ let package = Package(
       dependencies: [
         "GeofenceEngine", "GeofenceTestSupport", "EventOutbox", "GeofenceTransitions",
         "LocationAuthorization", "GeofenceDefinitions", "TrackFormats", "GeofenceGeometry",
-        "GeofenceSync", "RetryTiming",
+        "GeofenceSync", "RetryTiming", "Networking",
       ]),
     .testTarget(
       name: "GeofenceBenchmarksTests", dependencies: ["GeofenceBenchmarks", "GeofenceTestSupport"]),
     .testTarget(
-      name: "GeofenceSyncTests", dependencies: ["GeofenceSync", "GeofenceTestSupport"]),
+      name: "GeofenceSyncTests",
+      dependencies: ["GeofenceSync", "Networking", "RetryTiming", "GeofenceTestSupport"]),
     .testTarget(
-      name: "EventOutboxTests", dependencies: ["EventOutbox", "RetryTiming", "GeofenceTestSupport"]),
+      name: "EventOutboxTests",
+      dependencies: ["EventOutbox", "Networking", "RetryTiming", "GeofenceTestSupport"]),
     .testTarget(name: "RetryTimingTests", dependencies: ["RetryTiming"]),
+    .testTarget(
+      name: "NetworkingTests", dependencies: ["Networking", "RetryTiming", "GeofenceTestSupport"]),
     .testTarget(name: "GeofenceCLITests", dependencies: ["GeofenceTestSupport"]),
   ],
   swiftLanguageModes: [.v6]

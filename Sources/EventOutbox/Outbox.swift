@@ -1,4 +1,5 @@
 import Foundation
+import RetryTiming
 import SQLiteStore
 
 /// Settings of an ``Outbox`` and its uploader.
@@ -54,7 +55,7 @@ public final class Outbox {
   /// The settings.
   public let configuration: OutboxConfiguration
   /// The clock that stamps events and times batches.
-  public let clock: any OutboxClock
+  public let clock: any EngineClock
   let database: Database
 
   private let insertStatement: Statement
@@ -98,7 +99,7 @@ public final class Outbox {
   /// - Throws: ``SQLiteError`` when the file cannot be opened or migrated.
   public init(
     path: String, configuration: OutboxConfiguration = OutboxConfiguration(),
-    clock: any OutboxClock = SystemClock(), recoverInFlight: Bool = true
+    clock: any EngineClock = SystemClock(), recoverInFlight: Bool = true
   ) throws {
     self.configuration = configuration
     self.clock = clock
@@ -137,7 +138,7 @@ public final class Outbox {
   @discardableResult
   public func enqueue(contentsOf events: [OutboxEvent]) throws -> Int {
     for event in events { try Self.validate(event) }
-    let now = clock.now
+    let now = clock.now()
     return try database.transaction {
       var added = 0
       for event in events {
@@ -318,7 +319,7 @@ public final class Outbox {
       var gone: [Int64] = []
       var back: [Int64] = []
       var deliveredSeqs: [Int64] = []
-      let now = clock.now
+      let now = clock.now()
       for (seq, event) in zip(batch.seqs, batch.events) {
         if let reason = rejected[event.id] {
           try database.execute(

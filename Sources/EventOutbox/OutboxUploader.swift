@@ -1,4 +1,6 @@
 import Foundation
+import JSONText
+import Networking
 import RetryTiming
 
 /// What one upload call did.
@@ -33,6 +35,8 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
   /// The server asked, with `Retry-After`, for a longer pause than
   /// ``RetryPolicy/maximumRetryAfterSeconds``: the seconds it asked for. Call again after them.
   case deferred(retryAfterSeconds: Double)
+  /// The task was cancelled while waiting to retry; the events are pending.
+  case cancelled
 
   public var description: String {
     switch self {
@@ -42,6 +46,7 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
       let shown = seconds.rounded(.up)
       let text = shown < 1e15 ? String(Int(shown)) : "\(seconds)"
       return "server asked to retry in \(text) s (Retry-After), longer than one call waits"
+    case .cancelled: return "cancelled"
     }
   }
 }
@@ -50,176 +55,243 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///
 /// ## Rules
 /// - A batch is the first ``OutboxConfiguration/maxBatchEvents`` pending events in enqueue
-///   order, marked in flight before it is sent. Retries of a batch send the same events with
-///   the same ids in the same order, with `X-Attempt` incremented (the count is kept in the
-///   database, so it continues after a restart) and the same `Idempotency-Key`.
+///   order, marked in flight before it is sent as `POST {server}/v1/events` with
+///   `Authorization: Bearer KEY`, `Content-Type: application/json`, `X-Attempt` and
+///   `Idempotency-Key`. Retries of a batch send the same events with the same ids in the same
+///   order, with `X-Attempt` incremented (the count is kept in the database, so it continues
+///   after a restart) and the same `Idempotency-Key`.
 /// - `2xx`: `accepted` and `duplicates` leave the outbox; each `rejected` entry goes to the
 ///   dead-letter table with its reason; events the answer does not mention go back to pending
 ///   and head the next batch, after the backoff: such an answer counts as a failed attempt,
 ///   and ``RetryPolicy/maximumAttempts`` of them in a row stop the call with
 ///   ``UploadStop/retriesExhausted(lastFailure:)``.
-/// - Retried (see ``RetryPolicy``): timeouts, connection failures, `408`, `429`, `5xx`, and
-///   `2xx` with an unreadable body. The wait is `max(Retry-After, backoff)` on the injected
-///   clock; a `Retry-After` above ``RetryPolicy/maximumRetryAfterSeconds`` stops the call with
+/// - Retried, through one `Networking.RetryingSender` (see ``RetryPolicy``): timeouts,
+///   connection failures (any `TransportError`), `408`, `429`, `5xx`, and `2xx` with an
+///   unreadable body. The wait is `max(Retry-After, backoff)` on the outbox's clock, with
+///   `Retry-After` as delta-seconds or an HTTP-date read against that clock; a `Retry-After`
+///   above ``RetryPolicy/maximumRetryAfterSeconds`` stops the call with
 ///   ``UploadStop/deferred(retryAfterSeconds:)`` instead, the events pending.
 /// - `413` and `400` on a batch of several events: the batch is split in half and the first
-///   half sent again; on a single event, the event is dead-lettered with the server's message.
+///   half sent again, with a fresh count of attempts; on a single event, the event is
+///   dead-lettered with the server's message.
 /// - Any other status (`401`, `403`, `404`, ...): the call stops and reports
 ///   ``UploadStop/refused(status:message:)``; the events stay pending.
+/// - Cancelling the task while it waits to retry stops the call with ``UploadStop/cancelled``,
+///   the batch back to pending.
 ///
 /// **Threads.** Not `Sendable`; use it with its outbox from one isolation domain.
 public final class OutboxUploader {
   public let outbox: Outbox
-  public let transport: any UploadTransport
+  /// The events endpoint, `{server}/v1/events`.
+  public let endpoint: URL
+  public let transport: any HTTPTransport
   public let retryPolicy: RetryPolicy
-  private var random: AnyRandomNumberGenerator
+  /// The total deadline of each request, seconds (``Networking/HTTPRequest/timeoutSeconds``).
+  public let requestTimeoutSeconds: Double
+  private let apiKey: String
+  private var sender: RetryingSender
 
   /// - Parameters:
-  ///   - outbox: the queue to drain.
-  ///   - transport: where requests go.
-  ///   - retryPolicy: backoff and attempt limit.
+  ///   - outbox: the queue to drain; its clock times the waits.
+  ///   - server: the server's base URL, for example `http://127.0.0.1:8765`.
+  ///   - apiKey: the API key, sent as `Authorization: Bearer KEY`.
+  ///   - transport: where requests go (`URLSessionTransport` for real use).
+  ///   - retryPolicy: backoff and attempt limit. Default ``RetryPolicy/init(maximumAttempts:baseDelaySeconds:maximumDelaySeconds:maximumRetryAfterSeconds:)``'s defaults.
+  ///   - requestTimeoutSeconds: the total deadline of one request, seconds (> 0). Default 10.
   ///   - random: the jitter source. Default: the system generator; tests pass a seeded one.
   public init(
-    outbox: Outbox, transport: any UploadTransport, retryPolicy: RetryPolicy = RetryPolicy(),
+    outbox: Outbox, server: URL, apiKey: String, transport: any HTTPTransport,
+    retryPolicy: RetryPolicy = RetryPolicy(), requestTimeoutSeconds: Double = 10,
     random: any RandomNumberGenerator = SystemRandomNumberGenerator()
   ) {
     self.outbox = outbox
+    endpoint = server.appendingPathComponent("v1").appendingPathComponent("events")
+    self.apiKey = apiKey
     self.transport = transport
     self.retryPolicy = retryPolicy
-    self.random = AnyRandomNumberGenerator(base: random)
+    self.requestTimeoutSeconds = requestTimeoutSeconds
+    sender = RetryingSender(
+      transport: transport, policy: retryPolicy, clock: outbox.clock, random: random)
   }
 
   /// Sends every pending event now, batch after batch, retrying as the policy says.
   /// - Returns: what was sent; ``UploadReport/stopped`` tells why pending events remain, if any.
   /// - Throws: ``SQLiteError`` from the outbox.
   @discardableResult
-  public func flush() throws -> UploadReport {
+  public func flush() async throws -> UploadReport {
     var report = UploadReport()
     var partialAnswers = 0
-    while report.stopped == nil, try sendBatch(&report, &partialAnswers) {}
+    while report.stopped == nil, try await sendBatch(&report, &partialAnswers) {}
     return report
   }
 
   /// Sends only due batches: while at least ``OutboxConfiguration/maxBatchEvents`` events are
   /// pending or the oldest pending one has waited ``OutboxConfiguration/maxBatchIntervalSeconds``
   /// (see ``Outbox/nextBatchDueTime()``). Call it after enqueueing and on a timer.
+  /// - Throws: ``SQLiteError`` from the outbox.
   @discardableResult
-  public func sendDueBatches() throws -> UploadReport {
+  public func sendDueBatches() async throws -> UploadReport {
     var report = UploadReport()
     var partialAnswers = 0
-    while report.stopped == nil, let due = try outbox.nextBatchDueTime(), due <= outbox.clock.now {
-      guard try sendBatch(&report, &partialAnswers) else { break }
+    while report.stopped == nil, let due = try outbox.nextBatchDueTime(), due <= outbox.clock.now()
+    {
+      guard try await sendBatch(&report, &partialAnswers) else { break }
     }
     return report
+  }
+
+  /// The request for one send of `batch`.
+  private func request(_ batch: Outbox.Batch) -> HTTPRequest {
+    HTTPRequest(
+      url: endpoint, method: "POST",
+      headers: [
+        "Authorization": "Bearer \(apiKey)", "Content-Type": "application/json",
+        "X-Attempt": String(batch.attempt),
+        "Idempotency-Key": OutboxEventID.derive(batch.events.map(\.id), prefix: "batch-"),
+      ],
+      body: Self.body(batch.events), timeoutSeconds: requestTimeoutSeconds)
+  }
+
+  /// A usable answer to one batch.
+  private enum Settled {
+    case answer(Answer)
+    /// `400` or `413`: too big or bad as a whole.
+    case split(status: Int, message: String)
+    case refused(status: Int, message: String)
+  }
+
+  /// Which answers are worth another send (the rules in the type's discussion).
+  private static func classify(_ result: Result<HTTPResponse, TransportError>)
+    -> RetryVerdict<Settled, String>
+  {
+    let response: HTTPResponse
+    switch result {
+    case .failure(.timedOut): return .retry("timeout")
+    case .failure(let error): return .retry("network error: \(error)")
+    case .success(let answer): response = answer
+    }
+    let status = response.statusCode
+    if (200..<300).contains(status) {
+      guard let answer = parseAnswer(response.body) else {
+        return .retry("HTTP \(status) with an unreadable body")
+      }
+      return .success(.answer(answer))
+    }
+    if status == 408 || status == 429 || (500..<600).contains(status) {
+      return .retry("HTTP \(status)")
+    }
+    if status == 413 || status == 400 {
+      return .success(.split(status: status, message: errorMessage(response.body)))
+    }
+    return .success(.refused(status: status, message: errorMessage(response.body)))
   }
 
   /// Sends one batch until it is settled or the call must stop. Returns false when nothing was
   /// pending. `partialAnswers` counts the 2xx answers in a row, within one call, that left
   /// events of their batch unanswered: those events head the next batch, so each such answer
   /// is a failed attempt at them, and the policy's attempts and backoff apply across batches.
-  private func sendBatch(_ report: inout UploadReport, _ partialAnswers: inout Int) throws -> Bool {
-    var limit = outbox.configuration.maxBatchEvents
-    guard var batch = try outbox.takeBatch(limit: limit) else { return false }
-    var failures = 0
+  private func sendBatch(_ report: inout UploadReport, _ partialAnswers: inout Int) async throws
+    -> Bool
+  {
+    guard var batch = try outbox.takeBatch(limit: outbox.configuration.maxBatchEvents) else {
+      return false
+    }
     while true {
-      let request = UploadRequest(
-        body: Self.body(batch.events), attempt: batch.attempt,
-        idempotencyKey: OutboxEventID.derive(batch.events.map(\.id), prefix: "batch-"))
-      report.requests += 1
-      let response = transport.send(request)
-      let failure: String
-      var retryAfter: Double? = nil
-      switch response {
-      case .failed(let timedOut, let message):
-        failure = timedOut ? "timeout" : "network error: \(message)"
-      case .http(let status, let headers, let body):
-        retryAfter = headers["retry-after"].flatMap {
-          Self.parseRetryAfter($0, now: outbox.clock.now)
-        }
-        if (200..<300).contains(status) {
-          if let answer = Self.parseAnswer(body) {
-            let ids = Set(batch.events.map(\.id))
-            let delivered = Set(answer.accepted + answer.duplicates).intersection(ids)
-            var rejected: [String: String] = [:]
-            for (id, reason) in answer.rejected where ids.contains(id) && !delivered.contains(id) {
-              rejected[id] = reason
-            }
-            try outbox.settle(batch, delivered: delivered, rejected: rejected)
-            report.batches += 1
-            report.accepted += Set(answer.accepted).intersection(ids).count
-            report.duplicates += delivered.count - Set(answer.accepted).intersection(ids).count
-            report.rejected += rejected.count
-            let unanswered = ids.count - delivered.count - rejected.count
-            if unanswered == 0 {
-              partialAnswers = 0
-            } else {
-              // The rest went back to pending and head the next batch; wait before it.
-              partialAnswers += 1
-              if partialAnswers >= retryPolicy.maximumAttempts {
-                report.stopped = .retriesExhausted(
-                  lastFailure: "\(unanswered) events missing from the answer")
-              } else if let stop = deferral(retryAfter) {
-                report.stopped = stop
-              } else {
-                sleep(retry: partialAnswers, retryAfter: retryAfter, &report)
-                report.retries += 1
-              }
-            }
-            return true
+      let outbox = self.outbox
+      var current = batch
+      let outcome = try await sender.send(
+        request: { attempt in
+          if attempt > 1 {
+            try outbox.markRetry(current)
+            current.attempt += 1
           }
-          failure = "HTTP \(status) with an unreadable body"
-        } else if status == 408 || status == 429 || (500..<600).contains(status) {
-          failure = "HTTP \(status)"
-        } else if status == 413 || status == 400 {
-          let message = Self.errorMessage(body)
-          if batch.events.count > 1 {
-            try outbox.release(batch)
-            limit = max(1, batch.events.count / 2)
-            guard let smaller = try outbox.takeBatch(limit: limit) else { return false }
-            batch = smaller
-            continue
-          }
-          let reason = "HTTP \(status)" + (message.isEmpty ? "" : ": \(message)")
-          try outbox.settle(batch, delivered: [], rejected: [batch.events[0].id: reason])
-          report.batches += 1
-          report.rejected += 1
-          return true
-        } else {
-          try outbox.release(batch)
-          report.stopped = .refused(status: status, message: Self.errorMessage(body))
-          return true
-        }
-      }
-      failures += 1
-      if failures >= retryPolicy.maximumAttempts {
+          return request(current)
+        }, classify: Self.classify)
+      batch = current
+      report.requests += outcome.attempts
+      report.retries += outcome.waits.count
+      report.waitedSeconds += outcome.waits.reduce(0, +)
+      let settled: Settled
+      switch outcome.ending {
+      case .succeeded(let value): settled = value
+      case .failed(let failure), .attemptsExhausted(let failure):
         try outbox.release(batch)
         report.stopped = .retriesExhausted(lastFailure: failure)
         return true
-      }
-      if let stop = deferral(retryAfter) {
+      case .retryAfterTooLong(let seconds, _):
         try outbox.release(batch)
-        report.stopped = stop
+        report.stopped = .deferred(retryAfterSeconds: seconds)
+        return true
+      case .cancelled:
+        try outbox.release(batch)
+        report.stopped = .cancelled
         return true
       }
-      sleep(retry: failures, retryAfter: retryAfter, &report)
-      try outbox.markRetry(batch)
-      batch.attempt += 1
-      report.retries += 1
+      switch settled {
+      case .answer(let answer):
+        try await apply(
+          answer, to: batch, retryAfter: outcome.lastRetryAfterSeconds, &report, &partialAnswers)
+        return true
+      case .split(let status, let message):
+        if batch.events.count > 1 {
+          try outbox.release(batch)
+          guard let smaller = try outbox.takeBatch(limit: max(1, batch.events.count / 2)) else {
+            return false
+          }
+          batch = smaller
+          continue
+        }
+        let reason = "HTTP \(status)" + (message.isEmpty ? "" : ": \(message)")
+        try outbox.settle(batch, delivered: [], rejected: [batch.events[0].id: reason])
+        report.batches += 1
+        report.rejected += 1
+        return true
+      case .refused(let status, let message):
+        try outbox.release(batch)
+        report.stopped = .refused(status: status, message: message)
+        return true
+      }
     }
   }
 
-  /// The stop for a `Retry-After` longer than the policy waits out, else `nil`.
-  private func deferral(_ retryAfter: Double?) -> UploadStop? {
-    guard let seconds = retryAfter, !retryPolicy.waitsOut(retryAfterSeconds: seconds) else {
-      return nil
+  /// Applies a `2xx` answer to `batch`; waits (or stops) when it left events unanswered.
+  private func apply(
+    _ answer: Answer, to batch: Outbox.Batch, retryAfter: Double?, _ report: inout UploadReport,
+    _ partialAnswers: inout Int
+  ) async throws {
+    let ids = Set(batch.events.map(\.id))
+    let delivered = Set(answer.accepted + answer.duplicates).intersection(ids)
+    var rejected: [String: String] = [:]
+    for (id, reason) in answer.rejected where ids.contains(id) && !delivered.contains(id) {
+      rejected[id] = reason
     }
-    return .deferred(retryAfterSeconds: seconds)
-  }
-
-  private func sleep(retry: Int, retryAfter: Double?, _ report: inout UploadReport) {
-    let wait = retryPolicy.wait(retry: retry, retryAfterSeconds: retryAfter, using: &random)
-    report.waitedSeconds += wait
-    outbox.clock.sleep(seconds: wait)
+    try outbox.settle(batch, delivered: delivered, rejected: rejected)
+    report.batches += 1
+    let accepted = Set(answer.accepted).intersection(ids).count
+    report.accepted += accepted
+    report.duplicates += delivered.count - accepted
+    report.rejected += rejected.count
+    let unanswered = ids.count - delivered.count - rejected.count
+    guard unanswered > 0 else {
+      partialAnswers = 0
+      return
+    }
+    // The rest went back to pending and head the next batch; wait before it.
+    partialAnswers += 1
+    if partialAnswers >= retryPolicy.maximumAttempts {
+      report.stopped = .retriesExhausted(
+        lastFailure: "\(unanswered) events missing from the answer")
+    } else if let seconds = retryAfter, !retryPolicy.waitsOut(retryAfterSeconds: seconds) {
+      report.stopped = .deferred(retryAfterSeconds: seconds)
+    } else {
+      do {
+        report.waitedSeconds += try await sender.pause(
+          retry: partialAnswers, retryAfterSeconds: retryAfter)
+        report.retries += 1
+      } catch {
+        report.stopped = .cancelled
+      }
+    }
   }
 
   // MARK: Wire format
@@ -265,18 +337,5 @@ public final class OutboxUploader {
     let code = error["code"] as? String ?? ""
     let message = error["message"] as? String ?? ""
     return [code, message].filter { !$0.isEmpty }.joined(separator: ": ")
-  }
-
-  /// `Retry-After` as seconds from `now`: a number of seconds, or an HTTP date (RFC 9110
-  /// IMF-fixdate). `nil` when unreadable; negative values count as 0.
-  static func parseRetryAfter(_ value: String, now: Double) -> Double? {
-    if let seconds = RetryPolicy.retryAfterSeconds(value) { return seconds }
-    let trimmed = value.trimmingCharacters(in: .whitespaces)
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-    guard let date = formatter.date(from: trimmed) else { return nil }
-    return max(0, date.timeIntervalSince1970 - now)
   }
 }

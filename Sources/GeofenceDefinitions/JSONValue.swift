@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// A JSON value, as read from a definition file or a server response.
 ///
@@ -112,41 +113,12 @@ public enum JSONValue: Hashable, Sendable {
   }
 
   private static func numberText(_ x: Double) -> String {
-    guard x.isFinite else { return "null" }
-    if x == x.rounded(), abs(x) < 9_007_199_254_740_992 {
-      return String(Int64(x))
-    }
-    return x.description
+    JSONText.number(x, style: .integersWithoutFraction)
   }
 
-  /// Appends `s` as a JSON string literal (quoted and escaped as in ``canonicalText``).
+  /// Appends `s` as a JSON string literal (quoted and escaped as in ``canonicalText``, by
+  /// ``JSONText/JSONText/appendQuoted(_:to:)``).
   static func writeString(_ s: String, to out: inout String) {
-    out += "\""
-    // Fast path: nothing to escape.
-    if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-    ) {
-      out += s
-      out += "\""
-      return
-    }
-    for scalar in s.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case "\u{08}": out += "\\b"
-      case "\u{0C}": out += "\\f"
-      default:
-        if scalar.value < 0x20 {
-          let hex = String(scalar.value, radix: 16)
-          out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } else {
-          out.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    out += "\""
+    JSONText.appendQuoted(s, to: &out)
   }
 }

@@ -3,6 +3,7 @@ import Foundation
 import GeofenceGeometry
 import GeofenceSync
 import GeofenceTransitions
+import Networking
 import RetryTiming
 
 /// What one ``GeofenceEngine/sync(full:)`` did.
@@ -50,7 +51,7 @@ extension GeofenceEngine {
     syncConfiguration.reportsChangedGeofences = true
     let client = GeofenceSyncClient(
       configuration: syncConfiguration, store: geofenceStore, transport: transport,
-      clock: SyncClockAdapter(clock))
+      clock: clock)
     let report: SyncReport
     do { report = try await client.sync(full: full) } catch { throw .sync(error) }
     return try apply(report)
@@ -117,14 +118,16 @@ extension GeofenceEngine {
   public func flush() async throws(EngineError) -> UploadReport {
     try checkpoint()
     let uploader = try makeUploader()
-    do { return try uploader.flush() } catch { throw .store("outbox: \(error)") }
+    do { return try await uploader.flush() } catch { throw .store("outbox: \(error)") }
   }
 
   /// Sends only the batches that are due (full, or whose oldest event waited the batch
   /// interval). Call it after ingesting and on a timer.
   public func sendDueBatches() async throws(EngineError) -> UploadReport {
     let uploader = try makeUploader()
-    do { return try uploader.sendDueBatches() } catch { throw .store("outbox: \(error)") }
+    do { return try await uploader.sendDueBatches() } catch {
+      throw .store("outbox: \(error)")
+    }
   }
 
   /// The fingerprint of the API key the outbox's events belong to, if recorded.
@@ -141,10 +144,8 @@ extension GeofenceEngine {
     }
     try bindOutboxAccount(key: upload.apiKey)
     return OutboxUploader(
-      outbox: outbox,
-      transport: URLSessionUploadTransport(
-        server: upload.server, key: upload.apiKey, timeoutSeconds: upload.timeoutSeconds),
-      retryPolicy: upload.retry)
+      outbox: outbox, server: upload.server, apiKey: upload.apiKey, transport: transport,
+      retryPolicy: upload.retry, requestTimeoutSeconds: upload.timeoutSeconds)
   }
 
   /// Binds the outbox to `key`'s account: recorded when none is, or when the outbox holds no
@@ -160,12 +161,4 @@ extension GeofenceEngine {
       try stateStore.setValue(given, key: "outbox_account")
     } catch let e as EngineError { throw e } catch { throw .store("\(error)") }
   }
-}
-
-/// Bridges the engine's clock to the sync client's.
-struct SyncClockAdapter: SyncClock {
-  let base: any EngineClock
-  init(_ base: any EngineClock) { self.base = base }
-  func now() -> Double { base.now() }
-  func sleep(seconds: Double) async throws { try await base.sleep(seconds: seconds) }
 }

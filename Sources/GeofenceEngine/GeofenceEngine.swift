@@ -4,6 +4,7 @@ import GeofenceGeometry
 import GeofenceSync
 import GeofenceTransitions
 import LocationAuthorization
+import Networking
 import RetryTiming
 
 /// The geofencing engine that an app, a server or the command-line tool owns: fixes in,
@@ -185,7 +186,7 @@ public final class GeofenceEngine {
   public init(
     configuration: Configuration = Configuration(), storage: Storage = .inMemory,
     geofences: [Geofence]? = nil, transport: any HTTPTransport = URLSessionTransport(),
-    clock: any EngineClock = WallClock()
+    clock: any EngineClock = SystemClock()
   ) throws(EngineError) {
     self.configuration = configuration
     self.storage = storage
@@ -206,7 +207,7 @@ public final class GeofenceEngine {
         storage == .inMemory ? try GeofenceStore.inMemory() : try GeofenceStore(path: path("geofences.sqlite"))
       stateStore = try DeviceStateStore(path: path("state.sqlite"))
       outbox = try configuration.outbox.map {
-        try Outbox(path: path("outbox.sqlite"), configuration: $0, clock: OutboxClockAdapter(clock))
+        try Outbox(path: path("outbox.sqlite"), configuration: $0, clock: clock)
       }
       switch (configuration.identity, storage) {
       case (.none, _): identityFile = nil
@@ -362,14 +363,4 @@ public struct EngineReport: Hashable, Sendable {
   public var deletedForConsent = 0
 
   public init() {}
-}
-
-/// Bridges the engine's clock to the outbox's.
-final class OutboxClockAdapter: OutboxClock, @unchecked Sendable {
-  let base: any EngineClock
-  init(_ base: any EngineClock) { self.base = base }
-  var now: Double { base.now() }
-  func sleep(seconds: Double) {
-    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
-  }
 }

@@ -1,5 +1,5 @@
-import EventOutbox
 import Foundation
+import JSONText
 import GeofenceTransitions
 import TrackFormats
 
@@ -118,9 +118,9 @@ public struct GeofenceEventEncoder: Sendable {
     }
     s += ",\"latitude\":" + number(e.latitude) + ",\"longitude\":" + number(e.longitude)
     s += ",\"accuracy\":" + (e.accuracy.map(number) ?? "null")
-    s += ",\"distance_m\":" + rounded(e.distanceMeters, 1000)
-    s += ",\"dwell_s\":" + (e.dwellSeconds.map { rounded($0, 1000) } ?? "null")
-    s += ",\"visit_s\":" + (e.visitSeconds.map { rounded($0, 1000) } ?? "null")
+    s += ",\"distance_m\":" + rounded(e.distanceMeters)
+    s += ",\"dwell_s\":" + (e.dwellSeconds.map { rounded($0) } ?? "null")
+    s += ",\"visit_s\":" + (e.visitSeconds.map { rounded($0) } ?? "null")
     s += ",\"after_gap\":" + (e.afterGap ? "true" : "false")
     s += ",\"gap_start\":" + string(e.gapStart.map { RFC3339.format($0) })
     s += ",\"removal\":" + (e.isRemoval ? "true" : "false")
@@ -136,8 +136,8 @@ public struct GeofenceEventEncoder: Sendable {
       e.time.map { RFC3339.format($0) } ?? "",
       includesProcessingTime ? (e.processedAt.map { RFC3339.format($0) } ?? "") : "",
       Self.number(e.latitude), Self.number(e.longitude), e.accuracy.map(Self.number) ?? "",
-      Self.rounded(e.distanceMeters, 1000), e.dwellSeconds.map { Self.rounded($0, 1000) } ?? "",
-      e.visitSeconds.map { Self.rounded($0, 1000) } ?? "", e.afterGap ? "true" : "false",
+      Self.rounded(e.distanceMeters), e.dwellSeconds.map { Self.rounded($0) } ?? "",
+      e.visitSeconds.map { Self.rounded($0) } ?? "", e.afterGap ? "true" : "false",
       e.gapStart.map { RFC3339.format($0) } ?? "", e.isRemoval ? "true" : "false",
       e.fixIndex.map(String.init) ?? "", track ?? "",
     ]
@@ -149,13 +149,13 @@ public struct GeofenceEventEncoder: Sendable {
   /// `s` as a JSON string literal (the one JSON string writer).
   public static func quoted(_ s: String) -> String { JSONText.quoted(s) }
 
-  /// Shortest round-trip decimal text of a finite number (Swift's `description`), or `null`.
-  static func number(_ v: Double) -> String { v.isFinite ? v.description : "null" }
+  /// Shortest round-trip decimal text of a finite number, or `null` (``JSONText``).
+  static func number(_ v: Double) -> String { JSONText.number(v, style: .shortestRoundTrip) }
 
-  /// `v` rounded to 1/`scale`, shortest round-trip text, or `null` when not finite.
-  static func rounded(_ v: Double, _ scale: Double) -> String {
-    guard v.isFinite else { return "null" }
-    return ((v * scale).rounded() / scale).description
+  /// `v` rounded to `decimals` places (``JSONText/rounded(_:decimals:)``), in
+  /// ``number(_:)``'s form.
+  static func rounded(_ v: Double, decimals: Int = 3) -> String {
+    number(JSONText.rounded(v, decimals: decimals))
   }
 
   /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceDefinitions
 import GeofenceGeometry
+import Networking
 import RetryTiming
 import SQLiteStore
 
@@ -93,18 +94,18 @@ public struct SyncReport: Sendable {
 /// its version and ETag as they were, and record the reason (``StoredSyncState/staleReason``).
 /// A successful answer with an empty list is an empty set.
 ///
-/// Each request is sent up to ``SyncConfiguration/retry``'s `maximumAttempts` times, waiting
-/// its full-jitter backoff (or a longer `Retry-After`, read as seconds by
-/// ``RetryTiming/RetryPolicy/retryAfterSeconds(_:)``; another form, such as a date, is ignored) with the injected clock and random source. Retried: transport failures
-/// (timeouts, broken connections, short bodies), bodies that cannot be parsed, `429` and every
-/// `5xx`; a `Retry-After` beyond the policy's `maximumRetryAfterSeconds` fails the request at
-/// once. Not `Sendable`: use from one task at a time, like its store.
+/// Each request goes through one ``Networking/RetryingSender``: it is sent up to
+/// ``SyncConfiguration/retry``'s `maximumAttempts` times, waiting its full-jitter backoff (or a
+/// longer `Retry-After`, as delta-seconds or an HTTP-date read against the injected clock)
+/// with the injected clock and random source. Retried: transport failures (timeouts, broken
+/// connections, short bodies; not an answer over the transport's size cap), bodies that cannot
+/// be parsed, `429` and every `5xx`; a `Retry-After` beyond the policy's
+/// `maximumRetryAfterSeconds` fails the request at once. Not `Sendable`: use from one task at a time, like its store.
 public final class GeofenceSyncClient {
   public let configuration: SyncConfiguration
   public let store: GeofenceStore
-  private let transport: any HTTPTransport
-  private let clock: any SyncClock
-  private var random: AnyRandomNumberGenerator
+  private let clock: any EngineClock
+  private var sender: RetryingSender
 
   /// - Parameters:
   ///   - configuration: server, key and options.
@@ -115,14 +116,14 @@ public final class GeofenceSyncClient {
   ///     tests).
   public init(
     configuration: SyncConfiguration, store: GeofenceStore, transport: any HTTPTransport,
-    clock: any SyncClock = SystemClock(),
+    clock: any EngineClock = SystemClock(),
     random: any RandomNumberGenerator = SystemRandomNumberGenerator()
   ) {
     self.configuration = configuration
     self.store = store
-    self.transport = transport
     self.clock = clock
-    self.random = AnyRandomNumberGenerator(base: random)
+    sender = RetryingSender(
+      transport: transport, policy: configuration.retry, clock: clock, random: random)
   }
 
   /// The fingerprint of an API key as stored (FNV-1a 64 of its UTF-8 bytes, hex).
@@ -353,51 +354,47 @@ public final class GeofenceSyncClient {
     status == 429 || (500...599).contains(status)
   }
 
-  /// Sends `request` with retries and parses a `200` body with `parse`.
+  /// Sends `request` through the ``Networking/RetryingSender`` and parses a `200` body with
+  /// `parse`. Retried: transport failures other than ``Networking/TransportError/responseTooLarge(limit:)``
+  /// (which another send would meet again), unparsable `200` bodies, `429` and `5xx`.
   private func perform<T>(
     _ request: HTTPRequest, parse: (Data) -> Result<T, SyncError>
   ) async throws(SyncError) -> Answer<T> {
-    var attempt = 0
-    while true {
-      attempt += 1
-      requestCount += 1
-      let failure: SyncError
-      var retryAfter: Double?
-      do {
-        let response = try await transport.send(request)
-        switch response.statusCode {
-        case 200:
-          switch parse(response.body) {
-          case .success(let value): return .ok(value, response)
-          case .failure(let error): failure = error
-          }
-        case 304:
-          return .notModified
-        case 410:
-          return .gone(code: SyncWire.errorBody(response.body).code)
-        case 401:
-          throw SyncError.unauthorized(message: SyncWire.errorBody(response.body).message)
-        default:
-          let body = SyncWire.errorBody(response.body)
-          let error = SyncError.httpStatus(
-            response.statusCode, code: body.code, message: body.message)
-          guard Self.isRetryable(status: response.statusCode) else { throw error }
-          failure = error
-          retryAfter = response.header("retry-after").flatMap(RetryPolicy.retryAfterSeconds)
-        }
-      } catch let error as SyncError {
-        throw error
-      } catch let error as TransportError {
-        failure = .transport(error)
-      } catch {
-        failure = .transport(.connectionFailed("\(error)"))
+    let outcome = await sender.send(request: { _ in request }) {
+      (result) -> RetryVerdict<Answer<T>, SyncError> in
+      let response: HTTPResponse
+      switch result {
+      case .failure(.responseTooLarge(let limit)):
+        return .fail(.transport(.responseTooLarge(limit: limit)))
+      case .failure(let error): return .retry(.transport(error))
+      case .success(let answer): response = answer
       }
-      let policy = configuration.retry
-      guard attempt < policy.maximumAttempts else { throw failure }
-      guard policy.waitsOut(retryAfterSeconds: retryAfter) else { throw failure }
-      let wait = policy.wait(retry: attempt, retryAfterSeconds: retryAfter, using: &random)
-      retryWaits.append(wait)
-      do { try await clock.sleep(seconds: wait) } catch { throw .cancelled }
+      switch response.statusCode {
+      case 200:
+        switch parse(response.body) {
+        case .success(let value): return .success(.ok(value, response))
+        case .failure(let error): return .retry(error)
+        }
+      case 304:
+        return .success(.notModified)
+      case 410:
+        return .success(.gone(code: SyncWire.errorBody(response.body).code))
+      case 401:
+        return .fail(.unauthorized(message: SyncWire.errorBody(response.body).message))
+      default:
+        let body = SyncWire.errorBody(response.body)
+        let error = SyncError.httpStatus(
+          response.statusCode, code: body.code, message: body.message)
+        return Self.isRetryable(status: response.statusCode) ? .retry(error) : .fail(error)
+      }
+    }
+    requestCount += outcome.attempts
+    retryWaits += outcome.waits
+    switch outcome.ending {
+    case .succeeded(let answer): return answer
+    case .failed(let error), .attemptsExhausted(let error), .retryAfterTooLong(_, let error):
+      throw error
+    case .cancelled: throw .cancelled
     }
   }
 }

@@ -1,3 +1,5 @@
+import Networking
+
 /// Why a sync failed. After any of these the stored set is unchanged and marked stale with
 /// ``description`` as the reason.
 public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {

@@ -1,3 +1,5 @@
+import RetryTiming
+
 /// Why a sync is due.
 public enum SyncTrigger: String, Hashable, Sendable {
   /// No sync has been attempted since the scheduler started.
@@ -13,7 +15,7 @@ public enum SyncTrigger: String, Hashable, Sendable {
 }
 
 /// Decides when to sync: at start, when the key changes, on an interval, after a failure, and
-/// on demand. Time is the caller's (an injected ``SyncClock``); the scheduler never reads the
+/// on demand. Time is the caller's (an injected ``RetryTiming/EngineClock``); the scheduler never reads the
 /// wall clock.
 ///
 /// Precedence when several apply: start, key changed, demand, retry, interval.
@@ -78,7 +80,7 @@ public struct SyncScheduler: Sendable {
   /// - Throws: `CancellationError` when cancelled while waiting.
   @discardableResult
   public mutating func runNext(
-    clock: any SyncClock, sync: (SyncTrigger) async -> Bool
+    clock: any EngineClock, sync: (SyncTrigger) async -> Bool
   ) async throws -> SyncTrigger {
     var now = clock.now()
     while due(at: now) == nil {

@@ -76,11 +76,49 @@ public struct RetryPolicy: Hashable, Sendable {
 
   /// A `Retry-After` header value given in seconds: a finite number (surrounding spaces
   /// allowed), a negative one counting as 0; `nil` for any other form (`nan`, `inf`, text, an
-  /// HTTP date, which a caller that accepts dates reads itself).
+  /// HTTP date, which ``retryAfterSeconds(_:now:)`` reads).
   public static func retryAfterSeconds(_ value: String) -> Double? {
     guard let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds.isFinite
     else { return nil }
     return max(0, seconds)
+  }
+
+  /// A `Retry-After` header value (RFC 9110 §10.2.3) as seconds to wait from `now`: either
+  /// form, delta-seconds (read by ``retryAfterSeconds(_:)``) or an HTTP-date (RFC 9110
+  /// §5.6.7: the IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, and the obsolete RFC 850
+  /// `Sunday, 06-Nov-94 08:49:37 GMT` and asctime `Sun Nov  6 08:49:37 1994` forms that a
+  /// recipient must accept) minus `now`. A date in the past counts as 0.
+  /// - Parameters:
+  ///   - value: the header's value; surrounding spaces allowed.
+  ///   - now: the current time on the caller's clock, seconds since the Unix epoch (UTC).
+  /// - Returns: seconds >= 0, or `nil` for an unreadable value (the caller then waits its own
+  ///   backoff).
+  /// - Complexity: O(n) in the length of `value`.
+  public static func retryAfterSeconds(_ value: String, now: Double) -> Double? {
+    if let seconds = retryAfterSeconds(value) { return seconds }
+    guard let date = httpDate(value.trimmingCharacters(in: .whitespaces)) else { return nil }
+    return max(0, date - now)
+  }
+
+  /// An HTTP-date (any of the three forms of RFC 9110 §5.6.7) as seconds since the Unix
+  /// epoch, or `nil`.
+  static func httpDate(_ text: String) -> Double? {
+    let formats = [
+      "EEE, dd MMM yyyy HH:mm:ss 'GMT'",  // IMF-fixdate
+      "EEEE, dd-MMM-yy HH:mm:ss 'GMT'",  // RFC 850 (obsolete)
+      "EEE MMM d HH:mm:ss yyyy",  // asctime (obsolete); the day may be space-padded
+    ]
+    let collapsed = text.split(separator: " ", omittingEmptySubsequences: true).joined(
+      separator: " ")
+    for format in formats {
+      let formatter = DateFormatter()
+      formatter.locale = Locale(identifier: "en_US_POSIX")
+      formatter.timeZone = TimeZone(identifier: "GMT")
+      formatter.dateFormat = format
+      formatter.isLenient = false
+      if let date = formatter.date(from: collapsed) { return date.timeIntervalSince1970 }
+    }
+    return nil
   }
 
   /// Whether a `Retry-After` of `seconds` is waited out: `seconds <=`

@@ -6,6 +6,7 @@ import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
 import LocationAuthorization
+import Networking
 import RetryTiming
 import TrackFormats
 
@@ -163,6 +164,7 @@ enum RunCommand {
       if args.flag("reset-identity") { try engine.reset() }
       if let user = args.last("user") { try engine.identify(user: user) }
     } catch {
+      if case .accountMismatch = error { return fail("\(error)", accountMismatch) }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
     if fixedSet == nil {
@@ -359,6 +361,7 @@ enum RunCommand {
         storage: .directory(options.store), geofences: [])
     } catch {
       printError("geofence upload: \(error)")
+      if case .accountMismatch = error { return accountMismatch }
       return ExitStatus.failure
     }
     let report: UploadReport

@@ -2,6 +2,7 @@ import Foundation
 import GeofenceEngine
 import GeofenceGeometry
 import GeofenceSync
+import Networking
 
 /// `geofence sync`: fetch the account's geofences into a local store.
 enum SyncCommand {

@@ -1,21 +1,22 @@
 import EventOutbox
 import Foundation
 import GeofenceTestSupport
+import Networking
+import RetryTiming
 
-extension ManualClock: OutboxClock {}
-
-/// A scripted transport: answers from a queue of responders, then accepts everything. Records
-/// every request with the clock time it was sent.
-final class FakeTransport: UploadTransport {
+/// A scripted ``HTTPTransport``: answers from a queue of responders, then accepts everything.
+/// Records every request with the clock time it was sent. Used from one task at a time.
+final class FakeTransport: HTTPTransport, @unchecked Sendable {
   struct Sent {
     var time: Double
+    var request: HTTPRequest
     var attempt: Int
     var idempotencyKey: String
     var ids: [String]
     var events: [[String: Any]]
   }
 
-  typealias Responder = (_ ids: [String]) -> UploadResponse
+  typealias Responder = (_ ids: [String]) -> Result<HTTPResponse, TransportError>
   let clock: ManualClock
   var script: [Responder] = []
   var sent: [Sent] = []
@@ -24,24 +25,23 @@ final class FakeTransport: UploadTransport {
 
   init(clock: ManualClock) { self.clock = clock }
 
-  func send(_ request: UploadRequest) -> UploadResponse {
-    let object = try? JSONSerialization.jsonObject(with: request.body) as? [String: Any]
-    let events = object?["events"] as? [[String: Any]] ?? []
+  func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+    let object = request.body.flatMap { try? JSONSerialization.jsonObject(with: $0) }
+    let events = (object as? [String: Any])?["events"] as? [[String: Any]] ?? []
     let ids = events.map { $0["id"] as? String ?? "" }
     sent.append(
       Sent(
-        time: clock.now, attempt: request.attempt, idempotencyKey: request.idempotencyKey,
-        ids: ids, events: events))
-    if !script.isEmpty { return script.removeFirst()(ids) }
-    return Self.accept(ids, into: &stored)
+        time: clock.now(), request: request,
+        attempt: request.headers["X-Attempt"].flatMap { Int($0) } ?? -1,
+        idempotencyKey: request.headers["Idempotency-Key"] ?? "", ids: ids, events: events))
+    if !script.isEmpty { return try script.removeFirst()(ids).get() }
+    return try Self.accept(ids, into: &stored).get()
   }
 
   /// A server's answer: new ids accepted, known ids duplicates.
   static func accept(
     _ ids: [String], into stored: inout [String], rejecting: [String: String] = [:]
-  )
-    -> UploadResponse
-  {
+  ) -> Result<HTTPResponse, TransportError> {
     var accepted: [String] = []
     var duplicates: [String] = []
     var rejected: [[String: Any]] = []
@@ -59,10 +59,10 @@ final class FakeTransport: UploadTransport {
   }
 
   static func json(_ status: Int, _ object: [String: Any], headers: [String: String] = [:])
-    -> UploadResponse
+    -> Result<HTTPResponse, TransportError>
   {
     let body = (try? JSONSerialization.data(withJSONObject: object)) ?? Data()
-    return .http(status: status, headers: headers, body: body)
+    return .success(HTTPResponse(statusCode: status, headers: headers, body: body))
   }
 
   static func status(_ status: Int, retryAfter: String? = nil) -> Responder {
@@ -73,14 +73,30 @@ final class FakeTransport: UploadTransport {
     }
   }
 
-  static var timeout: Responder { { _ in .failed(timedOut: true, message: "timed out") } }
+  static var timeout: Responder { { _ in .failure(.timedOut) } }
 
   /// Makes the server store the batch, then lose the answer (timeout after commit).
   func commitThenTimeout() -> Responder {
     { [unowned self] ids in
       _ = Self.accept(ids, into: &self.stored)
-      return .failed(timedOut: true, message: "timed out")
+      return .failure(.timedOut)
     }
+  }
+}
+
+/// The server the unit tests' uploaders address (nothing listens there; the fake answers).
+let fakeServer = URL(string: "http://127.0.0.1:9")!
+let fakeKey = "k1"
+
+extension OutboxUploader {
+  /// An uploader of `outbox` to ``fakeServer`` with key ``fakeKey`` through `transport`.
+  convenience init(
+    outbox: Outbox, transport: FakeTransport, retryPolicy: RetryPolicy = RetryPolicy(),
+    random: any RandomNumberGenerator = SystemRandomNumberGenerator()
+  ) {
+    self.init(
+      outbox: outbox, server: fakeServer, apiKey: fakeKey, transport: transport,
+      retryPolicy: retryPolicy, random: random)
   }
 }
 

@@ -1,33 +1,38 @@
 import EventOutbox
 import Foundation
 import GeofenceTestSupport
+import Networking
 import RetryTiming
 import Testing
 
 /// The wall clock, recording every wait.
-final class RecordingClock: OutboxClock {
-  var sleeps: [Double] = []
-  var now: Double { Date().timeIntervalSince1970 }
-  func sleep(seconds: Double) {
-    sleeps.append(seconds)
-    if seconds > 0 { Thread.sleep(forTimeInterval: seconds) }
+final class RecordingClock: EngineClock, @unchecked Sendable {
+  private let lock = NSLock()
+  private var recorded: [Double] = []
+  var sleeps: [Double] { lock.withLock { recorded } }
+  func now() -> Double { Date().timeIntervalSince1970 }
+  func sleep(seconds: Double) async throws {
+    lock.withLock { recorded.append(seconds) }
+    try await SystemClock().sleep(seconds: seconds)
   }
 }
 
 /// A transport decorator that records when each request left and what came back.
-final class RecordingTransport: UploadTransport {
-  let base: any UploadTransport
+final class RecordingTransport: HTTPTransport, @unchecked Sendable {
+  let base: any HTTPTransport
   var sent: [(time: Double, attempt: Int, status: Int?)] = []
-  init(_ base: any UploadTransport) { self.base = base }
-  func send(_ request: UploadRequest) -> UploadResponse {
+  init(_ base: any HTTPTransport) { self.base = base }
+  func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
     let time = Date().timeIntervalSince1970
-    let response = base.send(request)
-    if case .http(let status, _, _) = response {
-      sent.append((time, request.attempt, status))
-    } else {
-      sent.append((time, request.attempt, nil))
+    let attempt = request.headers["X-Attempt"].flatMap { Int($0) } ?? -1
+    do {
+      let response = try await base.send(request)
+      sent.append((time, attempt, response.statusCode))
+      return response
+    } catch {
+      sent.append((time, attempt, nil))
+      throw error
     }
-    return response
   }
 }
 
@@ -58,12 +63,11 @@ final class OutboxServerTests {
     let outbox = try Outbox(
       path: directory.appendingPathComponent("outbox.sqlite").path,
       configuration: OutboxConfiguration(maxBatchEvents: batch), clock: clock)
-    let transport = RecordingTransport(
-      URLSessionUploadTransport(server: server.baseURL, key: Self.key, timeoutSeconds: timeout))
+    let transport = RecordingTransport(URLSessionTransport())
     let uploader = OutboxUploader(
-      outbox: outbox, transport: transport,
+      outbox: outbox, server: server.baseURL, apiKey: Self.key, transport: transport,
       retryPolicy: RetryPolicy(maximumAttempts: 6, baseDelaySeconds: 0.1, maximumDelaySeconds: 0.5),
-      random: SeededGenerator(seed: 7))
+      requestTimeoutSeconds: timeout, random: SeededGenerator(seed: 7))
     return (outbox, uploader, transport)
   }
 
@@ -81,7 +85,7 @@ final class OutboxServerTests {
     try outbox.enqueue(contentsOf: serverEvents(0..<5, prefix: "t"))
     try await server.armFault(
       ["path": "/v1/events", "kind": "timeout", "delay_s": 3, "key": Self.key, "count": 1])
-    let report = try uploader.flush()
+    let report = try await uploader.flush()
     #expect(transport.sent.map(\.status) == [nil, 200])
     #expect(transport.sent.map(\.attempt) == [1, 2])
     #expect(report.duplicates == 5 && report.accepted == 0)
@@ -95,7 +99,7 @@ final class OutboxServerTests {
     let (outbox, uploader, _) = try makeUploader()
     try outbox.enqueue(contentsOf: serverEvents(0..<3, prefix: "d"))
     try await server.armFault(["path": "/v1/events", "kind": "commit_then_drop", "key": Self.key])
-    let report = try uploader.flush()
+    let report = try await uploader.flush()
     #expect(report.retries == 1 && report.duplicates == 3)
     #expect(try await storedCounts().events == 3)
     #expect(try outbox.counts().queued == 0)
@@ -106,7 +110,7 @@ final class OutboxServerTests {
     try outbox.enqueue(contentsOf: serverEvents(0..<4, prefix: "r"))
     try await server.armFault(
       ["path": "/v1/events", "kind": "429", "retry_after": 2, "key": Self.key, "count": 1])
-    let report = try uploader.flush()
+    let report = try await uploader.flush()
     #expect(transport.sent.map(\.status) == [429, 200])
     #expect(transport.sent[1].time - transport.sent[0].time >= 2)
     #expect(clock.sleeps.count == 1 && clock.sleeps[0] >= 2)
@@ -119,7 +123,7 @@ final class OutboxServerTests {
     try outbox.enqueue(contentsOf: serverEvents(0..<3, prefix: "u"))
     try await server.armFault(
       ["path": "/v1/events", "kind": "503", "retry_after": 1, "key": Self.key, "count": 2])
-    let report = try uploader.flush()
+    let report = try await uploader.flush()
     #expect(transport.sent.map(\.status) == [503, 503, 200])
     #expect(transport.sent.map(\.attempt) == [1, 2, 3])
     #expect(report.accepted == 3)
@@ -135,7 +139,7 @@ final class OutboxServerTests {
       + #""time":"yesterday","latitude":21.3,"longitude":-157.85}"#
     try outbox.enqueue(contentsOf: events)
     try outbox.enqueue(contentsOf: serverEvents(6..<8, prefix: "p"))
-    let report = try uploader.flush()
+    let report = try await uploader.flush()
     #expect(report.rejected == 1 && report.accepted == 7)
     let dead = try outbox.deadLetters()
     #expect(dead.map(\.id) == ["p-2"])

@@ -12,7 +12,7 @@ import Testing
     try Outbox(path: path, configuration: configuration, clock: clock)
   }
 
-  @Test func enqueueIsDurableAndOrdered() throws {
+  @Test func enqueueIsDurableAndOrdered() async throws {
     do {
       let outbox = try open()
       try outbox.enqueue(contentsOf: makeEvents(0..<5))
@@ -23,29 +23,29 @@ import Testing
     #expect(try reopened.counts().pending == 6)
   }
 
-  @Test func sameIdIsStoredOnce() throws {
+  @Test func sameIdIsStoredOnce() async throws {
     let outbox = try open()
     #expect(try outbox.enqueue(makeEvents(0..<1)[0]))
     #expect(try !outbox.enqueue(makeEvents(0..<1)[0]))
     #expect(try outbox.counts().pending == 1)
   }
 
-  @Test func recentlyDeliveredEventsAreNotQueuedAgain() throws {
+  @Test func recentlyDeliveredEventsAreNotQueuedAgain() async throws {
     let outbox = try open(OutboxConfiguration(deliveredIDMemory: 3))
     let transport = FakeTransport(clock: clock)
     try outbox.enqueue(contentsOf: makeEvents(0..<5))
-    try OutboxUploader(outbox: outbox, transport: transport).flush()
+    try await OutboxUploader(outbox: outbox, transport: transport).flush()
     // e2, e3, e4 are remembered; e0 and e1 were forgotten (memory of 3).
     #expect(try outbox.enqueue(contentsOf: makeEvents(0..<5)) == 2)
     #expect(try outbox.queuedEvents().map(\.id) == ["e0", "e1"])
     let forgetful = try Outbox(
       path: ":memory:", configuration: OutboxConfiguration(deliveredIDMemory: 0), clock: clock)
     try forgetful.enqueue(contentsOf: makeEvents(0..<2))
-    try OutboxUploader(outbox: forgetful, transport: transport).flush()
+    try await OutboxUploader(outbox: forgetful, transport: transport).flush()
     #expect(try forgetful.enqueue(contentsOf: makeEvents(0..<2)) == 2)
   }
 
-  @Test func invalidEventsAreRefusedAndStoreNothing() throws {
+  @Test func invalidEventsAreRefusedAndStoreNothing() async throws {
     let outbox = try open()
     #expect(throws: OutboxError.self) {
       try outbox.enqueue(contentsOf: [
@@ -59,7 +59,7 @@ import Testing
     #expect(try outbox.counts().pending == 0)
   }
 
-  @Test func capEvictsOldestAndCountsThem() throws {
+  @Test func capEvictsOldestAndCountsThem() async throws {
     let outbox = try open(OutboxConfiguration(capacity: 10))
     try outbox.enqueue(contentsOf: makeEvents(0..<7))
     for e in makeEvents(7..<13) { try outbox.enqueue(e) }
@@ -69,7 +69,7 @@ import Testing
     #expect(try outbox.queuedEvents().map(\.id).first == "e3")
   }
 
-  @Test func deleteAllEmptiesQueueAndDeadLetters() throws {
+  @Test func deleteAllEmptiesQueueAndDeadLetters() async throws {
     let outbox = try open()
     try outbox.enqueue(contentsOf: makeEvents(0..<4))
     let transport = FakeTransport(clock: clock)
@@ -79,7 +79,7 @@ import Testing
         return FakeTransport.accept(ids, into: &stored, rejecting: ["e1": "bad"])
       }
     ]
-    try OutboxUploader(outbox: outbox, transport: transport).flush()
+    try await OutboxUploader(outbox: outbox, transport: transport).flush()
     try outbox.enqueue(contentsOf: makeEvents(4..<6))
     #expect(try outbox.counts().deadLetters == 1)
     #expect(try outbox.deleteAll() == 3)

@@ -7,7 +7,7 @@ import Testing
 /// Figures, printed (not asserted beyond sanity): durable enqueue rate and the cost of
 /// reopening an outbox after a crash.
 @Suite(.serialized) struct OutboxThroughputTests {
-  @Test func durableEnqueueRateAndRestartCost() throws {
+  @Test func durableEnqueueRateAndRestartCost() async throws {
     let clock = ManualClock()
     let directory = temporaryDirectory()
     let path = directory.appendingPathComponent("outbox.sqlite").path
@@ -37,7 +37,7 @@ import Testing
     // A crash with a batch in flight: reopening puts it back to pending.
     let transport = FakeTransport(clock: clock)
     transport.script = [FakeTransport.timeout]
-    _ = try OutboxUploader(
+    _ = try await OutboxUploader(
       outbox: outbox!, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 1)
     ).flush()
     outbox = nil

@@ -3,6 +3,7 @@ import GeofenceTestSupport
 import Testing
 
 @testable import EventOutbox
+import Networking
 import RetryTiming
 
 @Suite struct OutboxUploaderTests {
@@ -14,18 +15,18 @@ import RetryTiming
     try Outbox(path: path, configuration: configuration, clock: clock)
   }
 
-  @Test func batchesBySizeThenByInterval() throws {
+  @Test func batchesBySizeThenByInterval() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     let uploader = OutboxUploader(outbox: outbox, transport: transport)
     try outbox.enqueue(contentsOf: makeEvents(0..<45))
-    try uploader.sendDueBatches()
+    try await uploader.sendDueBatches()
     #expect(transport.sent.map(\.ids.count) == [20, 20])
     clock.advance(by: 29.9)
-    try uploader.sendDueBatches()
+    try await uploader.sendDueBatches()
     #expect(transport.sent.count == 2)
     clock.advance(by: 0.1)
-    try uploader.sendDueBatches()
+    try await uploader.sendDueBatches()
     #expect(transport.sent.map(\.ids.count) == [20, 20, 5])
     // Everything in enqueue order, each id once.
     #expect(transport.sent.flatMap(\.ids) == (0..<45).map { "e\($0)" })
@@ -35,7 +36,7 @@ import RetryTiming
           pending: 0, inFlight: 0, deadLetters: 0, evicted: 0, delivered: 45, deleted: 0))
   }
 
-  @Test func intervalCountsFromTheOldestPendingEvent() throws {
+  @Test func intervalCountsFromTheOldestPendingEvent() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     let uploader = OutboxUploader(outbox: outbox, transport: transport)
@@ -43,23 +44,31 @@ import RetryTiming
     clock.advance(by: 20)
     try outbox.enqueue(contentsOf: makeEvents(1..<3))
     clock.advance(by: 9)
-    try uploader.sendDueBatches()
+    try await uploader.sendDueBatches()
     #expect(transport.sent.isEmpty)
     clock.advance(by: 1)
-    try uploader.sendDueBatches()
+    try await uploader.sendDueBatches()
     #expect(transport.sent.map(\.ids) == [["e0", "e1", "e2"]])
   }
 
-  @Test func flushSendsEverythingNowInOrder() throws {
+  @Test func flushSendsEverythingNowInOrder() async throws {
     let outbox = try open(OutboxConfiguration(maxBatchEvents: 3))
     let transport = FakeTransport(clock: clock)
     try outbox.enqueue(contentsOf: makeEvents(0..<7))
-    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
     #expect(transport.sent.map(\.ids) == [["e0", "e1", "e2"], ["e3", "e4", "e5"], ["e6"]])
     #expect(report.accepted == 7 && report.batches == 3 && report.stopped == nil)
+    // The uploader's own request: POST {server}/v1/events with the key, JSON and attempt 1.
+    let request = transport.sent[0].request
+    #expect(request.method == "POST")
+    #expect(request.url.absoluteString == "http://127.0.0.1:9/v1/events")
+    #expect(request.headers["Authorization"] == "Bearer k1")
+    #expect(request.headers["Content-Type"] == "application/json")
+    #expect(request.headers["X-Attempt"] == "1")
+    #expect(request.timeoutSeconds == 10)
   }
 
-  @Test func wireFormatPutsTheIdFirstAndKeepsThePayload() throws {
+  @Test func wireFormatPutsTheIdFirstAndKeepsThePayload() async throws {
     let body = OutboxUploader.body([
       OutboxEvent(id: "a\"b", payload: #" { "type" : "exit", "x": [1, {"y": null}] } "#),
       OutboxEvent(id: "c", payload: "{}"),
@@ -73,7 +82,7 @@ import RetryTiming
     #expect(String(decoding: body, as: UTF8.self).hasPrefix(#"{"events":[{"id":"a\"b","#))
   }
 
-  @Test func rejectedEventsAreDeadLetteredAndDoNotBlockLaterOnes() throws {
+  @Test func rejectedEventsAreDeadLetteredAndDoNotBlockLaterOnes() async throws {
     let outbox = try open(OutboxConfiguration(maxBatchEvents: 4))
     let transport = FakeTransport(clock: clock)
     transport.script = [
@@ -82,7 +91,7 @@ import RetryTiming
       }
     ]
     try outbox.enqueue(contentsOf: makeEvents(0..<6))
-    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
     #expect(report.rejected == 1 && report.accepted == 5)
     #expect(transport.stored == ["e0", "e1", "e3", "e4", "e5"])
     let dead = try outbox.deadLetters()
@@ -92,7 +101,7 @@ import RetryTiming
     #expect(counts.queued == 0 && counts.deadLetters == 1 && counts.delivered == 5)
   }
 
-  @Test func retryWaitsAreExactAndRetryAfterIsHonoured() throws {
+  @Test func retryWaitsAreExactAndRetryAfterIsHonoured() async throws {
     let seed: UInt64 = 0x5EED
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
@@ -105,8 +114,8 @@ import RetryTiming
       outbox: outbox, transport: transport, retryPolicy: policy,
       random: SeededGenerator(seed: seed))
     try outbox.enqueue(contentsOf: makeEvents(0..<3))
-    let start = clock.now
-    let report = try uploader.flush()
+    let start = clock.now()
+    let report = try await uploader.flush()
 
     // The same generator, replayed: full jitter under 1, 2, 4, 4 (capped), 4 (capped).
     var g = SeededGenerator(seed: seed)
@@ -134,14 +143,14 @@ import RetryTiming
 
   /// A `Retry-After` above `maximumRetryAfterSeconds` is not slept through: the call stops at
   /// once, the events pending, and the next call continues the attempt count.
-  @Test func longRetryAfterStopsTheCallWithEventsPending() throws {
+  @Test func longRetryAfterStopsTheCallWithEventsPending() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     transport.script = [FakeTransport.status(503, retryAfter: "3600")]
     try outbox.enqueue(contentsOf: makeEvents(0..<3))
     let uploader = OutboxUploader(
       outbox: outbox, transport: transport, random: SeededGenerator(seed: 3))
-    let report = try uploader.flush()
+    let report = try await uploader.flush()
     #expect(report.stopped == .deferred(retryAfterSeconds: 3600))
     #expect(
       report.stopped?.description
@@ -152,7 +161,7 @@ import RetryTiming
     #expect(counts.pending == 3 && counts.inFlight == 0)
     // Later: the same events, attempt 2, delivered.
     clock.advance(by: 3600)
-    let later = try uploader.flush()
+    let later = try await uploader.flush()
     #expect(later.accepted == 3 && later.stopped == nil)
     #expect(transport.sent.map(\.attempt) == [1, 2])
     #expect(transport.sent[0].ids == transport.sent[1].ids)
@@ -160,7 +169,7 @@ import RetryTiming
 
   /// Up to the limit `Retry-After` is waited out; an answer that leaves events unanswered
   /// with a longer one stops the call too.
-  @Test func retryAfterAtTheLimitIsWaitedOut() throws {
+  @Test func retryAfterAtTheLimitIsWaitedOut() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     transport.script = [
@@ -173,7 +182,7 @@ import RetryTiming
       },
     ]
     try outbox.enqueue(contentsOf: makeEvents(0..<3))
-    let report = try OutboxUploader(
+    let report = try await OutboxUploader(
       outbox: outbox, transport: transport, random: SeededGenerator(seed: 4)
     ).flush()
     #expect(clock.sleeps.count == 1 && clock.sleeps[0] == 300)
@@ -184,7 +193,7 @@ import RetryTiming
   /// A server that answers 2xx but leaves events out is retried with growing backoff, and
   /// the call gives up after the policy's attempts (it used to loop for as long as the server
   /// answered so, every wait drawn for the first retry).
-  @Test func answersThatLeaveEventsOutExhaustTheRetries() throws {
+  @Test func answersThatLeaveEventsOutExhaustTheRetries() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     let empty: FakeTransport.Responder = { _ in
@@ -194,7 +203,7 @@ import RetryTiming
     try outbox.enqueue(contentsOf: makeEvents(0..<3))
     let seed: UInt64 = 11
     let policy = RetryPolicy(maximumAttempts: 3, baseDelaySeconds: 1, maximumDelaySeconds: 60)
-    let report = try OutboxUploader(
+    let report = try await OutboxUploader(
       outbox: outbox, transport: transport, retryPolicy: policy,
       random: SeededGenerator(seed: seed)
     ).flush()
@@ -208,7 +217,7 @@ import RetryTiming
   }
 
   /// A complete answer ends a run of partial ones: the count starts again.
-  @Test func aCompleteAnswerResetsThePartialCount() throws {
+  @Test func aCompleteAnswerResetsThePartialCount() async throws {
     let outbox = try open(OutboxConfiguration(maxBatchEvents: 2))
     let transport = FakeTransport(clock: clock)
     let firstOnly: FakeTransport.Responder = { ids in
@@ -217,7 +226,7 @@ import RetryTiming
     let all: FakeTransport.Responder = { ids in FakeTransport.accept(ids, into: &transport.stored) }
     transport.script = [firstOnly, all, firstOnly, all]
     try outbox.enqueue(contentsOf: makeEvents(0..<6))
-    let report = try OutboxUploader(
+    let report = try await OutboxUploader(
       outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 2),
       random: SeededGenerator(seed: 2)
     ).flush()
@@ -229,19 +238,28 @@ import RetryTiming
     #expect(transport.stored == (0..<6).map { "e\($0)" })
   }
 
-  @Test func retryAfterAsHTTPDate() {
-    let now = 1_796_014_800.0  // Mon, 30 Nov 2026 05:00:00 GMT
-    #expect(OutboxUploader.parseRetryAfter("Mon, 30 Nov 2026 05:00:12 GMT", now: now) == 12)
-    #expect(OutboxUploader.parseRetryAfter("3", now: now) == 3)
-    #expect(OutboxUploader.parseRetryAfter("soon", now: now) == nil)
+  /// A `Retry-After` given as an HTTP date is read against the outbox's clock: 12 s ahead of
+  /// it is a 12 s wait (the backoff, under 1 s, loses).
+  @Test func retryAfterAsHTTPDateIsWaitedOnTheClock() async throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    // The clock starts at 1_796_014_800 = Mon, 30 Nov 2026 05:00:00 GMT.
+    transport.script = [FakeTransport.status(503, retryAfter: "Mon, 30 Nov 2026 05:00:12 GMT")]
+    try outbox.enqueue(contentsOf: makeEvents(0..<2))
+    let report = try await OutboxUploader(
+      outbox: outbox, transport: transport, random: SeededGenerator(seed: 2)
+    ).flush()
+    #expect(clock.sleeps == [12])
+    #expect(report.accepted == 2 && report.retries == 1 && report.waitedSeconds == 12)
+    #expect(transport.sent.map(\.time) == [1_796_014_800, 1_796_014_812])
   }
 
-  @Test func answerLostAfterCommitIsDeliveredOnce() throws {
+  @Test func answerLostAfterCommitIsDeliveredOnce() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     transport.script = [transport.commitThenTimeout()]
     try outbox.enqueue(contentsOf: makeEvents(0..<5))
-    let report = try OutboxUploader(
+    let report = try await OutboxUploader(
       outbox: outbox, transport: transport, random: SeededGenerator(seed: 1)
     ).flush()
     #expect(transport.stored == (0..<5).map { "e\($0)" })
@@ -249,12 +267,12 @@ import RetryTiming
     #expect(try outbox.counts().queued == 0)
   }
 
-  @Test func givesUpAfterMaxAttemptsAndKeepsEvents() throws {
+  @Test func givesUpAfterMaxAttemptsAndKeepsEvents() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     transport.script = Array(repeating: FakeTransport.status(500), count: 3)
     try outbox.enqueue(contentsOf: makeEvents(0..<2))
-    let report = try OutboxUploader(
+    let report = try await OutboxUploader(
       outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 3),
       random: SeededGenerator(seed: 2)
     ).flush()
@@ -262,22 +280,22 @@ import RetryTiming
     #expect(transport.sent.count == 3)
     #expect(try outbox.counts().pending == 2)
     // The next call continues the attempt count.
-    try OutboxUploader(outbox: outbox, transport: transport).flush()
+    try await OutboxUploader(outbox: outbox, transport: transport).flush()
     #expect(transport.sent.map(\.attempt) == [1, 2, 3, 4])
   }
 
-  @Test func unauthorizedStopsWithoutLosingEvents() throws {
+  @Test func unauthorizedStopsWithoutLosingEvents() async throws {
     let outbox = try open()
     let transport = FakeTransport(clock: clock)
     transport.script = [FakeTransport.status(401)]
     try outbox.enqueue(contentsOf: makeEvents(0..<2))
-    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
     #expect(report.stopped == .refused(status: 401, message: "fault: injected 401"))
     #expect(try outbox.counts().pending == 2)
     #expect(clock.sleeps.isEmpty)
   }
 
-  @Test func tooLargeBatchesAreSplitAndASingleTooLargeEventIsDeadLettered() throws {
+  @Test func tooLargeBatchesAreSplitAndASingleTooLargeEventIsDeadLettered() async throws {
     let outbox = try open(OutboxConfiguration(maxBatchEvents: 8))
     let transport = FakeTransport(clock: clock)
     // The server takes at most 3 events; e5 alone is too large.
@@ -292,13 +310,13 @@ import RetryTiming
         return FakeTransport.accept(ids, into: &transport.stored)
       }, count: 20)
     try outbox.enqueue(contentsOf: makeEvents(0..<8))
-    let report = try OutboxUploader(outbox: outbox, transport: transport).flush()
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
     #expect(transport.stored == ["e0", "e1", "e2", "e3", "e4", "e6", "e7"])
     #expect(try outbox.deadLetters().map(\.reason) == ["HTTP 413: payload_too_large: m"])
     #expect(report.rejected == 1 && report.stopped == nil)
   }
 
-  @Test func restartReturnsInFlightEventsToPendingAndSendsThemFirst() throws {
+  @Test func restartReturnsInFlightEventsToPendingAndSendsThemFirst() async throws {
     do {
       let outbox = try open(OutboxConfiguration(maxBatchEvents: 3))
       try outbox.enqueue(contentsOf: makeEvents(0..<5))
@@ -312,7 +330,7 @@ import RetryTiming
     #expect(try outbox.counts().inFlight == 0)
     #expect(try outbox.counts().pending == 6)
     let transport = FakeTransport(clock: clock)
-    try OutboxUploader(outbox: outbox, transport: transport).flush()
+    try await OutboxUploader(outbox: outbox, transport: transport).flush()
     #expect(transport.sent.map(\.ids) == [["e0", "e1", "e2"], ["e3", "e4", "e5"]])
     // The interrupted batch is a retry: X-Attempt continues from the stored count.
     #expect(transport.sent.map(\.attempt) == [2, 1])

@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceEngine
+import Networking
 import GeofenceGeometry
 import GeofenceSync
 import GeofenceTransitions

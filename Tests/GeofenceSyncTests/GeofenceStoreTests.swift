@@ -3,6 +3,7 @@ import GeofenceDefinitions
 import GeofenceGeometry
 import GeofenceSync
 import GeofenceTestSupport
+import Networking
 import Testing
 
 func page(_ items: [String], version: String = "v2", next: String? = nil) -> HTTPResponse {

@@ -3,6 +3,7 @@ import GeofenceDefinitions
 import GeofenceGeometry
 import GeofenceSync
 import GeofenceTestSupport
+import Networking
 import Testing
 
 /// `n` geofences `g000`... on a line of latitude.
@@ -64,7 +65,7 @@ struct GeofenceSyncClientTests {
   @Test func notModifiedKeepsTheSetAndFreshensTheSyncTime() async throws {
     let server = FakeSyncServer()
     server.publish(sampleSet(5))
-    let clock = SyncTestClock()
+    let clock = ManualClock(now: syncTestStart)
     let client = try makeClient(server, clock: clock)
     _ = try await client.sync()
     let before = try client.store.state()
@@ -147,7 +148,7 @@ struct GeofenceSyncClientTests {
     server.script(
       result: .success(FakeSyncServer.error(500, "internal_error")), matching: isListing)
     server.script(result: .failure(.timedOut), matching: isListing)
-    let clock = SyncTestClock()
+    let clock = ManualClock(now: syncTestStart)
     let client = try makeClient(server, clock: clock, seed: 7)
     let report = try await client.sync()
     #expect(report.geofenceCount == 3)
@@ -162,23 +163,25 @@ struct GeofenceSyncClientTests {
     #expect(clock.sleeps[0] == 7)
   }
 
-  /// A `Retry-After` that is not a finite number of seconds is ignored, and a negative one
-  /// counts as 0: the backoff alone applies (`nan` used to fail the sync at once, as if it
-  /// were beyond the limit).
-  @Test(arguments: ["nan", "inf", "-5", "Wed, 21 Oct 2026 07:28:00 GMT", " 2 "])
+  /// A `Retry-After` that is neither a finite number of seconds nor an HTTP date is ignored,
+  /// and a negative one counts as 0: the backoff alone applies (`nan` used to fail the sync
+  /// at once, as if it were beyond the limit). A date is read against the clock: the clock
+  /// starts at Sun, 30 Nov 2025 05:00:00 GMT, so a date 2 s later is a 2 s wait.
+  @Test(arguments: ["nan", "inf", "-5", "Sun, 30 Nov 2025 05:00:02 GMT", " 2 "])
   func retryAfterInOtherFormsIsIgnored(text: String) async throws {
     let server = FakeSyncServer()
     server.publish(sampleSet(3))
     server.script(
       result: .success(FakeSyncServer.error(503, "unavailable", retryAfterText: text))
     ) { $0.url.path == "/v1/geofences" }
-    let clock = SyncTestClock()
+    let clock = ManualClock(now: syncTestStart)
     let client = try makeClient(server, clock: clock, seed: 5)
     let report = try await client.sync()
     #expect(report.geofenceCount == 3 && report.requestCount == 2)
     var g = SeededGenerator(seed: 5)
     let backoff = Double(g.next() >> 11) * 0x1p-53 * 0.5
-    #expect(clock.sleeps == [text == " 2 " ? 2 : backoff])
+    let waitsTwo = ["Sun, 30 Nov 2025 05:00:02 GMT", " 2 "].contains(text)
+    #expect(clock.sleeps == [waitsTwo ? 2 : backoff])
   }
 
   @Test func retryAfterBeyondTheLimitFailsAtOnce() async throws {
@@ -187,7 +190,7 @@ struct GeofenceSyncClientTests {
     server.script(result: .success(FakeSyncServer.error(503, "unavailable", retryAfter: 3600))) {
       _ in true
     }
-    let clock = SyncTestClock()
+    let clock = ManualClock(now: syncTestStart)
     let client = try makeClient(server, clock: clock)
     await #expect(
       throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")
@@ -195,6 +198,25 @@ struct GeofenceSyncClientTests {
       try await client.sync()
     }
     #expect(clock.sleeps.isEmpty)
+  }
+
+  /// A `Retry-After` date beyond the limit (an hour ahead of the clock) fails at once, as the
+  /// same wait in seconds does.
+  @Test func retryAfterDateBeyondTheLimitFailsAtOnce() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(3))
+    server.script(
+      result: .success(
+        FakeSyncServer.error(503, "unavailable", retryAfterText: "Sun, 30 Nov 2025 06:00:00 GMT"))
+    ) { _ in true }
+    let clock = ManualClock(now: syncTestStart)
+    let client = try makeClient(server, clock: clock)
+    await #expect(
+      throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")
+    ) {
+      try await client.sync()
+    }
+    #expect(clock.sleeps.isEmpty && server.requestCount == 1)
   }
 
   /// A failure scenario: what to arm on the second sync, and what the stale reason must say.
@@ -246,7 +268,7 @@ struct GeofenceSyncClientTests {
   func aFailedSyncLeavesTheStoredSetAndMarksItStale(_ failure: Failure) async throws {
     let server = FakeSyncServer()
     server.publish(sampleSet(7))
-    let clock = SyncTestClock()
+    let clock = ManualClock(now: syncTestStart)
     let client = try makeClient(server, clock: clock, pageSize: 3)
     _ = try await client.sync()
     let before = try client.store.geofences()

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceSync
 import GeofenceTestSupport
+import Networking
 import Testing
 
 /// Passes requests to a real transport and runs a hook before each one (to arm a server fault
@@ -40,7 +41,8 @@ struct ReferenceServerSyncTests {
   }
 
   func client(
-    _ server: ReferenceServer, store: GeofenceStore, clock: SyncTestClock = SyncTestClock(),
+    _ server: ReferenceServer, store: GeofenceStore,
+    clock: ManualClock = ManualClock(now: syncTestStart),
     transport: any HTTPTransport = URLSessionTransport(), pageSize: Int = 100
   ) -> GeofenceSyncClient {
     var configuration = SyncConfiguration(baseURL: server.baseURL, apiKey: Self.key)
@@ -96,7 +98,7 @@ struct ReferenceServerSyncTests {
     defer { server.stop() }
     try await server.replaceGeofences(key: Self.key, Self.places(250))
     let store = try GeofenceStore.inMemory()
-    let clock = SyncTestClock()
+    let clock = ManualClock(now: syncTestStart)
     _ = try await client(server, store: store, clock: clock).sync()
     let before = try store.geofences()
     let version = try store.state().version
@@ -152,7 +154,7 @@ struct ReferenceServerSyncTests {
     try await server.armFault([
       "path": "/v1/geofences", "kind": "429", "retry_after": 2, "count": 1,
     ])
-    let clock = SyncTestClock()
+    let clock = ManualClock(now: syncTestStart)
     let store = try GeofenceStore.inMemory()
     let report = try await client(server, store: store, clock: clock).sync()
     #expect(report.geofenceCount == 30)

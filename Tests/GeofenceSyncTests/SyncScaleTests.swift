@@ -1,6 +1,8 @@
 import Foundation
 import GeofenceGeometry
 import GeofenceSync
+import GeofenceTestSupport
+import Networking
 import Testing
 
 #if canImport(Glibc)
@@ -73,7 +75,7 @@ struct SyncScaleTests {
     configuration.reportsChangedGeofences = false
     let client = GeofenceSyncClient(
       configuration: configuration, store: store,
-      transport: GeneratedListingTransport(count: n), clock: SyncTestClock())
+      transport: GeneratedListingTransport(count: n), clock: ManualClock(now: syncTestStart))
     let baseline = peakResidentKilobytes(reset: true)
     let start = DispatchTime.now()
     let report = try await client.sync()

@@ -1,10 +1,11 @@
 import GeofenceSync
+import GeofenceTestSupport
 import Testing
 
 @Suite("SyncScheduler")
 struct SyncSchedulerTests {
   @Test func startIntervalRetryKeyAndDemand() async throws {
-    let clock = SyncTestClock(now: 1000)
+    let clock = ManualClock(now: 1000)
     var scheduler = SyncScheduler(intervalSeconds: 900, retryIntervalSeconds: 60)
     scheduler.setKey("k1")
     var outcomes = [true, false, true, true, true]

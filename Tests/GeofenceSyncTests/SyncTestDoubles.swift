@@ -2,30 +2,10 @@ import Foundation
 import GeofenceGeometry
 import GeofenceSync
 import GeofenceTestSupport
+import Networking
 
-/// A clock whose time moves only when a test (or a retry wait) advances it.
-final class SyncTestClock: SyncClock, @unchecked Sendable {
-  private let lock = NSLock()
-  private var time: Double
-  private var recorded: [Double] = []
-
-  init(now: Double = 1_764_478_800) { time = now }
-
-  func now() -> Double { lock.withLock { time } }
-
-  /// Records the wait and moves the time forward by it, at once.
-  func sleep(seconds: Double) async throws {
-    lock.withLock {
-      recorded.append(seconds)
-      time += seconds
-    }
-  }
-
-  func advance(by seconds: Double) { lock.withLock { time += seconds } }
-
-  /// Every wait asked for, in order.
-  var sleeps: [Double] { lock.withLock { recorded } }
-}
+/// The sync tests' start time: 2025-11-30T05:00:00Z.
+let syncTestStart: Double = 1_764_478_800
 
 /// An in-memory sync server implementing `docs/sync-protocol.md` for one key: versioned
 /// snapshots, paging with cursors that pin a version, `If-None-Match`, `changes?since=`, and
@@ -188,7 +168,8 @@ extension HTTPRequest {
 /// Builds a client over `server` with a fresh in-memory store (or `store`), a manual clock and
 /// a seeded jitter source.
 func makeClient(
-  _ server: FakeSyncServer, store: GeofenceStore? = nil, clock: SyncTestClock = SyncTestClock(),
+  _ server: FakeSyncServer, store: GeofenceStore? = nil,
+  clock: ManualClock = ManualClock(now: syncTestStart),
   key: String = "k1", pageSize: Int = 1000, seed: UInt64 = 42,
   configure: (inout SyncConfiguration) -> Void = { _ in }
 ) throws -> GeofenceSyncClient {

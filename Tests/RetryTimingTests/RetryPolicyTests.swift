@@ -64,6 +64,23 @@ private struct ScriptedGenerator: RandomNumberGenerator {
     }
   }
 
+  /// RFC 9110 §5.6.7's example instant, 1994-11-06T08:49:37Z = 784 111 777 s, in its three
+  /// forms, read against a clock 10 s before it; a date in the past waits 0.
+  @Test func retryAfterIsReadAsAnHTTPDateAgainstNow() {
+    let instant = 784_111_777.0
+    for text in [
+      "Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+      "Sun Nov  6 08:49:37 1994", " Sun, 06 Nov 1994 08:49:37 GMT ",
+    ] {
+      #expect(RetryPolicy.retryAfterSeconds(text, now: instant - 10) == 10, "\(text)")
+    }
+    #expect(RetryPolicy.retryAfterSeconds("Sun, 06 Nov 1994 08:49:37 GMT", now: instant + 5) == 0)
+    #expect(RetryPolicy.retryAfterSeconds("7", now: instant) == 7)
+    for text in ["soon", "", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994"] {
+      #expect(RetryPolicy.retryAfterSeconds(text, now: instant) == nil, "\(text)")
+    }
+  }
+
   @Test func longRetryAfterIsNotWaitedOut() {
     let p = RetryPolicy(maximumRetryAfterSeconds: 120)
     #expect(p.waitsOut(retryAfterSeconds: nil))

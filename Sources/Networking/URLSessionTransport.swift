@@ -1,0 +1,224 @@
+import Foundation
+import RetryTiming
+
+#if canImport(FoundationNetworking)
+  import FoundationNetworking
+#endif
+
+/// ``HTTPTransport`` over Foundation's `URLSession` (FoundationNetworking on Linux), with a
+/// total deadline and a size cap on every answer.
+///
+/// - **Deadline.** A request's ``HTTPRequest/timeoutSeconds`` bounds the whole answer, not
+///   only the silence between bytes: it is the `URLRequest`'s idle timeout, and a task-level
+///   deadline on the injected clock cancels the transfer when it passes, however slowly bytes
+///   keep arriving. The session's `timeoutIntervalForResource`
+///   (``resourceTimeoutSeconds``) is a second, transport-wide ceiling. Either way the send
+///   fails with ``TransportError/timedOut``.
+/// - **Size cap.** An answer whose `Content-Length` exceeds ``maximumResponseBytes`` fails at
+///   once, before its body is read; one without a length fails as soon as the bytes received
+///   pass the cap. Both with ``TransportError/responseTooLarge(limit:)``.
+/// - **Cancellation.** Cancelling the sending task cancels the transfer and fails the send
+///   with ``TransportError/cancelled``.
+///
+/// Uses an ephemeral session (no cookies, no URL cache), so a conditional request and its
+/// `304` reach the caller as sent and received. Thread-safe: one transport may serve many
+/// concurrent sends.
+public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
+  /// The default ``maximumResponseBytes``: 64 MiB.
+  public static let defaultMaximumResponseBytes = 64 << 20
+
+  /// The largest body accepted, bytes (> 0).
+  public let maximumResponseBytes: Int
+  /// The session's `timeoutIntervalForResource`, seconds: no transfer outlives it, whatever
+  /// its request's deadline.
+  public let resourceTimeoutSeconds: Double
+  private let clock: any EngineClock
+  private let session: URLSession
+  private let delegate: SessionDelegate
+
+  /// - Parameters:
+  ///   - maximumResponseBytes: the size cap, bytes (> 0). Default 64 MiB.
+  ///   - resourceTimeoutSeconds: the transport-wide ceiling on one transfer, seconds (> 0).
+  ///     Default 600.
+  ///   - clock: the clock the task-level deadline waits on. Default the wall clock; a test
+  ///     passes a manual clock to make the deadline fire without waiting.
+  /// - Precondition: both limits are positive; a violation traps.
+  public init(
+    maximumResponseBytes: Int = URLSessionTransport.defaultMaximumResponseBytes,
+    resourceTimeoutSeconds: Double = 600, clock: any EngineClock = SystemClock()
+  ) {
+    precondition(maximumResponseBytes > 0 && resourceTimeoutSeconds > 0, "limits must be > 0")
+    self.maximumResponseBytes = maximumResponseBytes
+    self.resourceTimeoutSeconds = resourceTimeoutSeconds
+    self.clock = clock
+    let configuration = URLSessionConfiguration.ephemeral
+    configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+    configuration.urlCache = nil
+    configuration.httpCookieStorage = nil
+    configuration.timeoutIntervalForResource = resourceTimeoutSeconds
+    delegate = SessionDelegate()
+    let queue = OperationQueue()
+    queue.maxConcurrentOperationCount = 1
+    session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: queue)
+  }
+
+  deinit { session.invalidateAndCancel() }
+
+  /// Sends `request` and collects the whole answer (see the type's discussion for the
+  /// deadline, the size cap and cancellation).
+  /// - Throws: ``TransportError``.
+  /// - Complexity: O(n) memory in the body's size, at most ``maximumResponseBytes``.
+  public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+    var urlRequest = URLRequest(url: request.url)
+    urlRequest.httpMethod = request.method
+    urlRequest.timeoutInterval = request.timeoutSeconds
+    urlRequest.cachePolicy = .reloadIgnoringLocalCacheData
+    for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
+    urlRequest.httpBody = request.body
+
+    let task = session.dataTask(with: urlRequest)
+    let transfer = Transfer(task: task, limit: maximumResponseBytes)
+    delegate.register(transfer, for: task.taskIdentifier)
+    let clock = self.clock
+    let deadline = Task {
+      do { try await clock.sleep(seconds: request.timeoutSeconds) } catch { return }
+      transfer.finish(.failure(.timedOut))
+    }
+    defer { deadline.cancel() }
+    let result = await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        transfer.wait(continuation)
+        task.resume()
+      }
+    } onCancel: {
+      transfer.finish(.failure(.cancelled))
+    }
+    return try result.get()
+  }
+}
+
+/// One transfer in progress: the body so far and the one result it ends with.
+private final class Transfer: @unchecked Sendable {
+  typealias Outcome = Result<HTTPResponse, TransportError>
+  private let lock = NSLock()
+  private let task: URLSessionTask
+  let limit: Int
+  private var response: HTTPURLResponse?
+  private var body = Data()
+  private var outcome: Outcome?
+  private var continuation: CheckedContinuation<Outcome, Never>?
+
+  init(task: URLSessionTask, limit: Int) {
+    self.task = task
+    self.limit = limit
+  }
+
+  /// Resumes `continuation` with the outcome, now if it is known.
+  func wait(_ continuation: CheckedContinuation<Outcome, Never>) {
+    let ready: Outcome? = lock.withLock {
+      if let outcome { return outcome }
+      self.continuation = continuation
+      return nil
+    }
+    if let ready { continuation.resume(returning: ready) }
+  }
+
+  /// Ends the transfer with `outcome` unless it has ended already; cancels the task when the
+  /// outcome is a failure (a deadline, the cap, cancellation), so no more bytes are read.
+  func finish(_ outcome: Outcome) {
+    let waiting: CheckedContinuation<Outcome, Never>?
+    let first: Bool = lock.withLock {
+      guard self.outcome == nil else { return false }
+      self.outcome = outcome
+      return true
+    }
+    guard first else { return }
+    if case .failure = outcome { task.cancel() }
+    waiting = lock.withLock {
+      let c = continuation
+      continuation = nil
+      return c
+    }
+    waiting?.resume(returning: outcome)
+  }
+
+  /// Whether the answer may proceed: false (and the transfer failed) when its
+  /// `Content-Length` is over the cap.
+  func received(_ response: URLResponse) -> Bool {
+    guard let http = response as? HTTPURLResponse else {
+      finish(.failure(.connectionFailed("not an HTTP response")))
+      return false
+    }
+    if http.expectedContentLength > Int64(limit) {
+      finish(.failure(.responseTooLarge(limit: limit)))
+      return false
+    }
+    lock.withLock { self.response = http }
+    return true
+  }
+
+  func received(_ data: Data) {
+    let over: Bool = lock.withLock {
+      body.append(data)
+      return body.count > limit
+    }
+    if over { finish(.failure(.responseTooLarge(limit: limit))) }
+  }
+
+  func completed(error: Error?) {
+    if let error {
+      let nsError = error as NSError
+      if nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorTimedOut {
+        finish(.failure(.timedOut))
+      } else if nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorCancelled {
+        finish(.failure(.cancelled))
+      } else {
+        finish(.failure(.connectionFailed(error.localizedDescription)))
+      }
+      return
+    }
+    let (response, body) = lock.withLock { (self.response, self.body) }
+    guard let response else {
+      finish(.failure(.connectionFailed("not an HTTP response")))
+      return
+    }
+    var headers: [String: String] = [:]
+    for (name, value) in response.allHeaderFields {
+      if let name = name as? String, let value = value as? String { headers[name] = value }
+    }
+    let answer = HTTPResponse(statusCode: response.statusCode, headers: headers, body: body)
+    let expected = response.expectedContentLength
+    if expected >= 0, Int64(body.count) < expected, answer.header("content-encoding") == nil {
+      finish(.failure(.connectionFailed("body cut short: \(body.count) of \(expected) bytes")))
+      return
+    }
+    finish(.success(answer))
+  }
+}
+
+/// Routes the session's callbacks to their ``Transfer``.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+  private let lock = NSLock()
+  private var transfers: [Int: Transfer] = [:]
+
+  func register(_ transfer: Transfer, for id: Int) { lock.withLock { transfers[id] = transfer } }
+
+  private func transfer(_ id: Int) -> Transfer? { lock.withLock { transfers[id] } }
+
+  func urlSession(
+    _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+    completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+  ) {
+    let proceed = transfer(dataTask.taskIdentifier)?.received(response) ?? false
+    completionHandler(proceed ? .allow : .cancel)
+  }
+
+  func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+    transfer(dataTask.taskIdentifier)?.received(data)
+  }
+
+  func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+    let done = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
+    done?.completed(error: error)
+  }
+}

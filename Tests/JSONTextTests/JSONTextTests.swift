@@ -1,0 +1,86 @@
+import JSONText
+import Testing
+
+@Suite struct JSONTextTests {
+  /// Every control character below U+0020, by hand from RFC 8259 §7: the five short forms,
+  /// `\u00XX` (lowercase hex) for the other 27.
+  @Test func everyControlCharacterIsEscaped() {
+    let short: [UInt32: String] = [
+      0x08: #"\b"#, 0x09: #"\t"#, 0x0A: #"\n"#, 0x0C: #"\f"#, 0x0D: #"\r"#,
+    ]
+    let hex = Array("0123456789abcdef")
+    for value in UInt32(0)..<0x20 {
+      let scalar = Unicode.Scalar(value)!
+      let expected =
+        short[value] ?? "\\u00" + String(hex[Int(value >> 4)]) + String(hex[Int(value & 15)])
+      #expect(JSONText.quoted(String(Character(scalar))) == "\"" + expected + "\"", "U+\(value)")
+    }
+    #expect(JSONText.quoted("\u{00}\u{1F}") == #""\u0000\u001f""#)
+  }
+
+  @Test func quotesBackslashesAndEverythingElse() {
+    #expect(JSONText.quoted(#"a"b\c"#) == #""a\"b\\c""#)
+    // `/`, DEL and non-ASCII text are verbatim; so is a string with nothing to escape.
+    #expect(JSONText.quoted("a/b\u{7F}é🌺") == "\"a/b\u{7F}é🌺\"")
+    #expect(JSONText.quoted("") == #""""#)
+    #expect(JSONText.quoted("tab\there é") == #""tab\there é""#)
+    var out = "x="
+    JSONText.appendQuoted("\u{0C}", to: &out)
+    #expect(out == #"x="\f""#)
+  }
+
+  @Test func numbersInBothStyles() {
+    // Whole numbers below 2^53 without a fraction; others in shortest round-trip form.
+    #expect(JSONText.number(5) == "5")
+    #expect(JSONText.number(-12) == "-12")
+    #expect(JSONText.number(-0.0) == "0")
+    #expect(JSONText.number(1.5) == "1.5")
+    #expect(JSONText.number(0.1) == "0.1")
+    #expect(JSONText.number(9_007_199_254_740_991) == "9007199254740991")
+    #expect(JSONText.number(9_007_199_254_740_992) == "9007199254740992.0")
+    #expect(JSONText.number(1e16) == "1e+16")
+    #expect(JSONText.number(1e30) == "1e+30")
+    #expect(JSONText.number(.nan) == "null")
+    #expect(JSONText.number(-.infinity) == "null")
+    // Swift's description, always.
+    #expect(JSONText.number(5, style: .shortestRoundTrip) == "5.0")
+    #expect(JSONText.number(-0.0, style: .shortestRoundTrip) == "-0.0")
+    #expect(JSONText.number(21.3, style: .shortestRoundTrip) == "21.3")
+    #expect(JSONText.number(1e16, style: .shortestRoundTrip) == "1e+16")
+    #expect(JSONText.number(.infinity, style: .shortestRoundTrip) == "null")
+  }
+
+  @Test func roundingToDecimals() {
+    #expect(JSONText.rounded(12.3456, decimals: 3) == 12.346)
+    #expect(JSONText.rounded(12.3454, decimals: 3) == 12.345)
+    #expect(JSONText.rounded(2.25, decimals: 1) == 2.3)  // 22.5 rounds away from zero
+    #expect(JSONText.rounded(-2.25, decimals: 1) == -2.3)
+    #expect(JSONText.rounded(7.6, decimals: 0) == 8)
+    #expect(JSONText.rounded(7.6, decimals: -3) == 8)  // clamped to 0 places
+    #expect(JSONText.number(JSONText.rounded(0.1 + 0.2, decimals: 3)) == "0.3")
+    #expect(JSONText.rounded(.infinity, decimals: 2) == .infinity)
+    #expect(JSONText.rounded(.nan, decimals: 2).isNaN)
+  }
+
+  @Test func objectWriterWritesMembersInOrder() {
+    var json = JSONObjectWriter()
+    #expect(json.finish() == "{}")
+    json.add("type", string: "enter")
+    json.add("n", number: 3)
+    json.add("x", number: 2.5)
+    json.add("none", number: nil)
+    json.add("bad", number: .nan)
+    json.add("count", integer: -4)
+    json.add("ok", bool: true)
+    json.addNull("gap")
+    json.add("raw", raw: "[1,2]")
+    json.add("k\"ey", string: "v\n")
+    #expect(
+      json.finish()
+        == #"{"type":"enter","n":3,"x":2.5,"none":null,"bad":null,"count":-4,"ok":true,"#
+        + #""gap":null,"raw":[1,2],"k\"ey":"v\n"}"#)
+    var decimal = JSONObjectWriter(numberStyle: .shortestRoundTrip)
+    decimal.add("n", number: 3)
+    #expect(decimal.finish() == #"{"n":3.0}"#)
+  }
+}
