@@ -104,28 +104,45 @@ public struct GeofenceEventEncoder: Sendable {
   private static func members(_ e: GeofenceEvent, track: String?, processingTime: Bool)
     -> String
   {
-    var s = "\"type\":" + JSONText.quoted(e.type.rawValue)
-    s += ",\"geofence_id\":" + JSONText.quoted(e.geofenceID)
-    s += ",\"geofence_name\":" + string(e.geofenceName)
-    s += ",\"metadata\":" + (e.metadataJSON ?? "null")
-    s += ",\"url\":" + string(e.url)
-    s += ",\"device_id\":" + JSONText.quoted(e.deviceID)
-    s += ",\"user_id\":" + string(e.userID)
-    s += ",\"anonymous_id\":" + string(e.anonymousID)
-    s += ",\"time\":" + string(e.time.map { RFC3339.format($0) })
-    if processingTime {
-      s += ",\"processed_at\":" + string(e.processedAt.map { RFC3339.format($0) })
+    // One growing string, appended in place: concatenating temporaries cost more than the
+    // numbers themselves.
+    var s = ""
+    s.reserveCapacity(400 + (e.metadataJSON?.utf8.count ?? 0))
+    func member(_ name: StaticString, _ value: String) {
+      s.append(",\"")
+      s.append(name.description)
+      s.append("\":")
+      s.append(value)
     }
-    s += ",\"latitude\":" + number(e.latitude) + ",\"longitude\":" + number(e.longitude)
-    s += ",\"accuracy\":" + (e.accuracy.map(number) ?? "null")
-    s += ",\"distance_m\":" + rounded(e.distanceMeters)
-    s += ",\"dwell_s\":" + (e.dwellSeconds.map { rounded($0) } ?? "null")
-    s += ",\"visit_s\":" + (e.visitSeconds.map { rounded($0) } ?? "null")
-    s += ",\"after_gap\":" + (e.afterGap ? "true" : "false")
-    s += ",\"gap_start\":" + string(e.gapStart.map { RFC3339.format($0) })
-    s += ",\"removal\":" + (e.isRemoval ? "true" : "false")
-    if let i = e.fixIndex { s += ",\"fix_index\":" + String(i) }
-    if let track { s += ",\"track\":" + JSONText.quoted(track) }
+    func quoted(_ name: StaticString, _ value: String?) {
+      s.append(",\"")
+      s.append(name.description)
+      s.append("\":")
+      if let value { JSONText.appendQuoted(value, to: &s) } else { s.append("null") }
+    }
+    s.append("\"type\":\"")
+    s.append(e.type.rawValue)
+    s.append("\"")
+    quoted("geofence_id", e.geofenceID)
+    quoted("geofence_name", e.geofenceName)
+    member("metadata", e.metadataJSON ?? "null")
+    quoted("url", e.url)
+    quoted("device_id", e.deviceID)
+    quoted("user_id", e.userID)
+    quoted("anonymous_id", e.anonymousID)
+    quoted("time", e.time.map { RFC3339.format($0) })
+    if processingTime { quoted("processed_at", e.processedAt.map { RFC3339.format($0) }) }
+    member("latitude", number(e.latitude))
+    member("longitude", number(e.longitude))
+    member("accuracy", e.accuracy.map(number) ?? "null")
+    member("distance_m", rounded(e.distanceMeters))
+    member("dwell_s", e.dwellSeconds.map { rounded($0) } ?? "null")
+    member("visit_s", e.visitSeconds.map { rounded($0) } ?? "null")
+    member("after_gap", e.afterGap ? "true" : "false")
+    quoted("gap_start", e.gapStart.map { RFC3339.format($0) })
+    member("removal", e.isRemoval ? "true" : "false")
+    if let i = e.fixIndex { member("fix_index", String(i)) }
+    if let track { quoted("track", track) }
     return s
   }
 
