@@ -7,7 +7,7 @@ import TrackFormats
 /// `geofence regions`: the stored, synced set, one geofence per line.
 enum RegionsCommand {
   static let help = """
-    usage: geofence regions --store DIR [--format csv|jsonl|geojson]
+    usage: geofence regions --store DIR [--format csv|json|jsonl|geojson]
 
     Lists the geofence set that 'geofence sync' stored in DIR (DIR/geofences.sqlite), one
     geofence per line, in id order. The version, the last sync time and the staleness go to
@@ -15,8 +15,9 @@ enum RegionsCommand {
 
       --store DIR             the store
       --format F              csv (default): id,name,latitude,longitude,radius_m,metadata;
-                              jsonl: {"id","name","latitude","longitude","radius","metadata"},
-                              the definition format 'geofence replay --regions' reads;
+                              json: an array of {"id","name","latitude","longitude","radius",
+                              "metadata"}, the definition list 'geofence replay --regions'
+                              reads; jsonl: the same objects, one per line;
                               geojson: an RFC 7946 FeatureCollection of Point features with
                               "radius" (metres), "name" and "metadata" properties
 
@@ -38,8 +39,8 @@ enum RegionsCommand {
       guard let s = args.last("store") else { throw UsageError("give --store DIR") }
       store = s
       format = args.last("format") ?? "csv"
-      guard ["csv", "jsonl", "geojson"].contains(format) else {
-        throw UsageError("--format must be csv, jsonl or geojson, got '\(format)'")
+      guard ["csv", "json", "jsonl", "geojson"].contains(format) else {
+        throw UsageError("--format must be csv, json, jsonl or geojson, got '\(format)'")
       }
       if let extra = args.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
     } catch {
@@ -76,6 +77,12 @@ enum RegionsCommand {
       }
     case "jsonl":
       for g in geofences { out.write(jsonObject(g, geoJSON: false) + "\n") }
+    case "json":
+      out.write("[\n")
+      for (i, g) in geofences.enumerated() {
+        out.write((i == 0 ? "" : ",\n") + jsonObject(g, geoJSON: false))
+      }
+      out.write("\n]\n")
     default:
       out.write("{\"type\":\"FeatureCollection\",\"features\":[\n")
       for (i, g) in geofences.enumerated() {

@@ -193,7 +193,7 @@ enum RunCommand {
         if status == ExitStatus.ok { status = ExitStatus.dataError }
       }
     }
-    let uploading = upload.server != nil
+    let uploading = upload.server != nil && !args.flag("no-upload")
     var uploadReport = UploadReport()
     var uploadError: EngineError?
     do throws(EngineError) {

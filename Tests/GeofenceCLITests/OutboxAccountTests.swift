@@ -71,12 +71,8 @@ struct OutboxAccountTests {
       "--store", store.path, "--regions", regions, track,
     ])
     #expect(run.status == 0, "\(run.stderr)")
-    try await withKnownIssue(
-      "run --no-upload with --server uploads anyway (RunCommand: uploading = server != nil)"
-    ) {
-      #expect(try await server.events(key: "account-a")["event_count"] as? Int == 0)
-      try await Self.checkAccount(
-        server: server, store: store, owner: "account-a", other: "account-b")
-    }
+    #expect(try await server.events(key: "account-a")["event_count"] as? Int == 0)
+    try await Self.checkAccount(
+      server: server, store: store, owner: "account-a", other: "account-b")
   }
 }

@@ -90,18 +90,22 @@ import Testing
          properties["metadata"] is NSNull ? nil : properties["metadata"]), g, "geojson")
     }
 
-    // Round trip: the JSON Lines listing as a --regions file gives the original's events.
+    // Round trip: the JSON listing (the same objects as the JSON Lines, in an array) as a
+    // --regions file gives the original's events.
+    let json = try CLI.run(["regions", "--store", store, "--format", "json"])
+    #expect(json.status == 0)
+    let array =
+      try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]] ?? []
+    #expect(array.count == objects.count)
     let original = try CLI.writeEquatorGeofences(in: dir)
-    let listed = dir.appendingPathComponent("listed.jsonl")
-    try jsonl.stdout.write(to: listed, atomically: true, encoding: .utf8)
+    let listed = dir.appendingPathComponent("listed.json")
+    try json.stdout.write(to: listed, atomically: true, encoding: .utf8)
     let track = try CLI.writeEquatorTrack(in: dir)
     let fromOriginal = try CLI.run(["replay", "--quiet", "--regions", original, track])
     #expect(fromOriginal.status == 0 && CLI.lines(fromOriginal.stdout).count == 8)
-    withKnownIssue("replay --regions cannot read the JSON Lines that 'regions --format jsonl' writes") {
-      let fromListing = try CLI.run(["replay", "--quiet", "--regions", listed.path, track])
-      #expect(fromListing.status == 0, "\(fromListing.stderr)")
-      #expect(fromListing.stdout == fromOriginal.stdout)
-    }
+    let fromListing = try CLI.run(["replay", "--quiet", "--regions", listed.path, track])
+    #expect(fromListing.status == 0, "\(fromListing.stderr)")
+    #expect(fromListing.stdout == fromOriginal.stdout)
   }
 
   /// The fields of one RFC 4180 CSV line.
