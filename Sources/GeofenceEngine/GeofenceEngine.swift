@@ -204,7 +204,8 @@ public final class GeofenceEngine {
           atPath: d, withIntermediateDirectories: true)
       }
       geofenceStore =
-        storage == .inMemory ? try GeofenceStore.inMemory() : try GeofenceStore(path: path("geofences.sqlite"))
+        storage == .inMemory
+        ? try GeofenceStore.inMemory() : try GeofenceStore(path: path("geofences.sqlite"))
       stateStore = try DeviceStateStore(path: path("state.sqlite"))
       outbox = try configuration.outbox.map {
         try Outbox(path: path("outbox.sqlite"), configuration: $0, clock: clock)
@@ -296,9 +297,13 @@ public final class GeofenceEngine {
   /// - Throws: ``EngineError/store(_:)`` when the identity cannot be saved.
   public func identify(user: String?) throws(EngineError) {
     do {
-      if let identityFile { try identityFile.setUser(user) } else {
+      if let identityFile {
+        try identityFile.setUser(user)
+      } else {
         userIDInMemory = user
-        if let user { try stateStore.setValue(user, key: "user_id") } else {
+        if let user {
+          try stateStore.setValue(user, key: "user_id")
+        } else {
           try stateStore.database.execute("DELETE FROM engine_state WHERE key = 'user_id'")
         }
       }

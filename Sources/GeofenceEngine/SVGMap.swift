@@ -92,7 +92,9 @@ public struct SVGMap {
       }
       out += "<path d=\"\(d)\" fill=\"none\" stroke=\"#444\" stroke-width=\"1.5\"/>\n"
     }
-    let colours: [TransitionType: String] = [.enter: "#1a9850", .exit: "#d73027", .dwell: "#4575b4"]
+    let colours: [TransitionType: String] = [
+      .enter: "#1a9850", .exit: "#d73027", .dwell: "#4575b4",
+    ]
     for (i, e) in events.enumerated() {
       let colour = colours[e.type] ?? "#000"
       let px = x(e.longitude)

@@ -44,7 +44,9 @@ public enum FixLineParser {
   public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<StreamFix, Failure> {
     var p = Cursor(bytes: line)
     p.skipSpace()
-    guard p.take(UInt8(ascii: "{")) else { return .failure(Failure(description: "not a JSON object")) }
+    guard p.take(UInt8(ascii: "{")) else {
+      return .failure(Failure(description: "not a JSON object"))
+    }
     var device: String?
     var time: Double?
     var latitude: Double?
@@ -87,10 +89,14 @@ public enum FixLineParser {
             Failure(description: "time must be an RFC 3339 string or epoch seconds"))
         }
       case .latitude:
-        guard let n = p.number() else { return .failure(Failure(description: "latitude must be a number")) }
+        guard let n = p.number() else {
+          return .failure(Failure(description: "latitude must be a number"))
+        }
         latitude = n
       case .longitude:
-        guard let n = p.number() else { return .failure(Failure(description: "longitude must be a number")) }
+        guard let n = p.number() else {
+          return .failure(Failure(description: "longitude must be a number"))
+        }
         longitude = n
       case .accuracy:
         if p.takeLiteral("null") {

@@ -63,7 +63,9 @@ enum RegionsCommand {
       return ExitStatus.ioError
     }
     var out = StandardOutput()
-    let geofences = engine.geofences.sorted { Array($0.id.utf8).lexicographicallyPrecedes(Array($1.id.utf8)) }
+    let geofences = engine.geofences.sorted {
+      Array($0.id.utf8).lexicographicallyPrecedes(Array($1.id.utf8))
+    }
     switch format {
     case "csv":
       out.write("id,name,latitude,longitude,radius_m,metadata\n")

@@ -175,7 +175,8 @@ enum StreamCommand {
     }
 
     var stream = Stream(
-      engine: engine, encoder: GeofenceEventEncoder(
+      engine: engine,
+      encoder: GeofenceEventEncoder(
         format: .jsonl, includesProcessingTime: args.flag("processing-time")),
       inputFormat: args.last("input-format"), quiet: quiet,
       checkpoints: stateDirectory != nil)
@@ -305,7 +306,8 @@ enum StreamCommand {
               lineNumber += 1
               let s: Int32
               if carry.isEmpty {
-                s = line(UnsafeBufferPointer(rebasing: chunk[start..<i]), number: lineNumber, name: name)
+                s = line(
+                  UnsafeBufferPointer(rebasing: chunk[start..<i]), number: lineNumber, name: name)
               } else {
                 carry.append(contentsOf: chunk[start..<i])
                 s = carry.withUnsafeBufferPointer { line($0, number: lineNumber, name: name) }
@@ -360,7 +362,8 @@ enum StreamCommand {
         }
         if written < 0 {
           if errno == EINTR { continue }
-          printError("geofence stream: cannot write to standard output: \(String(cString: strerror(errno)))")
+          printError(
+            "geofence stream: cannot write to standard output: \(String(cString: strerror(errno)))")
           return false
         }
         offset += written
@@ -376,7 +379,9 @@ enum StreamCommand {
       if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return ExitStatus.ok }
       counts.lines += 1
       if format == nil {
-        let first = bytes.first { $0 != 0x20 && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF }
+        let first = bytes.first {
+          $0 != 0x20 && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF
+        }
         format = first == UInt8(ascii: "{") ? "jsonl" : "csv"
       }
       let parsed: StreamFix
@@ -443,8 +448,9 @@ enum StreamCommand {
         return ExitStatus.ioError
       }
       for e in events { output.append(contentsOf: encoder.encode(e).utf8) }
-      if !events.isEmpty, output.count > 1 << 16
-        || DispatchTime.now().uptimeNanoseconds - lastFlush > 100_000_000
+      if !events.isEmpty,
+        output.count > 1 << 16
+          || DispatchTime.now().uptimeNanoseconds - lastFlush > 100_000_000
       {
         if !flushOutput() { return ExitStatus.ioError }
       }

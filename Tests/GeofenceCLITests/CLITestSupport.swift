@@ -129,21 +129,25 @@ enum CLI {
 
   /// Four geofences of 100 m on the equator, 0.001° to 0.007° east, with metadata: an https
   /// url, an invalid one, a custom scheme, none.
-  static var equatorGeofences: [[String: Any]] { [
+  static var equatorGeofences: [[String: Any]] {
     [
-      "id": "offer-1", "name": "Offer one", "latitude": 0, "longitude": 0.001, "radius": 100,
-      "metadata": ["url": "https://example.com/offer/1", "campaign": ["n": 7, "tags": ["a", "b"]]],
-    ],
-    [
-      "id": "bad-url", "latitude": 0, "longitude": 0.003, "radius": 100,
-      "metadata": ["url": "not a url", "x": 1.5],
-    ],
-    [
-      "id": "app-link", "name": "App", "latitude": 0, "longitude": 0.005, "radius": 100,
-      "metadata": ["url": "myapp://x"],
-    ],
-    ["id": "plain", "latitude": 0, "longitude": 0.007, "radius": 100],
-  ] }
+      [
+        "id": "offer-1", "name": "Offer one", "latitude": 0, "longitude": 0.001, "radius": 100,
+        "metadata": [
+          "url": "https://example.com/offer/1", "campaign": ["n": 7, "tags": ["a", "b"]],
+        ],
+      ],
+      [
+        "id": "bad-url", "latitude": 0, "longitude": 0.003, "radius": 100,
+        "metadata": ["url": "not a url", "x": 1.5],
+      ],
+      [
+        "id": "app-link", "name": "App", "latitude": 0, "longitude": 0.005, "radius": 100,
+        "metadata": ["url": "myapp://x"],
+      ],
+      ["id": "plain", "latitude": 0, "longitude": 0.007, "radius": 100],
+    ]
+  }
 
   /// East along the equator: fix `s` (0..<100) at 10·s − 30 m east of 0°, 10·s s after
   /// 2026-11-30T05:00:00Z.
@@ -181,6 +185,8 @@ enum CLI {
         out.append(("exit", id, exit, distances[exit]))
       }
     }
-    return out.sorted { ($0.2, $0.0 == "enter" ? 1 : 0, $0.1) < ($1.2, $1.0 == "enter" ? 1 : 0, $1.1) }
+    return out.sorted {
+      ($0.2, $0.0 == "enter" ? 1 : 0, $0.1) < ($1.2, $1.0 == "enter" ? 1 : 0, $1.1)
+    }
   }
 }

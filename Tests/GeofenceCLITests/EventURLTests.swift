@@ -23,7 +23,8 @@ import Testing
         Issue.record("\(label): unexpected geofence \(id)")
         continue
       }
-      #expect(CLI.same(e["url"], url.map { $0 as Any } ?? NSNull()), "\(label) \(id): \(e["url"] ?? "")")
+      #expect(
+        CLI.same(e["url"], url.map { $0 as Any } ?? NSNull()), "\(label) \(id): \(e["url"] ?? "")")
       #expect(CLI.same(e["metadata"], definition["metadata"] ?? NSNull()), "\(label) \(id)")
     }
   }
@@ -38,7 +39,8 @@ import Testing
     Self.check(CLI.objects(replay.stdout), "replay")
     var input = ""
     for s in 0..<100 {
-      input += "{\"device_id\":\"d\",\"time\":\(1_796_014_800 + 10 * s),\"latitude\":0,"
+      input +=
+        "{\"device_id\":\"d\",\"time\":\(1_796_014_800 + 10 * s),\"latitude\":0,"
         + "\"longitude\":\(CLI.equatorFixEast(s))}\n"
     }
     let stream = try CLI.run(["stream", "--quiet", "--regions", regions], input: Data(input.utf8))

@@ -31,7 +31,8 @@ struct OutboxAccountTests {
     #expect(refused.stderr.contains(Self.fingerprint(owner)), "\(refused.stderr)")
     #expect(refused.stderr.contains(Self.fingerprint(other)), "\(refused.stderr)")
     #expect(try await server.events(key: other)["event_count"] as? Int == 0)
-    #expect(try CLI.outboxEvents(store: store).map(\.id) == queued, "the refusal changed the outbox")
+    #expect(
+      try CLI.outboxEvents(store: store).map(\.id) == queued, "the refusal changed the outbox")
 
     let delivered = try CLI.run(upload + ["--key", owner])
     #expect(delivered.status == 0, "\(delivered.stderr)")
@@ -55,7 +56,8 @@ struct OutboxAccountTests {
     #expect(run.status == 75, "\(run.stderr)")
     let server = try await ReferenceServer.start(keys: ["account-a", "account-b"])
     defer { server.stop() }
-    try await Self.checkAccount(server: server, store: store, owner: "account-a", other: "account-b")
+    try await Self.checkAccount(
+      server: server, store: store, owner: "account-a", other: "account-b")
   }
 
   @Test func eventsQueuedWithNoUploadGoOnlyToTheirAccount() async throws {

@@ -28,7 +28,9 @@ import Testing
     ])
     #expect(sync.status == 0, "\(sync.stderr)")
 
-    let given = CLI.equatorGeofences.sorted { ($0["id"] as? String ?? "") < ($1["id"] as? String ?? "") }
+    let given = CLI.equatorGeofences.sorted {
+      ($0["id"] as? String ?? "") < ($1["id"] as? String ?? "")
+    }
     func checkRow(
       _ got: (id: String?, name: Any?, lat: Double?, lon: Double?, radius: Double?, metadata: Any?),
       _ g: [String: Any], _ format: String
@@ -39,13 +41,15 @@ import Testing
       #expect(got.lat == (g["latitude"] as? NSNumber)?.doubleValue, "\(format) \(id)")
       #expect(got.lon == (g["longitude"] as? NSNumber)?.doubleValue, "\(format) \(id)")
       #expect(got.radius == (g["radius"] as? NSNumber)?.doubleValue, "\(format) \(id)")
-      #expect(CLI.same(got.metadata ?? NSNull(), g["metadata"] ?? NSNull()), "\(format) \(id) metadata")
+      #expect(
+        CLI.same(got.metadata ?? NSNull(), g["metadata"] ?? NSNull()), "\(format) \(id) metadata")
     }
 
     // CSV: id,name,latitude,longitude,radius_m,metadata (metadata as JSON text).
     let csv = try CLI.run(["regions", "--store", store])
     #expect(csv.status == 0, "\(csv.stderr)")
-    #expect(csv.stderr.contains("geofences: 4") && csv.stderr.contains("stale: no"), "\(csv.stderr)")
+    #expect(
+      csv.stderr.contains("geofences: 4") && csv.stderr.contains("stale: no"), "\(csv.stderr)")
     let csvLines = CLI.lines(csv.stdout)
     #expect(csvLines.first == "id,name,latitude,longitude,radius_m,metadata")
     #expect(csvLines.count == given.count + 1)
@@ -53,11 +57,14 @@ import Testing
       let fields = Self.csvFields(line)
       #expect(fields.count == 6, "\(line)")
       guard fields.count == 6 else { continue }
-      let metadata = fields[5].isEmpty
+      let metadata =
+        fields[5].isEmpty
         ? nil : try? JSONSerialization.jsonObject(with: Data(fields[5].utf8))
       checkRow(
-        (fields[0], fields[1].isEmpty ? nil : fields[1], Double(fields[2]), Double(fields[3]),
-         Double(fields[4]), metadata), g, "csv")
+        (
+          fields[0], fields[1].isEmpty ? nil : fields[1], Double(fields[2]), Double(fields[3]),
+          Double(fields[4]), metadata
+        ), g, "csv")
     }
 
     // JSON Lines.
@@ -67,15 +74,19 @@ import Testing
     #expect(objects.count == given.count)
     for (o, g) in zip(objects, given) {
       checkRow(
-        (o["id"] as? String, o["name"] is NSNull ? nil : o["name"], o["latitude"] as? Double,
-         o["longitude"] as? Double, o["radius"] as? Double, o["metadata"] is NSNull ? nil : o["metadata"]),
+        (
+          o["id"] as? String, o["name"] is NSNull ? nil : o["name"], o["latitude"] as? Double,
+          o["longitude"] as? Double, o["radius"] as? Double,
+          o["metadata"] is NSNull ? nil : o["metadata"]
+        ),
         g, "jsonl")
     }
 
     // GeoJSON: Point features, [longitude, latitude], radius in metres.
     let geojson = try CLI.run(["regions", "--store", store, "--format", "geojson"])
     #expect(geojson.status == 0)
-    let collection = try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any]
+    let collection =
+      try JSONSerialization.jsonObject(with: Data(geojson.stdout.utf8)) as? [String: Any]
     #expect(collection?["type"] as? String == "FeatureCollection")
     let features = collection?["features"] as? [[String: Any]] ?? []
     #expect(features.count == given.count)
@@ -85,9 +96,11 @@ import Testing
       let properties = f["properties"] as? [String: Any] ?? [:]
       #expect(geometry?["type"] as? String == "Point" && coordinates.count == 2)
       checkRow(
-        (f["id"] as? String, properties["name"] is NSNull ? nil : properties["name"],
-         coordinates.last, coordinates.first, properties["radius"] as? Double,
-         properties["metadata"] is NSNull ? nil : properties["metadata"]), g, "geojson")
+        (
+          f["id"] as? String, properties["name"] is NSNull ? nil : properties["name"],
+          coordinates.last, coordinates.first, properties["radius"] as? Double,
+          properties["metadata"] is NSNull ? nil : properties["metadata"]
+        ), g, "geojson")
     }
 
     // Round trip: the JSON listing (the same objects as the JSON Lines, in an array) as a

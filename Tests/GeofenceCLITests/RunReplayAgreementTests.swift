@@ -59,7 +59,9 @@ struct RunReplayAgreementTests {
       // Run's outbox against replay.
       #expect(id == r["id"] as? String, "\(i)")
       for member in ["type", "geofence_id", "latitude", "longitude", "distance_m", "time"] {
-        #expect(CLI.same(q[member], r[member]), "\(i) \(member): run \(q[member] ?? "nil"), replay \(r[member] ?? "nil")")
+        #expect(
+          CLI.same(q[member], r[member]),
+          "\(i) \(member): run \(q[member] ?? "nil"), replay \(r[member] ?? "nil")")
       }
     }
   }

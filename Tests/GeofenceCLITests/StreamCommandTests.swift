@@ -56,7 +56,8 @@ import Testing
     // The good lines alone give the same bytes.
     let good = lines.enumerated().filter { !bad.contains($0.offset + 1) }.map(\.element)
     let clean = try CLI.run(
-      ["stream", "--quiet", "--regions", regions], input: Data((good.joined(separator: "\n") + "\n").utf8))
+      ["stream", "--quiet", "--regions", regions],
+      input: Data((good.joined(separator: "\n") + "\n").utf8))
     #expect(clean.stdout == r.stdout)
   }
 

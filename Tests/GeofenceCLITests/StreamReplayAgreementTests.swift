@@ -79,7 +79,8 @@ import Testing
       for (e, g) in zip(events, got) {
         #expect(Set(e.keys) == Set(g.keys), "\(device) \(e["id"] ?? "")")
         for (member, value) in e where !CLI.same(value, g[member]) {
-          Issue.record("\(device) \(e["id"] ?? ""): \(member) replay \(value), stream \(g[member] ?? "nil")")
+          Issue.record(
+            "\(device) \(e["id"] ?? ""): \(member) replay \(value), stream \(g[member] ?? "nil")")
         }
       }
     }
@@ -154,7 +155,8 @@ struct TrackFixes {
           pattern: "<(\(tags))\\b([^>]*?)(?:/>|>(.*?)</\\1>)", options: [.dotMatchesLineSeparators])
         let ns = text as NSString
         return regex.matches(in: text, range: NSRange(location: 0, length: ns.length)).map {
-          let body = $0.range(at: 3).location == NSNotFound ? "" : ns.substring(with: $0.range(at: 3))
+          let body =
+            $0.range(at: 3).location == NSNotFound ? "" : ns.substring(with: $0.range(at: 3))
           return (ns.substring(with: $0.range(at: 2)), body)
         }
       }

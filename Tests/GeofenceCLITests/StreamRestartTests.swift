@@ -19,7 +19,8 @@ import Testing
       for j in 0..<6 {
         out.append(
           (
-            "g\(out.count < 10 ? "0" : "")\(out.count)", 46 + Double(i) * 1_000 / CLI.metersPerDegree,
+            "g\(out.count < 10 ? "0" : "")\(out.count)",
+            46 + Double(i) * 1_000 / CLI.metersPerDegree,
             7 + Double(j) * 1_000 / perDegreeEast
           ))
       }
@@ -43,9 +44,11 @@ import Testing
       var n = 0
       while n < fixesPerDevice {
         let g = targets.randomElement(using: &random)!
-        let goalNorth = (g.latitude - 46) * CLI.metersPerDegree
+        let goalNorth =
+          (g.latitude - 46) * CLI.metersPerDegree
           + Double.random(in: -60...60, using: &random)
-        let goalEast = (g.longitude - 7) * perDegreeEast
+        let goalEast =
+          (g.longitude - 7) * perDegreeEast
           + Double.random(in: -60...60, using: &random)
         let step = Double.random(in: 2...12, using: &random) * 5
         while n < fixesPerDevice {
@@ -81,7 +84,8 @@ import Testing
         f.device % 2 == 0
         ? "\"" + formatter.string(from: Date(timeIntervalSince1970: Double(f.time))) + "\""
         : String(f.time)
-      text += "{\"device_id\":\"device-\(f.device)\",\"time\":\(time),\"latitude\":"
+      text +=
+        "{\"device_id\":\"device-\(f.device)\",\"time\":\(time),\"latitude\":"
         + "\(46 + f.north / CLI.metersPerDegree),\"longitude\":\(7 + f.east / perDegreeEast),"
         + "\"accuracy\":\(f.accuracy)}\n"
     }
@@ -272,7 +276,8 @@ import Testing
           arguments, input: input, feed: feed, killAfter: delay, random: &random)
       } else {
         feed = .stdinPipe
-        let prefix = Int(Double(size) * (Double(round) + Double.random(in: 0..<1, using: &random)) / 24)
+        let prefix = Int(
+          Double(size) * (Double(round) + Double.random(in: 0..<1, using: &random)) / 24)
         run = try Self.stream(
           arguments, input: input, feed: feed, prefix: prefix,
           killAfter: Double.random(in: 0...0.04, using: &random), random: &random)
@@ -305,16 +310,18 @@ import Testing
       #expect(referenceLine[id] == line, "\(id) differs from the reference: \(line)")
       if seen.insert(id).inserted { firstSeen.append(id) }
     }
-    #expect(seen == Set(referenceIDs), "\(seen.count) distinct ids, reference \(referenceIDs.count)")
+    #expect(
+      seen == Set(referenceIDs), "\(seen.count) distinct ids, reference \(referenceIDs.count)")
     // After removing repeats, the same events in the same order, overall and per device.
     #expect(firstSeen == referenceIDs)
     func perDevice(_ ids: [String]) -> [String: [String]] {
       var out: [String: [String]] = [:]
       for id in ids {
         let line = referenceLine[id] ?? ""
-        let device = line.range(of: "\"device_id\":\"device-").map {
-          String(line[$0.upperBound...].prefix { $0 != "\"" })
-        } ?? "?"
+        let device =
+          line.range(of: "\"device_id\":\"device-").map {
+            String(line[$0.upperBound...].prefix { $0 != "\"" })
+          } ?? "?"
         out[device, default: []].append(id)
       }
       return out

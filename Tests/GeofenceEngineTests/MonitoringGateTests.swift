@@ -104,7 +104,10 @@ private func RFC3339Seconds(_ text: String) -> Double {
 private final class Pipeline {
   let engine: GeofenceEngine
 
-  init(directory: URL, state: AuthorizationState, clock: TestClock, rules: TransitionConfiguration = rules) throws {
+  init(
+    directory: URL, state: AuthorizationState, clock: TestClock,
+    rules: TransitionConfiguration = rules
+  ) throws {
     engine = try GeofenceEngine(
       configuration: .init(
         transitions: rules, initialAuthorization: state, outbox: OutboxConfiguration(),
@@ -129,7 +132,8 @@ private final class Pipeline {
     var next = 0
     for fix in ordered {
       while next < timeline.changes.count, timeline.changes[next].time <= fix.time ?? 0 {
-        try engine.updateAuthorization(timeline.changes[next].state, at: timeline.changes[next].time)
+        try engine.updateAuthorization(
+          timeline.changes[next].state, at: timeline.changes[next].time)
         next += 1
       }
       try process(fix)

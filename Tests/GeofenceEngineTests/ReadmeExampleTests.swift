@@ -22,7 +22,8 @@ import Testing
   for second in 0...600 {
     let east = Double(second) - 300  // metres
     let fix = LocationFix(
-      coordinate: try Coordinate(latitude: 0, longitude: east / 111_195.08), time: 1.8e9 + Double(second),
+      coordinate: try Coordinate(latitude: 0, longitude: east / 111_195.08),
+      time: 1.8e9 + Double(second),
       horizontalAccuracy: 5)
     for event in try engine.ingest(fix, device: "phone-1") {
       seen.append("\(event.type.rawValue) \(event.geofenceID) \(event.url ?? "-")")
