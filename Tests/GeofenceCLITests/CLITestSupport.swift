@@ -26,40 +26,10 @@ enum CLI {
   }
 
   /// Runs `geofence` in the package root with `input` as its standard input (nothing when nil)
-  /// and waits for it.
+  /// and waits for it (``CommandRunner/run(_:in:input:)``).
   static func run(_ arguments: [String], input: Data? = nil) throws -> Output {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.currentDirectoryURL = TestPaths.packageRoot
-    let out = Pipe()
-    let err = Pipe()
-    let inPipe = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
-    try process.run()
-    let group = DispatchGroup()
-    nonisolated(unsafe) var errData = Data()
-    group.enter()
-    DispatchQueue.global().async {
-      errData = err.fileHandleForReading.readDataToEndOfFile()
-      group.leave()
-    }
-    if let input {
-      group.enter()
-      DispatchQueue.global().async {
-        try? inPipe.fileHandleForWriting.write(contentsOf: input)
-        try? inPipe.fileHandleForWriting.close()
-        group.leave()
-      }
-    }
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    group.wait()
-    process.waitUntilExit()
-    return .init(
-      status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-      stderr: String(decoding: errData, as: UTF8.self))
+    let r = try CommandRunner.run(arguments, input: input)
+    return Output(status: r.status, stdout: r.stdout, stderr: r.stderr)
   }
 
   /// Non-empty lines of `text`.

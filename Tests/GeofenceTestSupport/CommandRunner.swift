@@ -23,11 +23,12 @@ public enum CommandRunner {
     return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
   }
 
-  /// Runs `geofence` with `arguments` in the package root and waits for it.
+  /// Runs `geofence` with `arguments` in `directory` (default the package root), with
+  /// `input` as its standard input (nothing when nil), and waits for it.
   /// - Throws: when the executable is missing or cannot be started.
-  public static func run(_ arguments: [String], in directory: URL = TestPaths.packageRoot) throws
-    -> Output
-  {
+  public static func run(
+    _ arguments: [String], in directory: URL = TestPaths.packageRoot, input: Data? = nil
+  ) throws -> Output {
     guard let executable else {
       throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "geofence not built"])
     }
@@ -37,16 +38,27 @@ public enum CommandRunner {
     process.currentDirectoryURL = directory
     let out = Pipe()
     let err = Pipe()
+    let inPipe = Pipe()
     process.standardOutput = out
     process.standardError = err
+    process.standardInput = input == nil ? FileHandle.nullDevice : inPipe
     try process.run()
-    // Read both pipes to the end before waiting, so a large output cannot block the child.
+    // Read both pipes to the end (and write the input) before waiting, so that a large output
+    // cannot block the child.
     let group = DispatchGroup()
     nonisolated(unsafe) var errData = Data()
     group.enter()
     DispatchQueue.global().async {
       errData = err.fileHandleForReading.readDataToEndOfFile()
       group.leave()
+    }
+    if let input {
+      group.enter()
+      DispatchQueue.global().async {
+        try? inPipe.fileHandleForWriting.write(contentsOf: input)
+        try? inPipe.fileHandleForWriting.close()
+        group.leave()
+      }
     }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     group.wait()
