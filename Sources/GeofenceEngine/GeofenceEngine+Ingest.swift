@@ -3,6 +3,7 @@ import Foundation
 import GeofenceGeometry
 import GeofenceTransitions
 import LocationAuthorization
+import TrackFormats
 
 extension GeofenceEngine {
   // MARK: Fixes
@@ -43,6 +44,11 @@ extension GeofenceEngine {
     _ fix: LocationFix, device: String, usesTime: Bool, into events: inout [GeofenceEvent]
   ) throws(EngineError) -> GateOutcome {
     report.fixes += 1
+    // Events carry RFC 3339 times, which name the years 0000-9999 only.
+    if usesTime, let t = fix.time, !Self.representableTimes.contains(t) {
+      report.dropCounts[.missingTime] += 1
+      return .evaluated(.dropped(.missingTime))
+    }
     if devices[device] == nil {
       devices[device] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
     }
@@ -96,6 +102,11 @@ extension GeofenceEngine {
     }
     return outcome
   }
+
+  /// Fix times an event can carry: RFC 3339 years 0000 to 9999, seconds since the Unix epoch
+  /// (``TrackFormats/RFC3339/format(_:)``). A fix outside is dropped as
+  /// ``GeofenceTransitions/DropReason/missingTime``.
+  static let representableTimes: Range<Double> = -62_167_219_200..<253_402_300_799
 
   /// Mutates the device in place (it must be in ``devices``).
   func withDevice<T>(_ device: String, _ body: (inout Device) -> T) -> T {

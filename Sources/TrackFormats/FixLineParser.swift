@@ -19,7 +19,9 @@ public struct StreamFix: Sendable {
 /// Reads one JSON Lines fix: a JSON object (RFC 8259) with the members
 /// - `device_id`: a non-empty string;
 /// - `time`: an RFC 3339 date-time (a zone is required) or a number of seconds since the
-///   Unix epoch;
+///   Unix epoch, within ``TrackReader/plausibleTimes`` (1980-01-06, the GPS epoch, to 2100) like
+///   every track reader's times: a fix from far in the future would make its device drop every
+///   later fix as stale;
 /// - `latitude`, `longitude`: numbers in degrees, [-90, 90] and [-180, 180];
 /// - `accuracy` (optional, or `null`): horizontal accuracy in metres, a number.
 ///
@@ -118,7 +120,13 @@ public enum FixLineParser {
     guard let latitude, let longitude else {
       return .failure(Failure(description: "missing latitude or longitude"))
     }
-    guard time.isFinite else { return .failure(Failure(description: "time is not finite")) }
+    guard TrackReader.plausibleTimes.contains(time) else {
+      return .failure(
+        Failure(
+          description:
+            "time must lie in 1980-01-06 ... 2100-01-01 (epoch seconds \(Int(TrackReader.plausibleTimes.lowerBound)) ... \(Int(TrackReader.plausibleTimes.upperBound)); milliseconds are not seconds)"
+        ))
+    }
     guard let coordinate = try? Coordinate(latitude: latitude, longitude: longitude) else {
       return .failure(
         Failure(

@@ -25,7 +25,7 @@ enum ReplayCommand {
                               --regions airports.csv).
 
     output:
-      --format jsonl|csv|geojson   event format (default jsonl). Fields (docs/events.md):
+      --format jsonl|csv|geojson   event format (default jsonl). Fields (docs/engine.md):
                               id, type, geofence_id, geofence_name, metadata, url, device_id
                               (the file's device column, else the file name), user_id,
                               anonymous_id, time (RFC 3339 UTC), latitude, longitude,

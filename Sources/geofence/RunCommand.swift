@@ -27,10 +27,15 @@ enum RunCommand {
     required:
       --server URL            the event server, e.g. http://127.0.0.1:8765 (POST URL/v1/events)
       --key KEY               the API key (Authorization: Bearer KEY)
-      --store DIR             the device's state: DIR/outbox.sqlite, DIR/identity.json
-                              (created when missing)
+      --store DIR             the device's state: DIR/outbox.sqlite, DIR/identity.json,
+                              DIR/state.sqlite, DIR/geofences.sqlite (created when missing)
+
+    geofences:
       --regions FILE          geofences (JSON, GeoJSON, CSV), as for 'geofence replay'; repeat
-                              for several; --radius METRES before a file gives its default radius
+                              for several; --radius METRES before a file gives its default
+                              radius. Without --regions, the set is synced from --server into
+                              DIR/geofences.sqlite first (a failed sync goes on with the last
+                              good set).
 
     authorization:
       --auth FILE             authorization timeline, JSON lines or CSV with the columns

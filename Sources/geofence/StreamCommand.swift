@@ -277,7 +277,9 @@ enum StreamCommand {
       } catch {
         counts.syncs += 1
         counts.syncFailures += 1
-        printError("warning: sync failed: \(error); streaming on the stored set")
+        let reason: String
+        if case .sync(let e) = error { reason = e.description } else { reason = "\(error)" }
+        printError("warning: sync failed: \(reason); streaming on the stored set")
         return false
       }
     }
@@ -376,6 +378,10 @@ enum StreamCommand {
     mutating func line(_ bytes: UnsafeBufferPointer<UInt8>, number: Int, name: String) -> Int32 {
       var bytes = bytes
       if bytes.last == 13 { bytes = UnsafeBufferPointer(rebasing: bytes[0..<(bytes.count - 1)]) }
+      // A UTF-8 byte-order mark before the first line.
+      if number == 1, bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF {
+        bytes = UnsafeBufferPointer(rebasing: bytes[3...])
+      }
       if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return ExitStatus.ok }
       counts.lines += 1
       if format == nil {

@@ -46,8 +46,8 @@ private let t0 = 1_796_014_800.0
     ("2026-11-29T23:00:00.25-06:00", t0 + 0.25),
     ("2026-11-30T05:00:00.125Z", t0 + 0.125),
     ("2026-11-30T05:00:00,5Z", t0 + 0.5),
-    ("1970-01-01T00:00:00Z", 0),
-    ("1969-12-31T23:59:59.5Z", -0.5),
+    ("1980-01-06T00:00:00Z", 315_964_800),
+    ("2099-12-31T23:59:59.5Z", 4_102_444_799.5),
     // 10,957 days to 2000-01-01, + 31 + 28 to February 29, + 12 h.
     ("2000-02-29T12:00:00Z", 951_825_600),
     // A leap second is the first second of the next minute: 2017-01-01T00:00:00Z.
@@ -61,7 +61,7 @@ private let t0 = 1_796_014_800.0
 
   @Test(arguments: [
     ("1796014800", t0), ("1796014800.5", t0 + 0.5), ("1.7960148e9", t0), ("17960148E2", t0),
-    ("0", 0), ("-0.5", -0.5), ("1796014800e0", t0),
+    ("315964800", 315_964_800), ("4102444800", 4_102_444_800), ("1796014800e0", t0),
   ])
   func readsEpochSeconds(text: String, seconds: Double) throws {
     let f = try parsed(#"{"device_id":"d","time":\#(text),"latitude":0,"longitude":0}"#)
@@ -77,14 +77,14 @@ private let t0 = 1_796_014_800.0
     ("dév", "dév"),
   ])
   func decodesEscapedDeviceIDs(raw: String, expected: String) throws {
-    let f = try parsed(#"{"device_id":"\#(raw)","time":0,"latitude":0,"longitude":0}"#)
+    let f = try parsed(#"{"device_id":"\#(raw)","time":1796014800,"latitude":0,"longitude":0}"#)
     #expect(f.deviceID == expected)
   }
 
   @Test func skipsUnknownMembersWithNestedValues() throws {
     let f = try parsed(
       #"{"meta":{"a":[1,{"b":null,"latitude":99}],"c":"}]\"","d":{}},"device_id":"d","#
-        + #""tags":[true,false,[],[[-1.5e3]]],"time":0,"note":"x","latitude":1,"#
+        + #""tags":[true,false,[],[[-1.5e3]]],"time":1796014800,"note":"x","latitude":1,"#
         + #""longitude":2,"empty":[],"accuracy":null}"#)
     #expect(f.deviceID == "d")
     #expect(f.fix.coordinate.latitude == 1 && f.fix.coordinate.longitude == 2)
@@ -93,7 +93,8 @@ private let t0 = 1_796_014_800.0
 
   @Test func allowsSpaceAndTakesTheLastDuplicate() throws {
     let f = try parsed(
-      " { \"device_id\" : \"a\" ,\t\"time\":0, \"latitude\":1, \"latitude\":2 ,\"longitude\":3 } ")
+      " { \"device_id\" : \"a\" ,\t\"time\":1796014800, \"latitude\":1, \"latitude\":2 ,\"longitude\":3 } "
+    )
     #expect(f.fix.coordinate.latitude == 2)
   }
 
@@ -102,38 +103,43 @@ private let t0 = 1_796_014_800.0
     (#"[1,2]"#, "JSON object"),
     (#"hello"#, "JSON object"),
     (#""#, "JSON object"),
-    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0} x"#, "text after the object"),
-    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0}}"#, "text after the object"),
-    (#"{"time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0} x"#, "text after the object"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0}}"#, "text after the object"),
+    (#"{"time":1796014800,"latitude":0,"longitude":0}"#, "device_id"),
+    // Outside 1980-2100 (TrackReader.plausibleTimes): milliseconds, the year 10000, 1970.
+    (#"{"device_id":"d","time":1548446441000,"latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":253402300800,"latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0}"#, "time"),
+    (#"{"device_id":"d","time":"2200-01-01T00:00:00Z","latitude":0,"longitude":0}"#, "time"),
     (#"{"device_id":"d","latitude":0,"longitude":0}"#, "time"),
-    (#"{"device_id":"d","time":0,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":0}"#, "longitude"),
-    (#"{"device_id":"d","time":0,"latitude":91,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":-90.5,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":0,"longitude":180.01}"#, "longitude"),
-    (#"{"device_id":"d","time":0,"latitude":NaN,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":0,"longitude":Infinity}"#, "longitude"),
-    (#"{"device_id":"d","time":0,"latitude":0,"longitude":-Infinity}"#, "longitude"),
-    (#"{"device_id":"d","time":0,"latitude":1e999,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0}"#, "longitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":91,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":-90.5,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0,"longitude":180.01}"#, "longitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":NaN,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0,"longitude":Infinity}"#, "longitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0,"longitude":-Infinity}"#, "longitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":1e999,"longitude":0}"#, "latitude"),
     (#"{"device_id":"d","time":1e999,"latitude":0,"longitude":0}"#, "time"),
-    (#"{"device_id":"d","time":0,"latitude":01,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0,"accuracy":05}"#, "accuracy"),
-    (#"{"device_id":"d","time":0,"latitude":+1,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":.5,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":1.,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":1e,"longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":"1","longitude":0}"#, "latitude"),
-    (#"{"device_id":"d","time":0,"latitude":0,"longitude":0,"accuracy":"5"}"#, "accuracy"),
+    (#"{"device_id":"d","time":1796014800,"latitude":01,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0,"accuracy":05}"#, "accuracy"),
+    (#"{"device_id":"d","time":1796014800,"latitude":+1,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":.5,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":1.,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":1e,"longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":"1","longitude":0}"#, "latitude"),
+    (#"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0,"accuracy":"5"}"#, "accuracy"),
     (#"{"device_id":"d","time":"2026-11-30T05:00:00","latitude":0,"longitude":0}"#, "time"),
     (#"{"device_id":"d","time":"2026-11-31T05:00:00Z","latitude":0,"longitude":0}"#, "time"),
     (#"{"device_id":"d","time":"yesterday","latitude":0,"longitude":0}"#, "time"),
     (#"{"device_id":"d","time":true,"latitude":0,"longitude":0}"#, "time"),
-    (#"{"device_id":5,"time":0,"latitude":0,"longitude":0}"#, "device_id"),
-    (#"{"device_id":"","time":0,"latitude":0,"longitude":0}"#, "device_id"),
-    (#"{"device_id":"\ud83d","time":0,"latitude":0,"longitude":0}"#, "device_id"),
-    (#"{"device_id":"\ude97x","time":0,"latitude":0,"longitude":0}"#, "device_id"),
-    (#"{"device_id":"\q","time":0,"latitude":0,"longitude":0}"#, "device_id"),
-    (#"{"device_id":"\u00g1","time":0,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":5,"time":1796014800,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"","time":1796014800,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\ud83d","time":1796014800,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\ude97x","time":1796014800,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\q","time":1796014800,"latitude":0,"longitude":0}"#, "device_id"),
+    (#"{"device_id":"\u00g1","time":1796014800,"latitude":0,"longitude":0}"#, "device_id"),
   ])
   func malformedLineNamesTheMember(line: String, member: String) {
     let description = failure(line)
@@ -141,12 +147,12 @@ private let t0 = 1_796_014_800.0
   }
 
   @Test(arguments: [
-    #"{"device_id":"d","time":0,"latitude":0,"longitude":0"#,
-    #"{"device_id":"d" "time":0,"latitude":0,"longitude":0}"#,
-    #"{"device_id":"d","time":0,"latitude":0,"longitude":0,}"#,
-    #"{"device_id":"d","time":0,"latitude":0,"longitude":0,"x":[1,}"#,
-    #"{"device_id":"d","time":0,"latitude":0,"longitude":0,"x":tru}"#,
-    #"{device_id:"d","time":0,"latitude":0,"longitude":0}"#,
+    #"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0"#,
+    #"{"device_id":"d" "time":1796014800,"latitude":0,"longitude":0}"#,
+    #"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0,}"#,
+    #"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0,"x":[1,}"#,
+    #"{"device_id":"d","time":1796014800,"latitude":0,"longitude":0,"x":tru}"#,
+    #"{device_id:"d","time":1796014800,"latitude":0,"longitude":0}"#,
   ])
   func structuralErrorsFailWithAColumn(line: String) {
     let description = failure(line)
@@ -156,8 +162,9 @@ private let t0 = 1_796_014_800.0
   /// A control character inside a string and invalid UTF-8 in the device id fail.
   @Test func rejectsControlCharactersAndInvalidUTF8() {
     #expect(
-      failure("{\"device_id\":\"a\u{01}b\",\"time\":0,\"latitude\":0,\"longitude\":0}") != nil)
-    var bytes = Array(#"{"device_id":"ab","time":0,"latitude":0,"longitude":0}"#.utf8)
+      failure("{\"device_id\":\"a\u{01}b\",\"time\":1796014800,\"latitude\":0,\"longitude\":0}")
+        != nil)
+    var bytes = Array(#"{"device_id":"ab","time":1796014800,"latitude":0,"longitude":0}"#.utf8)
     bytes[15] = 0xFF
     let result = bytes.withUnsafeBufferPointer { FixLineParser.parse($0) }
     guard case .failure(let f) = result else {
@@ -173,7 +180,8 @@ private let t0 = 1_796_014_800.0
     #expect(failure(#"{"x":\#(deep)"#) != nil)
     let nested = String(repeating: "[", count: 50) + String(repeating: "]", count: 50)
     #expect(
-      (try? parsed(#"{"x":\#(nested),"device_id":"d","time":0,"latitude":0,"longitude":0}"#))?
+      (try? parsed(
+        #"{"x":\#(nested),"device_id":"d","time":1796014800,"latitude":0,"longitude":0}"#))?
         .deviceID == "d")
   }
 

@@ -160,7 +160,9 @@ def validate_event(raw: Any) -> str | None:
             return reason
     if "time" not in raw:
         return "missing field time"
-    if parse_rfc3339(raw["time"]) is None:
+    # null: an event of a track without times (the engine then derives its id from the fix's
+    # position in the track).
+    if raw["time"] is not None and parse_rfc3339(raw["time"]) is None:
         return "time is not an RFC 3339 date-time with offset"
     for key, low, high in (("latitude", -90.0, 90.0), ("longitude", -180.0, 180.0)):
         if key not in raw:

@@ -105,6 +105,16 @@ def test_the_engines_event_members_are_kept_as_sent(server: Server) -> None:
     assert server.events_report(key)["events"][0]["event"] == full
 
 
+def test_an_event_of_a_track_without_times_has_a_null_time(server: Server) -> None:
+    key = server.new_key()
+    untimed = {**event("untimed"), "time": None}
+    assert server.post_events(key, [untimed]).json()["accepted"] == ["untimed"]
+    missing = event("missing")
+    del missing["time"]
+    assert server.post_events(key, [missing]).json()["rejected"][0]["reason"] == (
+        "missing field time")
+
+
 def test_oversized_batches_are_413_and_store_nothing(server: Server) -> None:
     key = server.new_key()
     r = server.post_events(key, [event(f"e{i}") for i in range(501)])
