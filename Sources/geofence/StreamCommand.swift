@@ -170,8 +170,14 @@ enum StreamCommand {
       printError("geofence stream: \(error)")
       return ExitStatus.ioError
     }
-    if args.last("store") != nil, engine.geofenceCount == 0, !quiet {
-      printError("warning: the stored set holds no geofence")
+    if let store = args.last("store") {
+      guard (try? engine.setState())?.version != nil else {
+        printError("geofence stream: no synced geofence set in \(store); run 'geofence sync' first")
+        return ExitStatus.unavailable
+      }
+      if engine.geofenceCount == 0, !quiet {
+        printError("warning: the stored set holds no geofence")
+      }
     }
 
     var stream = Stream(
