@@ -59,6 +59,7 @@ let package = Package(
       name: "geofence",
       dependencies: [
         "GeofenceEngine", "GeofenceBenchmarks", "TrackFormats", "RetryTiming", "Networking",
+        "JSONText",
       ]),
 
     // Tests.

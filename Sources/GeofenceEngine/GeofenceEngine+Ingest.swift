@@ -152,15 +152,10 @@ extension GeofenceEngine {
     let t = g.transition
     let slot = Int(t.slot)
     let geofence = live.slotGeofences[slot]
-    let timePart: String
-    if usesTime, let time = t.fix.time {
-      timePart = String(Int64((time * 1000).rounded()))
-    } else {
-      timePart = "#\(t.fix.sourceIndex)"
-    }
-    let id = OutboxEventID.derive([
-      geofence.id, live.lifetimes[slot], t.type.rawValue, timePart, device,
-    ])
+    let id = eventID(
+      slot: slot, type: t.type,
+      time: usesTime ? t.fix.time.map { String(Int64(($0 * 1000).rounded())) } : nil,
+      fixIndex: t.fix.sourceIndex, device: device)
     return GeofenceEvent(
       id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
       metadataJSON: geofence.metadataJSON, url: live.urls[slot], deviceID: device,
@@ -170,6 +165,18 @@ extension GeofenceEngine {
       distanceMeters: t.distanceMeters, dwellSeconds: t.dwellSeconds,
       visitSeconds: t.visitSeconds, afterGap: g.afterGap, gapStart: g.gapStart,
       fixIndex: t.fix.sourceIndex >= 0 ? t.fix.sourceIndex : nil)
+  }
+
+  /// The stable event id (see the type's "Event ids"): `OutboxEventID` over geofence id,
+  /// lifetime, type, fix time in whole milliseconds (`time`, already formatted) or `#` and the
+  /// fix index for a track without times, and device.
+  func eventID(slot: Int, type: TransitionType, time: String?, fixIndex: Int, device: String)
+    -> String
+  {
+    OutboxEventID.derive([
+      live.slotGeofences[slot].id, live.lifetimes[slot], type.rawValue, time ?? "#\(fixIndex)",
+      device,
+    ])
   }
 
   func enqueue(_ events: ArraySlice<GeofenceEvent>) throws(EngineError) {

@@ -83,6 +83,7 @@ extension GeofenceEngine {
     var untimed: [Item] = []
     var groups = 0
     var accuracyOfSource: [[Int: Double]] = []
+    var groupsOfInput: [Range<Int>] = []
     for (i, input) in inputs.enumerated() {
       var fixes = input.track.fixes
       var accuracies: [Int: Double] = [:]
@@ -94,6 +95,7 @@ extension GeofenceEngine {
       }
       accuracyOfSource.append(accuracies)
       let preparation = ReplayPreparation(fixes)
+      groupsOfInput.append(groups..<(groups + preparation.tracks.count))
       for track in preparation.tracks {
         let device = track.deviceID ?? input.file
         for fix in track.fixes {
@@ -149,11 +151,8 @@ extension GeofenceEngine {
     }
     for item in untimed { try await take(item, usesTime: false) }
 
-    var group = 0
-    for (i, input) in inputs.enumerated() {
-      let count = ReplayPreparation(input.track.fixes).tracks.count
-      for g in group..<(group + count) { reports[i].events += eventsByGroup[g] }
-      group += count
+    for (i, range) in groupsOfInput.enumerated() {
+      for g in range { reports[i].events += eventsByGroup[g] }
     }
     return reports
   }

@@ -80,10 +80,9 @@ extension GeofenceEngine {
           let user = userID
           removals.append(
             GeofenceEvent(
-              id: OutboxEventID.derive([
-                g.id, live.lifetimes[Int(visit.slot)], "exit",
-                String(Int64((now * 1000).rounded())), id,
-              ]), type: .exit, geofenceID: g.id, geofenceName: g.name,
+              id: eventID(
+                slot: Int(visit.slot), type: .exit, time: String(Int64((now * 1000).rounded())),
+                fixIndex: -1, device: id), type: .exit, geofenceID: g.id, geofenceName: g.name,
               metadataJSON: g.metadataJSON, url: live.urls[Int(visit.slot)], deviceID: id,
               userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
               time: now, processedAt: now, latitude: last.coordinate.latitude,

@@ -271,10 +271,12 @@ public final class GeofenceEngine {
     public var gapStart: Double?
   }
 
-  /// The state of `device` (loaded from the store when not in memory), or nil when the
-  /// engine has never seen it.
+  /// The state of `device` (restored from the store, and then kept in memory, when not in
+  /// memory), or nil when the engine has never seen it.
   public func deviceState(_ device: String) throws(EngineError) -> DeviceSnapshot? {
     guard let d = try loadedDevice(device) else { return nil }
+    // Kept in memory: its next fix would restore it again.
+    if devices[device] == nil { devices[device] = d }
     return DeviceSnapshot(
       insideGeofenceIDs: d.gate.detector.insideSlots.map { live.slotGeofences[Int($0)].id }
         .sorted(),

@@ -163,9 +163,6 @@ public struct GeofenceEventEncoder: Sendable {
 
   private static func string(_ s: String?) -> String { s.map(JSONText.quoted) ?? "null" }
 
-  /// `s` as a JSON string literal (the one JSON string writer).
-  public static func quoted(_ s: String) -> String { JSONText.quoted(s) }
-
   /// Shortest round-trip decimal text of a finite number, or `null` (``JSONText``).
   static func number(_ v: Double) -> String { JSONText.number(v, style: .shortestRoundTrip) }
 

@@ -77,8 +77,6 @@ struct LiveGeofenceSet {
     var moved: [Int32: Int32] = [:]
     var removed: Set<Int32> = []
     var rebuiltIndex = false
-    /// Whether any slot changed (else devices need no migration).
-    var changesSlots: Bool { !moved.isEmpty || !removed.isEmpty || added > 0 }
     var added = 0
   }
 

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceEngine
 import GeofenceGeometry
+import JSONText
 import GeofenceSync
 import TrackFormats
 
@@ -102,19 +103,33 @@ enum RegionsCommand {
     return ExitStatus.ok
   }
 
+  /// One geofence as a definition object (`geoJSON: false`) or an RFC 7946 Point feature,
+  /// through the one JSON writer; numbers in shortest round-trip form.
   static func jsonObject(_ g: Geofence, geoJSON: Bool) -> String {
-    let q = GeofenceEventEncoder.quoted
-    let name = g.name.map(q) ?? "null"
-    let metadata = g.metadataJSON ?? "null"
-    let lat = g.region.center.latitude.description
-    let lon = g.region.center.longitude.description
-    let radius = g.region.radiusMeters.description
-    if geoJSON {
-      return "{\"type\":\"Feature\",\"id\":\(q(g.id)),\"geometry\":{\"type\":\"Point\","
-        + "\"coordinates\":[\(lon),\(lat)]},\"properties\":{\"name\":\(name),"
-        + "\"radius\":\(radius),\"metadata\":\(metadata)}}"
+    func set(_ w: inout JSONObjectWriter, _ key: String, _ value: String?) {
+      if let value { w.add(key, string: value) } else { w.addNull(key) }
     }
-    return "{\"id\":\(q(g.id)),\"name\":\(name),\"latitude\":\(lat),\"longitude\":\(lon),"
-      + "\"radius\":\(radius),\"metadata\":\(metadata)}"
+    let lat = JSONText.number(g.region.center.latitude, style: .shortestRoundTrip)
+    let lon = JSONText.number(g.region.center.longitude, style: .shortestRoundTrip)
+    let radius = JSONText.number(g.region.radiusMeters, style: .shortestRoundTrip)
+    var w = JSONObjectWriter(numberStyle: .shortestRoundTrip)
+    if geoJSON {
+      var properties = JSONObjectWriter(numberStyle: .shortestRoundTrip)
+      set(&properties, "name", g.name)
+      properties.add("radius", raw: radius)
+      properties.add("metadata", raw: g.metadataJSON ?? "null")
+      w.add("type", string: "Feature")
+      w.add("id", string: g.id)
+      w.add("geometry", raw: "{\"type\":\"Point\",\"coordinates\":[\(lon),\(lat)]}")
+      w.add("properties", raw: properties.finish())
+    } else {
+      w.add("id", string: g.id)
+      set(&w, "name", g.name)
+      w.add("latitude", raw: lat)
+      w.add("longitude", raw: lon)
+      w.add("radius", raw: radius)
+      w.add("metadata", raw: g.metadataJSON ?? "null")
+    }
+    return w.finish()
   }
 }
