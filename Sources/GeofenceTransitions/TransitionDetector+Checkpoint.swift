@@ -39,14 +39,23 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     public var accuracy: Double
   }
 
+  /// Whether the detector uses fix times (false for a track without any).
   public var usesTime: Bool
+  /// The regions the device is inside, by id.
   public var visits: [Visit]
+  /// Unconfirmed ENTERs (time confirmation only).
   public var pendingEnters: [PendingEnter]
+  /// The last accepted fix: the time checks and the outlier filter's reference.
   public var lastAccepted: Anchor?
+  /// The time the speed test measures from (seconds; see ``OutlierFilter``), NaN before any.
   public var speedReferenceTime: Double
+  /// The time of the previous fix that reached the outlier filter (seconds), `-∞` before any.
   public var lastFilteredTime: Double
+  /// The last fix the outlier filter rejected, and how many consistent distinct rejected
+  /// fixes lead up to it (a real jump is accepted at ``OutlierFilter/recoveryFixCount``).
   public var candidate: Anchor?
   public var candidateCount: Int
+  /// Fixes accepted so far (>= 0).
   public var acceptedFixCount: Int
   /// ``DropCounts`` in ``DropReason/allCases`` order.
   public var dropCounts: [Int]

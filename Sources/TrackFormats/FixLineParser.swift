@@ -7,7 +7,12 @@ import GeofenceGeometry
 
 /// One fix of a live stream, as ``FixLineParser`` reads it.
 public struct StreamFix: Sendable {
+  /// The line's `device_id`: non-empty.
   public var deviceID: String
+  /// Position (WGS84 degrees, validated), time (seconds since the Unix epoch, within
+  /// ``TrackReader/plausibleTimes``) and horizontal accuracy in metres (`nil` when absent or
+  /// `null`; not range-checked here: the detector drops negative ones as invalid). Its
+  /// `deviceID` is `nil` and `sourceIndex` -1.
   public var fix: LocationFix
 
   public init(deviceID: String, fix: LocationFix) {
