@@ -16,6 +16,10 @@ public struct BenchmarkOptions: Sendable {
   /// timer resolution, thread start-up and a single scheduler tick do not decide a figure of a
   /// pass that would otherwise last a millisecond. 0: one round, no calibration. Default 0.2.
   public var minimumPassSeconds: Double = 0.2
+  /// Rounds of every timed pass, replacing the calibration by ``minimumPassSeconds`` when
+  /// set (1...1,000,000): the same work on every run, for instruction counts (callgrind) and
+  /// for tests. Default `nil`.
+  public var fixedRounds: Int? = nil
   /// Fixes per latency batch (latency per fix = batch time / batch size). Default 100.
   public var latencyBatchSize: Int = 100
   /// Wall-time budget of the first single-thread pass, seconds. When it runs out, the pass
@@ -194,8 +198,9 @@ public enum BenchmarkRunner {
     // Timed passes, each kind with its own calibrated rounds. The first pass above is slowed
     // by its latency clock reads, so it is not one of them.
     let minimum = max(0, options.minimumPassSeconds)
+    let fixed = options.fixedRounds.map { min(1_000_000, max(1, $0)) }
     let (queryRounds, singleRates) = timedPasses(
-      lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+      lasting: minimum, fixedRounds: fixed, repetitions: repetitions, fixes: fixesMeasured,
       announce: { progress("\(label): query pass \($0 + 1)/\(repetitions), 1 thread") }
     ) { count in
       var same = true
@@ -214,7 +219,7 @@ public enum BenchmarkRunner {
 
     let order = trackOrder(workload, tracks: tracksDone)
     let (multiQueryRounds, multiRates) = timedPasses(
-      lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+      lasting: minimum, fixedRounds: fixed, repetitions: repetitions, fixes: fixesMeasured,
       announce: { progress("\(label): query pass \($0 + 1)/\(repetitions), \(threads) threads") }
     ) { count in
       let (sums, elapsed) = parallelPass(
@@ -242,7 +247,7 @@ public enum BenchmarkRunner {
       let inOrder = Array(0..<tracksDone)
       counts = detectorPass(workload, set, configuration, inOrder, threads: 1, rounds: 1).0[0]
       (detectorRounds, detectorSingle) = timedPasses(
-        lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+        lasting: minimum, fixedRounds: fixed, repetitions: repetitions, fixes: fixesMeasured,
         announce: { progress("\(label): detector pass \($0 + 1)/\(repetitions), 1 thread") }
       ) { count in
         let (c, elapsed) = detectorPass(
@@ -251,7 +256,7 @@ public enum BenchmarkRunner {
         return elapsed
       }
       (multiDetectorRounds, detectorMulti) = timedPasses(
-        lasting: minimum, repetitions: repetitions, fixes: fixesMeasured,
+        lasting: minimum, fixedRounds: fixed, repetitions: repetitions, fixes: fixesMeasured,
         announce: {
           progress("\(label): detector pass \($0 + 1)/\(repetitions), \(threads) threads")
         }
@@ -487,10 +492,10 @@ public enum BenchmarkRunner {
   /// per second (`fixes` a round). `pass(k)` runs and checks `k` rounds and returns its
   /// seconds; `announce(r)` is called before timed pass `r`.
   static func timedPasses(
-    lasting minimum: Double, repetitions: Int, fixes: Int, announce: (Int) -> Void,
-    _ pass: (Int) -> Double
+    lasting minimum: Double, fixedRounds: Int?, repetitions: Int, fixes: Int,
+    announce: (Int) -> Void, _ pass: (Int) -> Double
   ) -> (rounds: Int, rates: [Double]) {
-    let rounds = calibratedRounds(lasting: minimum, pass)
+    let rounds = fixedRounds ?? calibratedRounds(lasting: minimum, pass)
     var rates: [Double] = []
     for r in 0..<repetitions {
       announce(r)

@@ -38,6 +38,10 @@ enum BenchCommand {
                             runs out (default: 120)
       --cell-size DEGREES   finest grid cell edge (default: chosen by the index)
       --no-detector         skip the detector path
+      --plan N[,N...]       measure the OS region budget planner instead, with these budgets
+                            (refresh circle included): one plan at each of the first 20,000
+                            fixes, each given the previous plan's registration; prints the
+                            median and p99 microseconds per plan
       --data DIR            the data folder for 'real' (default: data)
       --from DIR            read workloads from files written by --write-workloads instead of
                             generating them (all sizes found for the selected workloads)
@@ -63,7 +67,7 @@ enum BenchCommand {
   static let spec = CommandLineArguments.Spec(
     valued: [
       "workload", "sizes", "fixes", "seed", "threads", "repetitions", "min-pass", "budget",
-      "cell-size", "data", "from", "write-workloads", "json", "svg",
+      "cell-size", "data", "from", "write-workloads", "json", "svg", "plan",
     ],
     flags: ["help", "no-detector", "write-only", "quiet"])
 
@@ -80,6 +84,8 @@ enum BenchCommand {
     var jsonPath: String?
     var svgPath: String?
     var quiet = false
+    /// `--plan` budgets: time the planner instead of the index and detector.
+    var planBudgets: [Int] = []
   }
 
   static func run(_ args: [String]) -> Int32 {
@@ -177,6 +183,14 @@ enum BenchCommand {
     s.jsonPath = a.last("json")
     s.svgPath = a.last("svg")
     s.quiet = a.flag("quiet")
+    if let list = a.last("plan") {
+      for item in list.split(separator: ",", omittingEmptySubsequences: false) {
+        guard let n = Int(item), (1...10_000).contains(n) else {
+          throw UsageError("--plan needs budgets in 1...10000 separated by commas, got '\(list)'")
+        }
+        s.planBudgets.append(n)
+      }
+    }
     return s
   }
 
@@ -238,12 +252,38 @@ enum BenchCommand {
         try WorkloadFiles.writeFixes(w, to: dir + "/" + names.fixes)
       }
       if s.writeOnly { return }
+      if !s.planBudgets.isEmpty {
+        for budget in s.planBudgets {
+          progress.update("\(w.name) N=\(w.regions.count): planning, budget \(budget)", phase: true)
+          let r = PlannerBenchmark.run(w, budget: budget, plans: 20_000)
+          progress.clear()
+          print(
+            "plan \(r.workload) N=\(r.regionCount) budget \(r.budget): \(r.plans) plans, median "
+              + String(format: "%.1f µs, p99 %.1f µs", r.medianMicroseconds, r.p99Microseconds)
+              + String(format: "; %.1f chosen, %.2f changes a plan", r.meanChosen, r.meanChanges)
+              + ", \(r.unguaranteed) clamped to the minimum radius")
+        }
+        return
+      }
       let r = BenchmarkRunner.run(w, options: s.options) { progress.update($0) }
       results.append(r)
       progress.update(
         "\(w.name) N=\(w.regions.count): \(Int(r.singleThreadFixesPerSecond)) fixes/s", phase: true)
     }
 
+    if !s.planBudgets.isEmpty && s.fromDirectory == nil {
+      // The planner's figures only: one line per workload, size and budget, printed above.
+      for kind in s.kinds where kind != .real {
+        for n in s.sizes {
+          progress.update("\(kind.rawValue) N=\(n): generating", phase: true)
+          try handle(
+            WorkloadGenerator.make(
+              kind: kind, regionCount: n, fixCount: min(s.fixes, 20_000), seed: s.seed))
+        }
+      }
+      progress.clear()
+      return ExitStatus.ok
+    }
     if let from = s.fromDirectory {
       for (name, kind, regionsPath, fixesPath) in try workloadFiles(in: from, kinds: s.kinds) {
         progress.update("\(name): reading \(regionsPath)", phase: true)

@@ -10,6 +10,7 @@ enum GeofenceCommand {
       sync     fetch geofences from a server into a local store (ETag, paging, incremental)
       stream   live fixes of many devices (JSON Lines or CSV) in, events out as they happen
       regions  list the geofence set stored by 'sync' (CSV, JSON Lines, GeoJSON)
+      plan     which geofences a phone should register under an OS region budget (iOS 20)
       run      sync, replay tracks through the authorization gate into the outbox, upload
       outbox   show the event outbox: pending, in flight, dead letters
       upload   send pending events from the outbox now
@@ -37,6 +38,8 @@ enum GeofenceCommand {
       return await StreamCommand.run(rest)
     case "regions":
       return RegionsCommand.run(rest)
+    case "plan":
+      return PlanCommand.run(rest)
     case "outbox":
       return RunCommand.outbox(rest)
     case "upload":

@@ -35,6 +35,12 @@ enum ReplayCommand {
       --svg FILE              also draw a map: track, nearby geofences, labelled events.
       --quiet                 nothing on standard error but errors: no summary, warnings or
                               per-row rejections.
+      --os-budget N           instead of events, simulate the phone's OS monitoring only the
+                              N regions a RegionBudgetPlanner registers (refresh circle
+                              included; iOS allows 20, Android 100; repeat for several N) and
+                              print, per track, the engine's ENTER/EXIT count, how many the OS
+                              would miss or report late, and the plans made (docs/engine.md,
+                              "The OS region budget").
 
     detector (defaults in brackets):
       --preset default|hysteresis-only|naive
@@ -61,6 +67,7 @@ enum ReplayCommand {
     valued: [
       "regions", "radius", "format", "svg", "preset", "hysteresis-min", "hysteresis-fraction",
       "max-accuracy", "loitering-delay", "max-speed", "confirm-fixes", "confirm-seconds",
+      "os-budget",
     ],
     flags: ["help", "quiet", "no-dwell", "no-initial-trigger", "no-outlier-filter"])
 
@@ -90,6 +97,8 @@ enum ReplayCommand {
     var configuration = TransitionConfiguration()
     /// The naive preset: the detector ignores horizontal accuracy.
     var ignoringAccuracy = false
+    /// `--os-budget` values: simulate the OS region budget instead of writing events.
+    var osBudgets: [Int] = []
 
     /// - Parameter requiresRegions: false when the geofences may come from elsewhere (a sync).
     init(_ args: CommandLineArguments, requiresRegions: Bool = true) throws(UsageError) {
@@ -123,6 +132,12 @@ enum ReplayCommand {
       format = f
       svg = args.last("svg")
       quiet = args.flag("quiet")
+      for value in args.all("os-budget") {
+        guard let n = Int(value), (1...10_000).contains(n) else {
+          throw UsageError("--os-budget needs a number of regions in 1...10000, got '\(value)'")
+        }
+        osBudgets.append(n)
+      }
 
       var c = TransitionConfiguration()
       switch args.last("preset") ?? "default" {
@@ -215,7 +230,13 @@ enum ReplayCommand {
     // Tracks: each file on its own (its devices start afresh).
     var encoder = GeofenceEventEncoder(format: options.format)
     var out = StandardOutput()
-    out.write(encoder.header())
+    var budgetTable = OSBudgetTable(
+      budgets: options.osBudgets, geofences: options.osBudgets.isEmpty ? [] : geofences)
+    if options.osBudgets.isEmpty {
+      out.write(encoder.header())
+    } else {
+      out.write(budgetTable.header)
+    }
     var summaries: [String] = []
     var totals = EventCounts()
     var mapTracks: [[Coordinate]] = []
@@ -253,7 +274,13 @@ enum ReplayCommand {
         return ExitStatus.failure
       }
       progress.clear()
-      for e in rep.events { out.write(encoder.encode(e, track: path)) }
+      if options.osBudgets.isEmpty {
+        for e in rep.events { out.write(encoder.encode(e, track: path)) }
+      } else {
+        progress.update("simulating the OS region budget on \(path)")
+        out.write(budgetTable.rows(file: path, track: track, engineEvents: rep.events))
+        progress.clear()
+      }
       totals += rep.eventCounts
       mapTracks += rep.tracks
       mapEvents += rep.events
@@ -263,7 +290,11 @@ enum ReplayCommand {
         summaries.append(fixSummary(rep))
       }
     }
-    out.write(encoder.footer())
+    if options.osBudgets.isEmpty {
+      out.write(encoder.footer())
+    } else {
+      out.write(budgetTable.summary)
+    }
     out.flush()
 
     if let svgPath = options.svg {

@@ -46,12 +46,11 @@ import Testing
     let w = WorkloadGenerator.make(kind: .transitions, regionCount: 300, fixCount: 2_000, seed: 9)
     let once = BenchmarkRunner.run(w, options: Self.options(threads: 2))
     var o = Self.options(threads: 2)
-    // Far above one pass of 2,000 fixes (milliseconds), so that every kind gets several
-    // rounds even on a loaded machine.
-    o.minimumPassSeconds = 0.1
+    // Several rounds of every kind, whatever the machine's load.
+    o.fixedRounds = 4
     let replayed = BenchmarkRunner.run(w, options: o)
-    #expect(replayed.queryRounds > 1 && replayed.multiThreadQueryRounds > 1)
-    #expect(replayed.detectorRounds > 1 && replayed.multiThreadDetectorRounds > 1)
+    #expect(replayed.queryRounds == 4 && replayed.multiThreadQueryRounds == 4)
+    #expect(replayed.detectorRounds == 4 && replayed.multiThreadDetectorRounds == 4)
     #expect(once.queryRounds == 1 && once.detectorRounds == 1)
     #expect(once.multiThreadQueryRounds == 1 && once.multiThreadDetectorRounds == 1)
     #expect(replayed.checksum == bruteForceChecksum(w))
