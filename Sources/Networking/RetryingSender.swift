@@ -45,6 +45,8 @@ public struct RetryOutcome<Value, Failure> {
 /// waits and sends again as a ``RetryTiming/RetryPolicy`` says.
 ///
 /// After an answer classified ``RetryVerdict/retry(_:)``, in this order:
+/// 0. if ``deadline`` has passed, it stops with
+///    ``RetryOutcome/Ending/deadlinePassed(lastFailure:)``;
 /// 1. if ``RetryTiming/RetryPolicy/maximumAttempts`` sends were made, it stops with
 ///    ``RetryOutcome/Ending/attemptsExhausted(lastFailure:)``;
 /// 2. if the answer's `Retry-After` (either form, RFC 9110 §10.2.3, a date read against the
@@ -135,6 +137,9 @@ public struct RetryingSender {
       case .retry(let error): failure = error
       }
       lastFailure = failure
+      if let deadline, clock.now() >= deadline {
+        return outcome(.deadlinePassed(lastFailure: failure))
+      }
       guard attempts < policy.maximumAttempts else {
         return outcome(.attemptsExhausted(lastFailure: failure))
       }

@@ -144,23 +144,28 @@ private final class Transfer: @unchecked Sendable {
     if let ready { continuation.resume(returning: ready) }
   }
 
-  /// Ends the transfer with `outcome` unless it has ended already; cancels the task when the
-  /// outcome is a failure (a deadline, the cap, cancellation), so no more bytes are read.
+  /// Ends the transfer with `outcome` unless it has ended already, and resumes the sender at
+  /// once; then, when the outcome is a failure (a deadline, the cap, cancellation), cancels
+  /// the task so that no more bytes are read.
+  ///
+  /// The cancellation runs on another queue: `URLSessionTask.cancel()` waits for the
+  /// session's work queue, which a fast sender keeps busy reading for seconds. Run on the
+  /// delegate queue, it stalled the delegate while libcurl went on reading into undelivered
+  /// callbacks (hundreds of MB past a 64 MiB cap), and the sender waited as long.
   func finish(_ outcome: Outcome) {
-    let waiting: CheckedContinuation<Outcome, Never>?
-    let first: Bool = lock.withLock {
-      guard self.outcome == nil else { return false }
+    let (first, waiting): (Bool, CheckedContinuation<Outcome, Never>?) = lock.withLock {
+      guard self.outcome == nil else { return (false, nil) }
       self.outcome = outcome
-      return true
-    }
-    guard first else { return }
-    if case .failure = outcome { task.cancel() }
-    waiting = lock.withLock {
       let c = continuation
       continuation = nil
-      return c
+      return (true, c)
     }
+    guard first else { return }
     waiting?.resume(returning: outcome)
+    if case .failure = outcome {
+      let task = self.task
+      DispatchQueue.global().async { task.cancel() }
+    }
   }
 
   /// Whether the answer may proceed: false (and the transfer failed) when its
