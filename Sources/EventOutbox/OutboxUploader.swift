@@ -37,6 +37,9 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
   case deferred(retryAfterSeconds: Double)
   /// The task was cancelled while waiting to retry; the events are pending.
   case cancelled
+  /// ``OutboxUploader/deadline`` came before the next send or the end of the wait for it; the
+  /// events are pending. `lastFailure` is the failure being retried, if any.
+  case deadlinePassed(lastFailure: String?)
 
   public var description: String {
     switch self {
@@ -47,6 +50,8 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
       let text = shown < 1e15 ? String(Int(shown)) : "\(seconds)"
       return "server asked to retry in \(text) s (Retry-After), longer than one call waits"
     case .cancelled: return "cancelled"
+    case .deadlinePassed(let last):
+      return "the upload deadline passed" + (last.map { " (last failure: \($0))" } ?? "")
     }
   }
 }
@@ -71,11 +76,15 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   `Retry-After` as delta-seconds or an HTTP-date read against that clock; a `Retry-After`
 ///   above ``RetryPolicy/maximumRetryAfterSeconds`` stops the call with
 ///   ``UploadStop/deferred(retryAfterSeconds:)`` instead, the events pending.
-/// - `413` and `400` on a batch of several events: the batch is split in half and the first
-///   half sent again, with a fresh count of attempts; on a single event, the event is
-///   dead-lettered with the server's message.
-/// - Any other status (`401`, `403`, `404`, ...): the call stops and reports
-///   ``UploadStop/refused(status:message:)``; the events stay pending.
+/// - `413` on a batch of several events: the batch is split in half and the first half sent
+///   again, with a fresh count of attempts; on a single event, the event is dead-lettered with
+///   the server's message (it is too large for this server on its own).
+/// - Any other status (`400`, `401`, `403`, `404`, ...): the call stops and reports
+///   ``UploadStop/refused(status:message:)``; the events stay pending. A `400` refuses the
+///   request as a whole (the protocol reports a bad event in `rejected`, inside a `2xx`), so
+///   it says nothing against any one event, and none is dead-lettered for it.
+/// - With a ``deadline``, no request starts and no wait begins past it; the call stops with
+///   ``UploadStop/deadlinePassed(lastFailure:)``, the batch back to pending.
 /// - Cancelling the task while it waits to retry stops the call with ``UploadStop/cancelled``,
 ///   the batch back to pending.
 ///
@@ -90,6 +99,16 @@ public final class OutboxUploader {
   public let requestTimeoutSeconds: Double
   private let apiKey: String
   private var sender: RetryingSender
+
+  /// The time on the outbox's clock (seconds since the Unix epoch) after which no request is
+  /// sent and no wait begins: the call in progress stops with
+  /// ``UploadStop/deadlinePassed(lastFailure:)`` and a request running then is cut at it (see
+  /// `Networking.RetryingSender`). `nil` (the default) for none. One deadline may span many
+  /// calls, bounding them together.
+  public var deadline: Double? {
+    get { sender.deadline }
+    set { sender.deadline = newValue }
+  }
 
   /// - Parameters:
   ///   - outbox: the queue to drain; its clock times the waits.
@@ -155,7 +174,7 @@ public final class OutboxUploader {
   /// A usable answer to one batch.
   private enum Settled {
     case answer(Answer)
-    /// `400` or `413`: too big or bad as a whole.
+    /// `413`: too big as a whole.
     case split(status: Int, message: String)
     case refused(status: Int, message: String)
   }
@@ -180,7 +199,7 @@ public final class OutboxUploader {
     if status == 408 || status == 429 || (500..<600).contains(status) {
       return .retry("HTTP \(status)")
     }
-    if status == 413 || status == 400 {
+    if status == 413 {
       return .success(.split(status: status, message: errorMessage(response.body)))
     }
     return .success(.refused(status: status, message: errorMessage(response.body)))
@@ -225,6 +244,10 @@ public final class OutboxUploader {
       case .cancelled:
         try outbox.release(batch)
         report.stopped = .cancelled
+        return true
+      case .deadlinePassed(let failure):
+        try outbox.release(batch)
+        report.stopped = .deadlinePassed(lastFailure: failure)
         return true
       }
       switch settled {
@@ -285,9 +308,15 @@ public final class OutboxUploader {
       report.stopped = .deferred(retryAfterSeconds: seconds)
     } else {
       do {
-        report.waitedSeconds += try await sender.pause(
+        if let waited = try await sender.pause(
           retry: partialAnswers, retryAfterSeconds: retryAfter)
-        report.retries += 1
+        {
+          report.waitedSeconds += waited
+          report.retries += 1
+        } else {
+          report.stopped = .deadlinePassed(
+            lastFailure: "\(unanswered) events missing from the answer")
+        }
       } catch {
         report.stopped = .cancelled
       }

@@ -110,20 +110,27 @@ extension GeofenceEngine {
 
   /// Sends every queued event now, batch after batch (see ``EventOutbox/OutboxUploader``),
   /// after saving the device checkpoints.
+  /// - Parameter deadline: the time on the engine's clock (seconds since the Unix epoch) after
+  ///   which no request starts and no wait begins; `nil` (default) for now plus
+  ///   ``UploadConfiguration/deadlineSeconds``. Pass one deadline to several calls to bound
+  ///   them together.
   /// - Returns: what was sent; ``EventOutbox/UploadReport/stopped`` tells why events remain.
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` without an outbox or an upload
   ///   configuration; ``EngineError/accountMismatch(stored:given:)`` when the outbox holds
   ///   events queued for another API key; ``EngineError/store(_:)``.
-  public func flush() async throws(EngineError) -> UploadReport {
+  public func flush(until deadline: Double? = nil) async throws(EngineError) -> UploadReport {
     try checkpoint()
-    let uploader = try makeUploader()
+    let uploader = try makeUploader(until: deadline)
     do { return try await uploader.flush() } catch { throw .store("outbox: \(error)") }
   }
 
   /// Sends only the batches that are due (full, or whose oldest event waited the batch
   /// interval). Call it after ingesting and on a timer.
-  public func sendDueBatches() async throws(EngineError) -> UploadReport {
-    let uploader = try makeUploader()
+  /// - Parameter deadline: as for ``flush(until:)``.
+  public func sendDueBatches(until deadline: Double? = nil) async throws(EngineError)
+    -> UploadReport
+  {
+    let uploader = try makeUploader(until: deadline)
     do { return try await uploader.sendDueBatches() } catch {
       throw .store("outbox: \(error)")
     }
@@ -136,15 +143,17 @@ extension GeofenceEngine {
     }
   }
 
-  func makeUploader() throws(EngineError) -> OutboxUploader {
+  func makeUploader(until deadline: Double?) throws(EngineError) -> OutboxUploader {
     guard let outbox else { throw .invalidConfiguration("no outbox configured") }
     guard let upload = configuration.upload else {
       throw .invalidConfiguration("no upload server configured")
     }
     try bindOutboxAccount(key: upload.apiKey)
-    return OutboxUploader(
+    let uploader = OutboxUploader(
       outbox: outbox, server: upload.server, apiKey: upload.apiKey, transport: transport,
       retryPolicy: upload.retry, requestTimeoutSeconds: upload.timeoutSeconds)
+    uploader.deadline = deadline ?? clock.now() + upload.deadlineSeconds
+    return uploader
   }
 
   /// Binds the outbox to `key`'s account: recorded when none is, or when the outbox holds no

@@ -88,14 +88,21 @@ public final class GeofenceEngine {
     public var timeoutSeconds: Double
     /// Attempts and backoff. Default ``RetryTiming/RetryPolicy/init()``'s (8 sends, 1–60 s).
     public var retry: RetryPolicy
+    /// The bound on one ``GeofenceEngine/flush(until:)`` or
+    /// ``GeofenceEngine/sendDueBatches(until:)`` given no deadline of its own, seconds (> 0):
+    /// no request starts and no wait begins later, the events staying queued
+    /// (`UploadStop.deadlinePassed`). Default 300.
+    public var deadlineSeconds: Double
 
     public init(
-      server: URL, apiKey: String, timeoutSeconds: Double = 10, retry: RetryPolicy = RetryPolicy()
+      server: URL, apiKey: String, timeoutSeconds: Double = 10, retry: RetryPolicy = RetryPolicy(),
+      deadlineSeconds: Double = 300
     ) {
       self.server = server
       self.apiKey = apiKey
       self.timeoutSeconds = timeoutSeconds
       self.retry = retry
+      self.deadlineSeconds = deadlineSeconds
     }
   }
 

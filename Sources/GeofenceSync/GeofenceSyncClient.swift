@@ -25,6 +25,22 @@ public struct SyncConfiguration: Sendable {
     maximumRetryAfterSeconds: 120)
   /// Listings restarted after `410 cursor_expired` before giving up. Default 2.
   public var maximumListingRestarts: Int = 2
+  /// The bound on one whole ``GeofenceSyncClient/sync(full:)``, seconds (> 0): every page,
+  /// retry and wait included. No request starts, and none is left running, past it (a request
+  /// gets at most the time left as its own deadline); the sync then fails with
+  /// ``SyncError/deadlinePassed(seconds:lastFailure:)``. Default 300: a full listing of
+  /// 1,000,000 geofences is 1,000 pages of 1000, well under it on a working link.
+  public var deadlineSeconds: Double = 300
+  /// Most pages one listing may take (>= 1), restarts included; one more fails the sync with
+  /// ``SyncError/protocolViolation(_:)``. Default 10,000 (10,000,000 geofences at the default
+  /// page size): a server whose cursor never ends is stopped there, if the deadline has not
+  /// stopped it first.
+  public var maximumPages: Int = 10_000
+  /// Most geofences one sync may receive (>= 1): the sum over a listing's pages, or one changes
+  /// answer's `upserted` and `deleted`. More fails the sync with
+  /// ``SyncError/protocolViolation(_:)``. Default 2,000,000, twice the largest set the engine
+  /// is benchmarked with.
+  public var maximumGeofences: Int = 2_000_000
   /// Whether the ``SyncReport/diff`` lists the changed geofences (needed to apply them to a
   /// live set, as the engine's sync does). Default true; false keeps memory bounded by one
   /// page however many geofences change.
@@ -100,7 +116,23 @@ public struct SyncReport: Sendable {
 /// with the injected clock and random source. Retried: transport failures (timeouts, broken
 /// connections, short bodies; not an answer over the transport's size cap), bodies that cannot
 /// be parsed, `429` and every `5xx`; a `Retry-After` beyond the policy's
-/// `maximumRetryAfterSeconds` fails the request at once. Not `Sendable`: use from one task at a time, like its store.
+/// `maximumRetryAfterSeconds` fails the request at once.
+///
+/// **Bounds.** A whole sync ends within ``SyncConfiguration/deadlineSeconds``. A listing takes
+/// at most ``SyncConfiguration/maximumPages`` pages and ``SyncConfiguration/maximumGeofences``
+/// geofences, each page at most the `limit` it asked for, and a `next_cursor` seen earlier in
+/// the listing is a loop: each fails the sync with ``SyncError/protocolViolation(_:)``, the
+/// stored set unchanged. The transport caps each answer's bytes.
+///
+/// **Protocol checks** (`docs/sync-protocol.md`; a failure is ``SyncError/invalidBody(_:)``;
+/// a body that breaks them is retried like any unusable body, a header is not): an `ETag` must
+/// be the answer's `version` in double quotes,
+/// and a `304`'s the version asked about; a body may not repeat a key within one object;
+/// `version` and `next_cursor` are strings of at most ``SyncWire/maximumVersionLength`` and
+/// ``SyncWire/maximumCursorLength`` characters. A definition whose `id` is not a string of 1 to
+/// 256 characters is rejected on its own, like any invalid definition.
+///
+/// Not `Sendable`: use from one task at a time, like its store.
 public final class GeofenceSyncClient {
   public let configuration: SyncConfiguration
   public let store: GeofenceStore
@@ -148,6 +180,7 @@ public final class GeofenceSyncClient {
   public func sync(full: Bool = false) async throws(SyncError) -> SyncReport {
     requestCount = 0
     retryWaits = []
+    sender.deadline = clock.now() + configuration.deadlineSeconds
     do {
       return try await runSync(full: full)
     } catch {
@@ -206,6 +239,13 @@ public final class GeofenceSyncClient {
     case .notModified:
       throw .invalidBody("304 to a changes request")
     case .ok(let changes, let response):
+      let received = changes.upserted.count + changes.deleted.count
+      guard received <= configuration.maximumGeofences else {
+        throw .protocolViolation(
+          "the changes answer lists \(received) geofences, more than the "
+            + "\(configuration.maximumGeofences) one sync takes")
+      }
+      try SyncWire.checkETag(response, version: changes.version, what: "changes answer")
       var validated = SyncWire.validate(changes.upserted, source: "changes")
       let upsertedIDs = Set(validated.geofences.map(\.id))
       for id in changes.deleted where upsertedIDs.contains(id) || validated.heldBack.contains(id) {
@@ -234,6 +274,7 @@ public final class GeofenceSyncClient {
     state: StoredSyncState, account: String, conditionalVersion: String?, reason: String
   ) async throws(SyncError) -> SyncReport {
     var restarts = 0
+    var totalPages = 0
     while true {
       do {
         try store.beginListing()
@@ -245,7 +286,14 @@ public final class GeofenceSyncClient {
       var rejections: [GeofenceRejection] = []
       var conflicts: [String] = []
       var expired = false
+      var cursorsSeen: [String: Int] = [:]
+      var received = 0
       repeat {
+        guard totalPages < configuration.maximumPages else {
+          throw .protocolViolation(
+            "the listing did not end within \(configuration.maximumPages) pages")
+        }
+        totalPages += 1
         var items: [URLQueryItem] = [
           URLQueryItem(name: "limit", value: "\(configuration.pageSize)")
         ]
@@ -256,9 +304,13 @@ public final class GeofenceSyncClient {
           ifNoneMatch: (pages == 0 ? conditionalVersion : nil).map { "\"\($0)\"" })
         let answer = try await perform(request) { data in SyncWire.page(data) }
         switch answer {
-        case .notModified:
+        case .notModified(let response):
           guard pages == 0, let version = conditionalVersion else {
             throw .invalidBody("unexpected 304 on listing page \(pages + 1)")
+          }
+          if let etag = response.header("etag"), etag != "\"\(version)\"" {
+            throw .invalidBody(
+              "304 carries ETag \(SyncWire.shown(etag)), not the \"\(version)\" it was asked about")
           }
           do { try store.markCurrent(at: clock.now()) } catch { throw .store(error.description) }
           return SyncReport(
@@ -277,11 +329,29 @@ public final class GeofenceSyncClient {
             throw .invalidBody(
               "listing page \(pages + 1) has version \(page.version), first page \(listingVersion)")
           }
+          try SyncWire.checkETag(response, version: page.version, what: "listing page \(pages + 1)")
           if pages == 0 {
             listingVersion = page.version
             etag = response.header("etag") ?? "\"\(page.version)\""
           }
           pages += 1
+          guard page.definitions.count <= configuration.pageSize else {
+            throw .protocolViolation(
+              "listing page \(pages) holds \(page.definitions.count) geofences; "
+                + "\(configuration.pageSize) were asked for")
+          }
+          received += page.definitions.count
+          guard received <= configuration.maximumGeofences else {
+            throw .protocolViolation(
+              "the listing passed \(configuration.maximumGeofences) geofences at page \(pages)")
+          }
+          if let next = page.nextCursor {
+            if let earlier = cursorsSeen[next] {
+              throw .protocolViolation(
+                "listing page \(pages) gives the cursor page \(earlier) gave: the listing loops")
+            }
+            cursorsSeen[next] = pages
+          }
           let validated = SyncWire.validate(page.definitions, source: "listing page \(pages)")
           rejections += validated.rejections
           do {
@@ -313,7 +383,7 @@ public final class GeofenceSyncClient {
 
   private enum Answer<T> {
     case ok(T, HTTPResponse)
-    case notModified
+    case notModified(HTTPResponse)
     case gone(code: String?)
   }
 
@@ -376,7 +446,7 @@ public final class GeofenceSyncClient {
         case .failure(let error): return .retry(error)
         }
       case 304:
-        return .success(.notModified)
+        return .success(.notModified(response))
       case 410:
         return .success(.gone(code: SyncWire.errorBody(response.body).code))
       case 401:
@@ -395,6 +465,8 @@ public final class GeofenceSyncClient {
     case .failed(let error), .attemptsExhausted(let error), .retryAfterTooLong(_, let error):
       throw error
     case .cancelled: throw .cancelled
+    case .deadlinePassed(let last):
+      throw .deadlinePassed(seconds: configuration.deadlineSeconds, lastFailure: last?.description)
     }
   }
 }

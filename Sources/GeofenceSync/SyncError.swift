@@ -13,6 +13,15 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
   /// A body that is not what the protocol defines (after the retries): cut short, not JSON,
   /// missing fields, or a page of another version than the listing's first page.
   case invalidBody(String)
+  /// The whole sync took longer than ``SyncConfiguration/deadlineSeconds`` (`seconds`): no
+  /// request was started, or left running, past it. `lastFailure` is the failure being
+  /// retried when it passed, if any.
+  case deadlinePassed(seconds: Double, lastFailure: String?)
+  /// The server broke the protocol in a way that would never end or would exhaust the
+  /// client: a listing cursor seen before (a loop), more pages or geofences than
+  /// ``SyncConfiguration/maximumPages`` / ``SyncConfiguration/maximumGeofences``, or a page
+  /// holding more geofences than its `limit` asked for. Not retried.
+  case protocolViolation(String)
   /// The local store could not be read or written.
   case store(String)
   /// The task was cancelled while waiting to retry.
@@ -28,6 +37,11 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
       if let message { text += ": \(message)" }
       return text
     case .invalidBody(let why): return "invalid response body: \(why)"
+    case .deadlinePassed(let seconds, let last):
+      let shown = seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds))" : "\(seconds)"
+      return "the sync did not finish within its deadline of \(shown) s"
+        + (last.map { " (last failure: \($0))" } ?? "")
+    case .protocolViolation(let why): return "protocol violation: \(why)"
     case .store(let why): return "local store: \(why)"
     case .cancelled: return "cancelled"
     }

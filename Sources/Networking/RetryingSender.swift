@@ -25,6 +25,9 @@ public struct RetryOutcome<Value, Failure> {
     case retryAfterTooLong(seconds: Double, lastFailure: Failure)
     /// The task was cancelled while waiting to send again.
     case cancelled(lastFailure: Failure)
+    /// ``RetryingSender/deadline`` came before the next send, or before the end of the wait
+    /// for it: the last failure, `nil` when nothing was sent.
+    case deadlinePassed(lastFailure: Failure?)
   }
 
   public var ending: Ending
@@ -42,15 +45,24 @@ public struct RetryOutcome<Value, Failure> {
 /// waits and sends again as a ``RetryTiming/RetryPolicy`` says.
 ///
 /// After an answer classified ``RetryVerdict/retry(_:)``, in this order:
+/// 0. if ``deadline`` has passed, it stops with
+///    ``RetryOutcome/Ending/deadlinePassed(lastFailure:)``;
 /// 1. if ``RetryTiming/RetryPolicy/maximumAttempts`` sends were made, it stops with
 ///    ``RetryOutcome/Ending/attemptsExhausted(lastFailure:)``;
 /// 2. if the answer's `Retry-After` (either form, RFC 9110 §10.2.3, a date read against the
 ///    clock's `now()`; see ``HTTPResponse/retryAfterSeconds(now:)``) is beyond what
 ///    ``RetryTiming/RetryPolicy/waitsOut(retryAfterSeconds:)`` accepts, it stops with
 ///    ``RetryOutcome/Ending/retryAfterTooLong(seconds:lastFailure:)``;
-/// 3. otherwise it waits `max(Retry-After, full-jitter backoff)`
+/// 3. if the wait, `max(Retry-After, full-jitter backoff)`
 ///    (``RetryTiming/RetryPolicy/wait(retry:retryAfterSeconds:using:)``, one draw of the
-///    injected generator per retry) on the injected clock and sends again.
+///    injected generator per retry), would end at or after ``deadline``, it stops with
+///    ``RetryOutcome/Ending/deadlinePassed(lastFailure:)``;
+/// 4. otherwise it waits on the injected clock and sends again.
+///
+/// **Deadline.** With a ``deadline``, no send starts at or after it, and a send gets at most
+/// the time left as its total deadline (``HTTPRequest/timeoutSeconds`` lowered to it). So a
+/// run of sends, retries and waits, over one call or many calls sharing the deadline, ends by
+/// the deadline plus the time the transport takes to notice its own (one clock tick).
 ///
 /// Time and randomness are injected, so with a manual clock and a seeded generator every wait
 /// is exact and nothing sleeps. Not `Sendable` (it owns the generator's state); use it from
@@ -59,6 +71,9 @@ public struct RetryingSender {
   public let transport: any HTTPTransport
   public var policy: RetryPolicy
   public let clock: any EngineClock
+  /// The time on ``clock`` (seconds since the Unix epoch) after which nothing is sent and no
+  /// wait begins (see the type's discussion); `nil` (the default) for none.
+  public var deadline: Double?
   private var random: AnyRandomNumberGenerator
 
   /// - Parameters:
@@ -93,14 +108,24 @@ public struct RetryingSender {
   ) async throws(E) -> RetryOutcome<Value, Failure> {
     var attempts = 0
     var waits: [Double] = []
+    var lastFailure: Failure?
+    var lastRetryAfter: Double?
     while true {
+      let left = deadline.map { $0 - clock.now() } ?? .infinity
+      guard left > 0 else {
+        return RetryOutcome(
+          ending: .deadlinePassed(lastFailure: lastFailure), attempts: attempts, waits: waits,
+          lastRetryAfterSeconds: lastRetryAfter)
+      }
+      var outgoing = try request(attempts + 1)
+      outgoing.timeoutSeconds = min(outgoing.timeoutSeconds, left)
       attempts += 1
-      let outgoing = try request(attempts)
       let result: Result<HTTPResponse, TransportError>
       do { result = .success(try await transport.send(outgoing)) } catch {
         result = .failure(error)
       }
       let retryAfter = (try? result.get())?.retryAfterSeconds(now: clock.now())
+      lastRetryAfter = retryAfter
       func outcome(_ ending: RetryOutcome<Value, Failure>.Ending) -> RetryOutcome<Value, Failure> {
         RetryOutcome(
           ending: ending, attempts: attempts, waits: waits, lastRetryAfterSeconds: retryAfter)
@@ -111,6 +136,10 @@ public struct RetryingSender {
       case .fail(let error): return outcome(.failed(error))
       case .retry(let error): failure = error
       }
+      lastFailure = failure
+      if let deadline, clock.now() >= deadline {
+        return outcome(.deadlinePassed(lastFailure: failure))
+      }
       guard attempts < policy.maximumAttempts else {
         return outcome(.attemptsExhausted(lastFailure: failure))
       }
@@ -118,7 +147,10 @@ public struct RetryingSender {
         return outcome(.retryAfterTooLong(seconds: retryAfter, lastFailure: failure))
       }
       do {
-        waits.append(try await pause(retry: attempts, retryAfterSeconds: retryAfter))
+        guard let waited = try await pause(retry: attempts, retryAfterSeconds: retryAfter) else {
+          return outcome(.deadlinePassed(lastFailure: failure))
+        }
+        waits.append(waited)
       } catch {
         return outcome(.cancelled(lastFailure: failure))
       }
@@ -128,10 +160,12 @@ public struct RetryingSender {
   /// Waits before retry `retry` (1-based) outside ``send(request:classify:)``, for a caller
   /// whose retries span several sends (an upload answer that left events unanswered):
   /// `max(retryAfterSeconds, backoff)` on the clock, one draw of the generator.
-  /// - Returns: the seconds waited.
+  /// - Returns: the seconds waited; `nil`, without waiting, when the wait would end at or
+  ///   after ``deadline``.
   /// - Throws: `CancellationError` when the task is cancelled while waiting.
-  public mutating func pause(retry: Int, retryAfterSeconds: Double?) async throws -> Double {
+  public mutating func pause(retry: Int, retryAfterSeconds: Double?) async throws -> Double? {
     let wait = policy.wait(retry: retry, retryAfterSeconds: retryAfterSeconds, using: &random)
+    if let deadline, clock.now() + wait >= deadline { return nil }
     try await clock.sleep(seconds: wait)
     return wait
   }

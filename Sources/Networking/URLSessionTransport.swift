@@ -19,6 +19,13 @@ import RetryTiming
 ///   pass the cap. Both with ``TransportError/responseTooLarge(limit:)``.
 /// - **Cancellation.** Cancelling the sending task cancels the transfer and fails the send
 ///   with ``TransportError/cancelled``.
+/// - **Compressed answers.** libcurl asks for and decodes gzip and deflate as it reads, so the
+///   delegate sees decoded bytes: the size cap counts the decoded body, which is what is held
+///   in memory (a gzip bomb fails at the cap, having used about the cap). The encoded bytes
+///   are checked against the cap only through `Content-Length`; they are never held, and a
+///   stream of them that decodes to little is ended by the deadline.
+/// - **Redirects** are followed (libcurl's limit applies); one to another origin loses its
+///   `Authorization` header, so the API key never leaves the server it was given for.
 ///
 /// Uses an ephemeral session (no cookies, no URL cache), so a conditional request and its
 /// `304` reach the caller as sent and received. Thread-safe: one transport may serve many
@@ -63,6 +70,20 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
   }
 
   deinit { session.invalidateAndCancel() }
+
+  /// Whether `a` and `b` have the same origin (RFC 6454 §4): scheme and host equal ignoring
+  /// case, and the same port, a missing one being the scheme's default (80 for http, 443 for
+  /// https). A redirect between two different origins loses its `Authorization` header.
+  public static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+    func parts(_ url: URL) -> (String, String, Int?) {
+      let scheme = url.scheme?.lowercased() ?? ""
+      let port = url.port ?? (scheme == "http" ? 80 : scheme == "https" ? 443 : nil)
+      return (scheme, url.host?.lowercased() ?? "", port)
+    }
+    let (sa, ha, pa) = parts(a)
+    let (sb, hb, pb) = parts(b)
+    return sa == sb && ha == hb && pa == pb
+  }
 
   /// Sends `request` and collects the whole answer (see the type's discussion for the
   /// deadline, the size cap and cancellation).
@@ -123,23 +144,28 @@ private final class Transfer: @unchecked Sendable {
     if let ready { continuation.resume(returning: ready) }
   }
 
-  /// Ends the transfer with `outcome` unless it has ended already; cancels the task when the
-  /// outcome is a failure (a deadline, the cap, cancellation), so no more bytes are read.
+  /// Ends the transfer with `outcome` unless it has ended already, and resumes the sender at
+  /// once; then, when the outcome is a failure (a deadline, the cap, cancellation), cancels
+  /// the task so that no more bytes are read.
+  ///
+  /// The cancellation runs on another queue: `URLSessionTask.cancel()` waits for the
+  /// session's work queue, which a fast sender keeps busy reading for seconds. Run on the
+  /// delegate queue, it stalled the delegate while libcurl went on reading into undelivered
+  /// callbacks (hundreds of MB past a 64 MiB cap), and the sender waited as long.
   func finish(_ outcome: Outcome) {
-    let waiting: CheckedContinuation<Outcome, Never>?
-    let first: Bool = lock.withLock {
-      guard self.outcome == nil else { return false }
+    let (first, waiting): (Bool, CheckedContinuation<Outcome, Never>?) = lock.withLock {
+      guard self.outcome == nil else { return (false, nil) }
       self.outcome = outcome
-      return true
-    }
-    guard first else { return }
-    if case .failure = outcome { task.cancel() }
-    waiting = lock.withLock {
       let c = continuation
       continuation = nil
-      return c
+      return (true, c)
     }
+    guard first else { return }
     waiting?.resume(returning: outcome)
+    if case .failure = outcome {
+      let task = self.task
+      DispatchQueue.global().async { task.cancel() }
+    }
   }
 
   /// Whether the answer may proceed: false (and the transfer failed) when its
@@ -157,10 +183,15 @@ private final class Transfer: @unchecked Sendable {
     return true
   }
 
+  /// Appends `data` unless the transfer has ended or the body would pass the cap; in that
+  /// case the transfer fails and nothing more is kept, whatever libcurl still delivers
+  /// before the cancellation reaches it.
   func received(_ data: Data) {
     let over: Bool = lock.withLock {
+      guard outcome == nil else { return false }
+      guard body.count + data.count <= limit else { return true }
       body.append(data)
-      return body.count > limit
+      return false
     }
     if over { finish(.failure(.responseTooLarge(limit: limit))) }
   }
@@ -215,6 +246,22 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
   func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
     transfer(dataTask.taskIdentifier)?.received(data)
+  }
+
+  /// Follows a redirect, without the credentials when it leaves the origin: a new scheme, host
+  /// or port (RFC 6454 §4; what curl and browsers do) drops `Authorization`, so a key sent to
+  /// one server never reaches another. A redirect within the origin keeps every header.
+  func urlSession(
+    _ session: URLSession, task: URLSessionTask,
+    willPerformHTTPRedirection response: HTTPURLResponse,
+    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+  ) {
+    var next = request
+    let from = task.originalRequest?.url
+    if let from, let to = request.url, !URLSessionTransport.sameOrigin(from, to) {
+      next.setValue(nil, forHTTPHeaderField: "Authorization")
+    }
+    completionHandler(next)
   }
 
   func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A small command-line parser: `--name value`, `--name=value`, boolean `--flag`, repeated
 /// options and positionals; `--` ends options.
 struct CommandLineArguments {
@@ -87,6 +89,19 @@ struct CommandLineArguments {
     }
     return v
   }
+}
+
+/// The `--server` URL: `http` or `https`, a host, and a port, when one is written, in
+/// 1...65535 (RFC 6335 §6; port 0 cannot be connected to).
+/// - Throws: ``UsageError`` naming what is wrong; a usage error, exit 64, before any request.
+func serverURL(_ text: String) throws(UsageError) -> URL {
+  guard let url = URL(string: text), let scheme = url.scheme?.lowercased(),
+    scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty
+  else { throw UsageError("--server needs an http or https URL, got '\(text)'") }
+  if let port = url.port, !(1...65_535).contains(port) {
+    throw UsageError("--server port must be in 1...65535, got \(port) in '\(text)'")
+  }
+  return url
 }
 
 /// A command-line usage error: exit status 64 (EX_USAGE, sysexits.h).

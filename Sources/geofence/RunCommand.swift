@@ -53,18 +53,26 @@ enum RunCommand {
       --batch-size N          events per batch, 1-500 [20]
       --batch-interval S      send a partial batch once its oldest event waited S seconds [30]
       --capacity N            most queued events; the oldest are evicted (counted) [10000]
-      --timeout S             HTTP request timeout [10]
+      --timeout S             the total deadline of one HTTP request, body included [10]
       --max-attempts N        sends of one batch before giving up for now [8]
+      --deadline S            the bound on the sync, and on all the uploads together: no
+                              request starts and no retry wait begins after it [300]
       --no-upload             only fill the outbox
       --quiet                 no summary
 
     detector: the options of 'geofence replay' (--preset, --hysteresis-min, --max-accuracy,
     --loitering-delay, --no-dwell, ...).
 
+    Time bound: the network part of the command ends within 2 x --deadline (the sync within
+    one, the uploads within the other), whatever the server does; the rest is the replay of
+    the tracks, which depends only on the input.
+
     exit status: 0 every event delivered (or dead-lettered); 64 usage error; 65 an input file
     could not be parsed; 66 an input file is missing; 69 no --regions given, the sync failed
     and no earlier set is stored; 75 events remain queued (server unreachable or refusing):
-    run 'geofence upload' later; 77 the outbox holds events queued with another --key.
+    run 'geofence upload' later (also when the server refused a whole batch, 400 or 401,
+    or the deadline passed: no event is dead-lettered for those); 77 the outbox holds
+    events queued with another --key.
     """
 
   static let outboxHelp = """
@@ -91,23 +99,29 @@ enum RunCommand {
 
       --server URL, --key KEY, --store DIR    as for 'geofence run'
       --batch-size N          events per batch, 1-500 [20]
-      --timeout S             HTTP request timeout [10]
+      --timeout S             the total deadline of one HTTP request, body included [10]
       --max-attempts N        sends of one batch before giving up for now [8]
+      --deadline S            the bound on the whole command: no request starts and no
+                              retry wait begins after it; what is left stays queued [300]
       --quiet                 no summary
 
     The outbox belongs to the account of the key it was first uploaded with (a fingerprint of
     the key is kept in DIR/state.sqlite): while it holds queued events, another --key is
     refused (exit status 77) so that events of one account never reach another.
 
+    A batch the server refuses as a whole (400, 401, 403, 404, ...) stays queued: only the
+    server's per-event "rejected" list, or a 413 for a single event, dead-letters an event.
+
     exit status: 0 the outbox is empty of pending events; 64 usage error; 66 no outbox in DIR;
-    75 events remain queued; 77 the outbox holds events queued with another key.
+    75 events remain queued (the server unreachable, refusing, or the deadline passed); 77
+    the outbox holds events queued with another key.
     """
 
   // MARK: run
 
   static let uploadOptions: Set<String> = [
     "server", "key", "store", "batch-size", "batch-interval", "capacity", "timeout",
-    "max-attempts",
+    "max-attempts", "deadline",
   ]
 
   static func run(_ argv: [String]) async -> Int32 {
@@ -199,6 +213,8 @@ enum RunCommand {
       }
     }
     let uploading = upload.server != nil && !args.flag("no-upload")
+    // One deadline for every upload of the run, so that together they end within it.
+    let uploadDeadline = SystemClock().now() + upload.deadlineSeconds
     var uploadReport = UploadReport()
     var uploadError: EngineError?
     do throws(EngineError) {
@@ -206,7 +222,9 @@ enum RunCommand {
         inputs, timeline: timeline, ignoringAccuracy: replayOptions.ignoringAccuracy
       ) {
         guard uploading, uploadReport.stopped == nil, uploadError == nil else { return }
-        do throws(EngineError) { uploadReport.add(try await engine.sendDueBatches()) } catch {
+        do throws(EngineError) {
+          uploadReport.add(try await engine.sendDueBatches(until: uploadDeadline))
+        } catch {
           uploadError = error
         }
       }
@@ -218,7 +236,7 @@ enum RunCommand {
       }
       try engine.checkpoint()
       if uploading, uploadReport.stopped == nil, uploadError == nil {
-        uploadReport.add(try await engine.flush())
+        uploadReport.add(try await engine.flush(until: uploadDeadline))
       }
     } catch {
       uploadError = error
@@ -391,15 +409,14 @@ enum RunCommand {
     var outboxConfiguration: OutboxConfiguration
     var timeoutSeconds: Double
     var maxAttempts: Int
+    /// `--deadline`: the bound on the sync, and on all the uploads of one command together.
+    var deadlineSeconds: Double
 
     init(_ args: CommandLineArguments, needsServer: Bool) throws(UsageError) {
       guard let store = args.last("store") else { throw UsageError("give --store DIR") }
       self.store = store
       if let text = args.last("server") {
-        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""),
-          url.host != nil
-        else { throw UsageError("--server needs an http or https URL, got '\(text)'") }
-        server = url
+        server = try serverURL(text)
       } else if needsServer {
         throw UsageError("give --server URL")
       }
@@ -412,6 +429,7 @@ enum RunCommand {
         maxBatchEvents: batch, maxBatchIntervalSeconds: interval, capacity: capacity)
       timeoutSeconds = try args.double("timeout", range: 0.001...3_600) ?? 10
       maxAttempts = try args.int("max-attempts", range: 1...1_000) ?? 8
+      deadlineSeconds = try args.double("deadline", range: 1...86_400) ?? 300
     }
 
     /// The engine of `run` and `upload`: the outbox, upload to `server`, a persisted
@@ -424,9 +442,14 @@ enum RunCommand {
         upload: server.map {
           GeofenceEngine.UploadConfiguration(
             server: $0, apiKey: key, timeoutSeconds: timeoutSeconds,
-            retry: RetryPolicy(maximumAttempts: maxAttempts))
+            retry: RetryPolicy(maximumAttempts: maxAttempts), deadlineSeconds: deadlineSeconds)
         },
-        sync: syncs ? server.map { SyncConfiguration(baseURL: $0, apiKey: key) } : nil,
+        sync: syncs
+          ? server.map {
+            var sync = SyncConfiguration(baseURL: $0, apiKey: key)
+            sync.deadlineSeconds = deadlineSeconds
+            return sync
+          } : nil,
         identity: .persisted, checkpoints: .manual)
     }
   }

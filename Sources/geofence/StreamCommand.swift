@@ -37,7 +37,10 @@ enum StreamCommand {
       --regions FILE, --radius METRES   as for 'geofence replay'
       --store DIR             the set stored by 'geofence sync' (DIR/geofences.sqlite)
       --server URL --key KEY  with --store: apply the server's changes while streaming ...
-      --sync-interval S       ... every S seconds (default 300); checked between batches
+      --sync-interval S       ... every S seconds (default 300); checked between batches.
+                              Each sync ends within 60 s (its deadline, every request, retry
+                              and wait included) and holds up the stream at most that long;
+                              a failed one keeps the set and streams on.
 
     live semantics: each device's fixes are taken in arrival order, never reordered; a fix at
     or before the time of the latest fix of its device is dropped (staleFix, duplicateFix,
@@ -62,6 +65,10 @@ enum StreamCommand {
     geofence file or the CSV header could not be parsed; 66 an input file is missing; 69 the
     store holds no geofence set; 74 standard output or the state cannot be written.
     """
+
+  /// The bound on each sync while streaming, seconds: a sync holds up the input, so it gets
+  /// 60 s rather than `geofence sync`'s 300 (``GeofenceSync/SyncConfiguration/deadlineSeconds``).
+  static let syncDeadlineSeconds: Double = 60
 
   static let spec = CommandLineArguments.Spec(
     valued: ReplayCommand.spec.valued.subtracting(["format", "svg"]).union([
@@ -124,10 +131,7 @@ enum StreamCommand {
     do throws(UsageError) {
       syncInterval = try args.double("sync-interval", range: 1...86_400) ?? 300
       if let text = args.last("server") {
-        guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""),
-          url.host != nil
-        else { throw UsageError("--server needs an http or https URL, got '\(text)'") }
-        server = url
+        server = try serverURL(text)
       } else {
         server = nil
       }
@@ -163,7 +167,11 @@ enum StreamCommand {
       engine = try GeofenceEngine(
         configuration: .init(
           transitions: detector.configuration,
-          sync: server.map { SyncConfiguration(baseURL: $0, apiKey: args.last("key") ?? "") },
+          sync: server.map {
+            var sync = SyncConfiguration(baseURL: $0, apiKey: args.last("key") ?? "")
+            sync.deadlineSeconds = syncDeadlineSeconds
+            return sync
+          },
           checkpoints: stateDirectory == nil ? .none : .manual),
         storage: directory.map { .directory($0) } ?? .inMemory, geofences: fixedSet)
     } catch {

@@ -22,20 +22,28 @@ enum SyncCommand {
       --near LAT,LON      only geofences near this point (degrees) ...
       --radius-m R        ... within R metres of it (plus their own radius), R in [0, 20037509]
       --page-size N       geofences per page, 1-10000 [1000]
-      --timeout SECONDS   per request [30]
+      --timeout SECONDS   the total deadline of one request, body included [30]
       --attempts N        requests per operation including retries, 1-20 [4]
+      --deadline SECONDS  the bound on the whole sync: every page, retry and wait [300]
       --live              also time loading the stored set into the engine and applying the
                           change to its live set (what a running engine does)
       --quiet             only errors
 
-    exit status: 0 synced (or unchanged); 64 usage error; 65 the server's answer was invalid;
-    69 the server was unreachable, refused the key, or kept failing; 74 the local store could
-    not be opened or written. Rejected definitions are listed on standard error and do not
-    change the exit status.
+    The command ends within --deadline seconds (plus the time to write the store), however
+    the server behaves: a listing whose cursor loops, more than 10000 pages or 2000000
+    geofences, or a page with more geofences than --page-size is refused (exit 65), and each
+    answer is capped at 64 MiB, decoded. Redirects to another origin lose the key.
+
+    exit status: 0 synced (or unchanged); 64 usage error; 65 the server's answer was invalid
+    or broke the protocol; 69 the server was unreachable, refused the key, kept failing, or
+    the deadline passed; 74 the local store could not be opened or written. Rejected
+    definitions are listed on standard error and do not change the exit status.
     """
 
   static let spec = CommandLineArguments.Spec(
-    valued: ["server", "key", "store", "near", "radius-m", "page-size", "timeout", "attempts"],
+    valued: [
+      "server", "key", "store", "near", "radius-m", "page-size", "timeout", "attempts", "deadline",
+    ],
     flags: ["help", "full", "quiet", "live"])
 
   /// EX_UNAVAILABLE (sysexits.h).
@@ -80,9 +88,7 @@ enum SyncCommand {
   static func parse(_ parsed: CommandLineArguments) throws(UsageError) -> Options {
     if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
     guard let server = parsed.last("server") else { throw UsageError("--server is required") }
-    guard let url = URL(string: server), let scheme = url.scheme?.lowercased(),
-      scheme == "http" || scheme == "https", url.host != nil
-    else { throw UsageError("--server needs an http or https URL, got '\(server)'") }
+    let url = try serverURL(server)
     guard let key = parsed.last("key"), !key.isEmpty else { throw UsageError("--key is required") }
     guard let dir = parsed.last("store"), !dir.isEmpty else {
       throw UsageError("--store is required")
@@ -90,6 +96,7 @@ enum SyncCommand {
     var configuration = SyncConfiguration(baseURL: url, apiKey: key)
     configuration.pageSize = try parsed.int("page-size", range: 1...10_000) ?? 1000
     configuration.requestTimeoutSeconds = try parsed.double("timeout", range: 1...3600) ?? 30
+    configuration.deadlineSeconds = try parsed.double("deadline", range: 1...86_400) ?? 300
     if let attempts = try parsed.int("attempts", range: 1...20) {
       configuration.retry.maximumAttempts = attempts
     }
@@ -187,9 +194,9 @@ enum SyncCommand {
       }
       guard case .sync(let error) = error else { return ioError }
       switch error {
-      case .invalidBody: return ExitStatus.dataError
+      case .invalidBody, .protocolViolation: return ExitStatus.dataError
       case .store: return ioError
-      case .transport, .unauthorized, .httpStatus, .cancelled: return unavailable
+      case .transport, .unauthorized, .httpStatus, .cancelled, .deadlinePassed: return unavailable
       }
     }
   }

@@ -351,6 +351,10 @@ def _add_admin_routes(app: FastAPI, store: Store, registry: FaultRegistry) -> No
         registry.clear()
         return json_bytes_response({"faults": []})
 
+    @app.get("/admin/requests")
+    def requests_log() -> Response:
+        return json_bytes_response({"requests": registry.requests()})
+
     @app.get("/admin/events")
     def events_report(key: str) -> Response:
         return json_bytes_response(store.events_report(key))

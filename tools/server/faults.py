@@ -9,15 +9,21 @@ then drop the connection without answering. ``/admin/*`` requests are never faul
 from __future__ import annotations
 
 import asyncio
+import collections
 import itertools
 import json
 import threading
+import zlib
 from dataclasses import dataclass, field
 from typing import Any
 
 STATUS_SHORTHANDS = {"429": 429, "500": 500, "503": 503}
-KINDS = ("status", "slow", "truncate", "commit_then_drop", "timeout")
+KINDS = ("status", "slow", "truncate", "commit_then_drop", "timeout",
+         "self_cursor", "endless_cursor", "drip", "huge_body", "gzip_bomb", "oversized_page",
+         "redirect")
+"""Fault kinds. The last seven are a hostile server's answers (see ``FaultMiddleware``)."""
 TRUNCATE_MODES = ("content_length", "cut_json")
+REDIRECT_STATUSES = (301, 302, 303, 307, 308)
 
 DEFAULT_RETRY_AFTER_S = 1
 """``Retry-After`` sent with an injected 429 or 503 when the fault names none, in seconds."""
@@ -29,6 +35,29 @@ DEFAULT_TIMEOUT_DELAY_S = 30.0
 """How long a ``timeout`` fault holds its answer when the fault names none, in seconds."""
 
 MAX_DELAY_S = 600.0
+
+DEFAULT_DRIP_DELAY_S = 0.5
+"""Pause between two bytes of a ``drip`` fault when the fault names none, in seconds."""
+
+DEFAULT_HUGE_BODY_BYTES = 8 << 30
+"""Body size of a ``huge_body`` fault when the fault names none: 8 GiB."""
+
+DEFAULT_GZIP_BOMB_BYTES = 1 << 30
+"""Decompressed size of a ``gzip_bomb`` fault when the fault names none: 1 GiB."""
+
+MAX_HOSTILE_BYTES = 64 << 30
+"""Largest ``size_bytes`` of a ``huge_body`` or ``gzip_bomb`` fault: 64 GiB."""
+
+DEFAULT_OVERSIZED_ITEMS = 200_000
+"""Geofences in an ``oversized_page`` answer when the fault names none."""
+
+MAX_OVERSIZED_ITEMS = 5_000_000
+
+STREAM_CHUNK_BYTES = 64 << 10
+"""Bytes per body message of a ``huge_body`` or ``gzip_bomb`` answer: 64 KiB."""
+
+REQUEST_LOG_SIZE = 1000
+"""Requests kept by :class:`FaultRegistry` for ``GET /admin/requests``."""
 
 
 class FaultSpecError(ValueError):
@@ -49,6 +78,9 @@ class Fault:
     retry_after_s: int | None = None
     delay_s: float | None = None
     mode: str | None = None
+    size_bytes: int | None = None
+    items: int | None = None
+    origin: str | None = None
     fired: int = 0
 
     def as_json(self) -> dict[str, Any]:
@@ -56,7 +88,8 @@ class Fault:
             "id": self.id, "kind": self.kind, "path": self.path, "count": self.remaining +
             self.fired, "remaining": self.remaining, "fired": self.fired,
         }
-        for name in ("method", "key", "status", "retry_after_s", "delay_s", "mode"):
+        for name in ("method", "key", "status", "retry_after_s", "delay_s", "mode", "size_bytes",
+                     "items", "origin"):
             value = getattr(self, name)
             if value is not None:
                 out["retry_after" if name == "retry_after_s" else name] = value
@@ -101,9 +134,7 @@ def parse_fault(spec: Any, fault_id: int) -> Fault:
     if kind in STATUS_SHORTHANDS:
         status, kind = STATUS_SHORTHANDS[kind], "status"
     if kind not in KINDS:
-        raise FaultSpecError(
-            "kind must be one of 429, 500, 503, status, slow, truncate, commit_then_drop, timeout"
-        )
+        raise FaultSpecError("kind must be one of 429, 500, 503, " + ", ".join(KINDS))
     count = spec.get("count", 1)
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise FaultSpecError("count must be an integer >= 1")
@@ -125,6 +156,25 @@ def parse_fault(spec: Any, fault_id: int) -> Fault:
         if mode not in TRUNCATE_MODES:
             raise FaultSpecError("mode must be content_length or cut_json")
         fault.mode = mode
+    elif kind == "drip":
+        fault.delay_s = _number(spec, "delay_s", DEFAULT_DRIP_DELAY_S, 0, MAX_DELAY_S)
+    elif kind in ("huge_body", "gzip_bomb"):
+        default = DEFAULT_HUGE_BODY_BYTES if kind == "huge_body" else DEFAULT_GZIP_BOMB_BYTES
+        fault.size_bytes = int(_number(spec, "size_bytes", default, 1, MAX_HOSTILE_BYTES))
+    elif kind == "oversized_page":
+        fault.items = int(_number(spec, "items", DEFAULT_OVERSIZED_ITEMS, 1, MAX_OVERSIZED_ITEMS))
+    elif kind == "redirect":
+        if status is None:
+            status = 307
+        if status not in REDIRECT_STATUSES:
+            raise FaultSpecError("a redirect status must be one of 301, 302, 303, 307, 308")
+        fault.status = status
+        origin = spec.get("origin")
+        if origin is not None and (not isinstance(origin, str)
+                                   or not origin.startswith(("http://", "https://"))
+                                   or "/" in origin.split("://", 1)[1]):
+            raise FaultSpecError("origin must be scheme://host[:port], without a path")
+        fault.origin = origin
     return fault
 
 
@@ -135,6 +185,7 @@ class FaultRegistry:
     _faults: list[Fault] = field(default_factory=list)
     _ids: Any = field(default_factory=lambda: itertools.count(1))
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _requests: Any = field(default_factory=lambda: collections.deque(maxlen=REQUEST_LOG_SIZE))
 
     def arm(self, spec: Any) -> Fault:
         with self._lock:
@@ -161,6 +212,28 @@ class FaultRegistry:
     def clear(self) -> None:
         with self._lock:
             self._faults.clear()
+            self._requests.clear()
+
+    def record(self, scope: dict) -> None:
+        """Logs one request: method, path, query, ``Host`` and whether it carried credentials.
+
+        The credentials themselves are never kept, only whether an ``Authorization`` header
+        arrived and whether it names a key (for redirect tests).
+        """
+        headers = dict(scope.get("headers", ()))
+        entry = {
+            "method": scope["method"], "path": scope["path"],
+            "query": scope.get("query_string", b"").decode("latin-1"),
+            "host": headers.get(b"host", b"").decode("latin-1"),
+            "authorization": b"authorization" in headers,
+        }
+        with self._lock:
+            self._requests.append(entry)
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The last :data:`REQUEST_LOG_SIZE` requests that reached the middleware, oldest first."""
+        with self._lock:
+            return list(self._requests)
 
 
 def bearer_key(scope: dict) -> str | None:
@@ -212,6 +285,21 @@ class FaultMiddleware:
     """ASGI middleware that applies armed faults to matching requests.
 
     The fault kind is also put in ``scope["state"]["fault"]`` so handlers can record it.
+
+    The hostile kinds answer as a server that breaks the protocol or the client's resources:
+
+    - ``self_cursor``: the listing's first page (any cursor sent is ignored), whose
+      ``next_cursor`` is the cursor the request sent (``"self"`` when it sent none), so the
+      second page points back at itself;
+    - ``endless_cursor``: the first page with a new ``next_cursor`` every time;
+    - ``drip``: the real answer, with its ``Content-Length``, one byte every ``delay_s``;
+    - ``huge_body``: ``200`` with a chunked JSON-looking body of ``size_bytes`` (no length);
+    - ``gzip_bomb``: ``200``, ``Content-Encoding: gzip``, a chunked body that inflates to
+      ``size_bytes`` (a JSON prefix, then spaces: about 1 MiB on the wire per GiB);
+    - ``oversized_page``: the real page with its geofences replaced by ``items`` valid ones,
+      whatever ``limit`` asked for;
+    - ``redirect``: ``status`` (default 307) to the same path and query at ``origin`` (same
+      origin when omitted).
     """
 
     def __init__(self, app: Any, registry: FaultRegistry) -> None:
@@ -222,6 +310,7 @@ class FaultMiddleware:
         if scope["type"] != "http" or scope["path"].startswith("/admin"):
             await self.app(scope, receive, send)
             return
+        self.registry.record(scope)
         fault = self.registry.take(scope["method"], scope["path"], bearer_key(scope))
         if fault is None:
             await self.app(scope, receive, send)
@@ -244,6 +333,23 @@ class FaultMiddleware:
             captured = _Captured()
             await self.app(scope, receive, captured)
             await self._send_truncated(fault, captured, send)
+        elif fault.kind in ("self_cursor", "endless_cursor"):
+            await _HostileAnswers.cursor_loop(self.app, fault, scope, receive, send)
+        elif fault.kind == "drip":
+            captured = _Captured()
+            await self.app(scope, receive, captured)
+            await _HostileAnswers.drip(fault, captured, send)
+        elif fault.kind == "huge_body":
+            await _HostileAnswers.stream(send, _huge_body_chunks(fault.size_bytes or 0), [])
+        elif fault.kind == "gzip_bomb":
+            await _HostileAnswers.stream(send, _gzip_bomb_chunks(fault.size_bytes or 0),
+                                         [(b"content-encoding", b"gzip")])
+        elif fault.kind == "oversized_page":
+            captured = _Captured()
+            await self.app(scope, receive, captured)
+            await _HostileAnswers.oversized(fault, captured, send)
+        elif fault.kind == "redirect":
+            await _HostileAnswers.redirect(fault, scope, send)
 
     @staticmethod
     async def _send_status(fault: Fault, send: Any) -> None:
@@ -291,3 +397,127 @@ class FaultMiddleware:
             transport.close()
         for _ in range(3):
             await asyncio.sleep(0)
+
+
+def _connection_closed(send: Any) -> bool:
+    transport = _transport(send)
+    return transport is None or transport.is_closing()
+
+
+def _huge_body_chunks(size: int) -> Any:
+    """``size`` bytes: ``{"version":"v1","geofences":[`` then spaces, in 64 KiB pieces."""
+    head = b'{"version":"v1","geofences":['
+    yield head[:size]
+    left = size - len(head)
+    block = b" " * STREAM_CHUNK_BYTES
+    while left > 0:
+        yield block[: min(left, STREAM_CHUNK_BYTES)]
+        left -= STREAM_CHUNK_BYTES
+
+
+def _gzip_bomb_chunks(size: int) -> Any:
+    """A gzip member (RFC 1952) that inflates to the ``huge_body`` bytes of ``size``."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    pending = bytearray()
+    for piece in _huge_body_chunks(size):
+        pending += compressor.compress(piece)
+        if len(pending) >= 4096:
+            yield bytes(pending)
+            pending.clear()
+    pending += compressor.flush()
+    yield bytes(pending)
+
+
+def _json_headers(start: dict, body: bytes) -> list:
+    headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+    headers.append((b"content-length", str(len(body)).encode()))
+    return headers
+
+
+async def _forward_start(send: Any, start: dict, body: bytes) -> None:
+    await send({**start, "headers": _json_headers(start, body)})
+
+
+class _HostileAnswers:
+    """The hostile answers of :class:`FaultMiddleware`, kept apart from the classic faults."""
+
+    @staticmethod
+    async def cursor_loop(app: Any, fault: Fault, scope: dict, receive: Any, send: Any) -> None:
+        query = [(k, v) for k, v in _query_pairs(scope) if k != "cursor"]
+        sent = dict(_query_pairs(scope)).get("cursor")
+        inner = {**scope, "query_string": "&".join(f"{k}={v}" for k, v in query).encode()}
+        captured = _Captured()
+        await app(inner, receive, captured)
+        if captured.start is None:
+            return
+        body = bytes(captured.body)
+        if captured.start["status"] == 200:
+            page = json.loads(body)
+            if fault.kind == "self_cursor":
+                page["next_cursor"] = sent or "self"
+            else:
+                page["next_cursor"] = f"endless-{fault.fired}"
+            body = json.dumps(page, separators=(",", ":")).encode()
+        await _forward_start(send, captured.start, body)
+        await send({"type": "http.response.body", "body": body})
+
+    @staticmethod
+    async def drip(fault: Fault, captured: _Captured, send: Any) -> None:
+        if captured.start is None:
+            return
+        body = bytes(captured.body)
+        await _forward_start(send, captured.start, body)
+        for i in range(len(body)):
+            if _connection_closed(send):
+                return
+            await send({"type": "http.response.body", "body": body[i:i + 1], "more_body": True})
+            await asyncio.sleep(fault.delay_s or 0)
+        await send({"type": "http.response.body", "body": b""})
+
+    @staticmethod
+    async def stream(send: Any, chunks: Any, headers: list) -> None:
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"), *headers]})
+        for chunk in chunks:
+            if _connection_closed(send):
+                return
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    @staticmethod
+    async def oversized(fault: Fault, captured: _Captured, send: Any) -> None:
+        if captured.start is None:
+            return
+        body = bytes(captured.body)
+        if captured.start["status"] == 200:
+            page = json.loads(body)
+            page["geofences"] = [
+                {"id": f"flood-{i:07d}", "latitude": (i % 1700) / 10 - 85,
+                 "longitude": (i % 3500) / 10 - 175, "radius": 100}
+                for i in range(fault.items or 0)
+            ]
+            page["next_cursor"] = None
+            body = json.dumps(page, separators=(",", ":")).encode()
+        await _forward_start(send, captured.start, body)
+        await send({"type": "http.response.body", "body": body})
+
+    @staticmethod
+    async def redirect(fault: Fault, scope: dict, send: Any) -> None:
+        target = (fault.origin or "") + scope["path"]
+        query = scope.get("query_string", b"").decode("latin-1")
+        if query:
+            target += "?" + query
+        body = json.dumps({"error": {"code": "redirected", "message": target}}).encode()
+        await send({"type": "http.response.start", "status": fault.status or 307, "headers": [
+            (b"location", target.encode("latin-1")), (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def _query_pairs(scope: dict) -> list[tuple[str, str]]:
+    pairs = []
+    for part in scope.get("query_string", b"").decode("latin-1").split("&"):
+        if part:
+            name, _, value = part.partition("=")
+            pairs.append((name, value))
+    return pairs

@@ -14,6 +14,16 @@ The ``changes`` table records, per version, the ids upserted or deleted at that 
 ``changes?since=`` can still be answered; after every write it moves to
 ``version - history_depth`` (never backwards) and older rows are deleted.
 
+API keys
+--------
+No table holds a key. An account is named by the keyed hash of its key,
+``HMAC-SHA256(secret, key)`` in hex (:meth:`Store.account_id`), in ``accounts.key`` and in
+every ``account`` column. The 32-byte secret lives outside the database, in
+``<db>.secret`` (mode 0600, created at first start), so a copy of the database alone does not
+let anyone test guessed keys. Authentication looks the account up by that hash and confirms it
+with :func:`hmac.compare_digest`; a database written before keyed hashes is converted in place
+when it is opened (``server_meta.account_ids``).
+
 Threading: one SQLite connection per thread (WAL mode, so readers never block the writer);
 writes are serialised by a process-wide lock and run in ``BEGIN IMMEDIATE`` transactions.
 """
@@ -21,7 +31,11 @@ writes are serialised by a process-wide lock and run in ``BEGIN IMMEDIATE`` tran
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import hmac
 import json
+import os
+import secrets
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -94,7 +108,21 @@ CREATE TABLE IF NOT EXISTS deliveries (
     outcome TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deliveries_by_event ON deliveries (account, event_id);
+CREATE TABLE IF NOT EXISTS server_meta (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 """
+
+ACCOUNT_ID_SCHEME = "hmac-sha256"
+"""How account names derive from keys (``server_meta.account_ids``)."""
+
+SECRET_BYTES = 32
+"""Length of the HMAC secret, bytes (the SHA-256 block is 64; RFC 2104 asks for >= 32)."""
+
+_ACCOUNT_COLUMNS = (("accounts", "key"), ("geofence_rows", "account"), ("versions", "account"),
+                    ("changes", "account"), ("batches", "account"), ("events", "account"),
+                    ("deliveries", "account"))
 
 _TEMP_SCHEMA = """
 CREATE TEMP TABLE IF NOT EXISTS incoming (
@@ -182,6 +210,25 @@ def geofence_json(row: sqlite3.Row | tuple) -> dict[str, Any]:
     return out
 
 
+def _load_secret(path: str) -> bytes:
+    """The secret kept in ``<path>.secret``; created (0600) with random bytes when missing."""
+    if path == ":memory:":
+        return secrets.token_bytes(SECRET_BYTES)
+    secret_path = path + ".secret"
+    try:
+        fd = os.open(secret_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        with open(secret_path, "rb") as f:
+            secret = f.read()
+        if len(secret) < SECRET_BYTES:
+            raise ValueError(f"{secret_path}: a secret needs at least {SECRET_BYTES} bytes")
+        return secret
+    secret = secrets.token_bytes(SECRET_BYTES)
+    with os.fdopen(fd, "wb") as f:
+        f.write(secret)
+    return secret
+
+
 def _utc_now() -> _dt.datetime:
     return _dt.datetime.now(_dt.timezone.utc)
 
@@ -195,6 +242,9 @@ class Store:
     - Parameter max_changes: the most ids one ``changes`` answer may carry before the client is
       told to re-list instead, >= 1 (default ``DEFAULT_MAX_CHANGES``).
     - Parameter clock: returns the current time; stamps ``updated_at`` and receipts.
+    - Parameter secret: the HMAC secret that names accounts (see the module's *API keys*);
+      default read from ``<path>.secret``, created there with :data:`SECRET_BYTES` random bytes
+      when missing (a fresh random secret for ``:memory:``).
     """
 
     def __init__(
@@ -203,6 +253,7 @@ class Store:
         history_depth: int = DEFAULT_HISTORY_DEPTH,
         max_changes: int = DEFAULT_MAX_CHANGES,
         clock: Callable[[], _dt.datetime] = _utc_now,
+        secret: bytes | None = None,
     ) -> None:
         if history_depth < 0:
             raise ValueError("history_depth must be >= 0")
@@ -214,8 +265,37 @@ class Store:
         self.clock = clock
         self._local = threading.local()
         self._write_lock = threading.Lock()
+        self._secret = secret if secret is not None else _load_secret(path)
         conn = self._conn()
         conn.executescript(SCHEMA)
+        self._convert_plain_keys(conn)
+
+    # -- account names ----------------------------------------------------------------------
+
+    def account_id(self, key: str) -> str:
+        """The stored name of ``key``'s account: ``HMAC-SHA256(secret, UTF-8 key)``, 64 hex digits."""
+        return hmac.new(self._secret, key.encode("utf-8", "surrogatepass"),
+                        hashlib.sha256).hexdigest()
+
+    def _convert_plain_keys(self, conn: sqlite3.Connection) -> None:
+        """Replaces plain keys by their keyed hash in a database that predates keyed hashes."""
+        with self._write_lock:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = conn.execute(
+                    "SELECT value FROM server_meta WHERE name = 'account_ids'").fetchone()
+                if row is None:
+                    conn.create_function("account_id", 1, self.account_id, deterministic=True)
+                    for table, column in _ACCOUNT_COLUMNS:
+                        conn.execute(f"UPDATE {table} SET {column} = account_id({column})")
+                    conn.execute("INSERT INTO server_meta VALUES ('account_ids', ?)",
+                                 (ACCOUNT_ID_SCHEME,))
+                elif row[0] != ACCOUNT_ID_SCHEME:
+                    raise ValueError(f"unknown account id scheme {row[0]!r} in {self.path}")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     # -- connections and transactions -------------------------------------------------------
 
@@ -258,14 +338,19 @@ class Store:
 
     def ensure_account(self, key: str) -> None:
         """Create the account for ``key`` (empty, version 0) when it does not exist yet."""
+        key = self.account_id(key)
         with self._write() as conn:
             conn.execute("INSERT OR IGNORE INTO accounts (key) VALUES (?)", (key,))
 
     def account_exists(self, key: str) -> bool:
-        row = self._conn().execute("SELECT 1 FROM accounts WHERE key = ?", (key,)).fetchone()
-        return row is not None
+        """Whether ``key`` names an account: found by its keyed hash, confirmed in constant time."""
+        digest = self.account_id(key)
+        row = self._conn().execute(
+            "SELECT key FROM accounts WHERE key = ?", (digest,)).fetchone()
+        return row is not None and hmac.compare_digest(row[0], digest)
 
     def current_version(self, key: str) -> int | None:
+        key = self.account_id(key)
         row = self._conn().execute("SELECT version FROM accounts WHERE key = ?", (key,)).fetchone()
         return None if row is None else row[0]
 
@@ -302,6 +387,7 @@ class Store:
         deletes: Iterable[str],
         replace: bool,
     ) -> WriteResult:
+        key = self.account_id(key)
         now = format_rfc3339(self.clock())
         with self._write() as conn:
             conn.execute("INSERT OR IGNORE INTO accounts (key) VALUES (?)", (key,))
@@ -428,6 +514,7 @@ class Store:
         visits the rows it filters out (a latitude band prefilter keeps that cheap).
         Memory: O(limit).
         """
+        key = self.account_id(key)
         near_sql, near_args = self._near_clause(near)
         with self._read() as conn:
             row = conn.execute(
@@ -464,6 +551,7 @@ class Store:
         above the current version (``unknown_version``), or the answer would hold more than
         ``max_changes`` ids (``changes_too_large``).
         """
+        key = self.account_id(key)
         with self._read() as conn:
             row = conn.execute(
                 "SELECT version, history_floor FROM accounts WHERE key = ?", (key,)
@@ -510,6 +598,7 @@ class Store:
         return current, upserted, deleted
 
     def count_current(self, key: str) -> int:
+        key = self.account_id(key)
         (n,) = self._conn().execute(
             "SELECT COUNT(*) FROM geofence_rows WHERE account = ? AND valid_to IS NULL", (key,)
         ).fetchone()
@@ -531,6 +620,7 @@ class Store:
         one) is a duplicate and is not stored again. Every receipt of a valid event is logged
         with the batch's ``X-Attempt`` and ``Idempotency-Key`` for :meth:`events_report`.
         """
+        key = self.account_id(key)
         now = format_rfc3339(self.clock())
         accepted: list[str] = []
         duplicates: list[str] = []
@@ -568,6 +658,7 @@ class Store:
 
     def events_report(self, key: str) -> dict[str, Any]:
         """Everything stored for ``key``'s uploads, for tests that assert exactly-once delivery."""
+        given_key, key = key, self.account_id(key)
         with self._read() as conn:
             batches = conn.execute(
                 "SELECT seq, received_at, attempt, idempotency_key, fault, accepted, duplicates,"
@@ -595,7 +686,7 @@ class Store:
             entry["idempotency_keys"].append(idem)
             entry["batches"].append(batch_seq)
         return {
-            "key": key,
+            "key": given_key,
             "event_count": len(events),
             "delivery_count": len(deliveries),
             "events": [
