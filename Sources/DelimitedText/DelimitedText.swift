@@ -1,4 +1,5 @@
 import Foundation
+import NumberText
 
 /// A record of a delimited text file (CSV, semicolon- or tab-separated).
 public struct DelimitedRecord: Equatable, Sendable {
@@ -153,14 +154,14 @@ public enum DelimitedText {
     return (records, issues)
   }
 
-  /// Parses a number that may use a decimal comma (`"46,99"`) when `decimalComma` is true.
-  /// Surrounding spaces are ignored. Returns `nil` for empty or non-numeric text.
+  /// Parses a number with ``NumberText/NumberText`` (RFC 8259's grammar; no hex, `inf` or
+  /// `nan`; within ±1.8e308), which may use a decimal comma (`"46,99"`) when `decimalComma`
+  /// is true. Surrounding spaces and tabs are ignored. Returns `nil` for empty, non-numeric or
+  /// out-of-range text.
   public static func parseDouble(_ text: Substring, decimalComma: Bool = false) -> Double? {
-    var t = text.trimmingCharacters(in: .whitespaces)
-    if t.isEmpty { return nil }
-    if decimalComma, t.contains(","), !t.contains(".") {
-      t = t.replacingOccurrences(of: ",", with: ".")
-    }
-    return Double(t)
+    var t = text[...]
+    while let first = t.first, first == " " || first == "\t" { t = t.dropFirst() }
+    while let last = t.last, last == " " || last == "\t" { t = t.dropLast() }
+    return NumberText.double(t, decimalComma: decimalComma)
   }
 }

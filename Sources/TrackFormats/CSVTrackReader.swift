@@ -1,6 +1,7 @@
 import DelimitedText
 import Foundation
 import GeofenceGeometry
+import NumberText
 
 /// Reads tracks from delimited text: CSV with a header row, and GeoLife / OziExplorer `.plt`.
 ///
@@ -20,10 +21,14 @@ import GeofenceGeometry
 /// - horizontal accuracy in metres: `accuracy`, `horizontal_accuracy`, `hacc`;
 /// - device: `device`, `device_id`, `user_id` (kept per row in `deviceID`);
 /// - hemisphere: `N/S` and `E/W` columns; suffixes or prefixes (`49.07N`, `W125.76`) are
-///   always accepted;
+///   always accepted, and so are fixed-width degrees with leading zeros (`035.208829E`);
 /// - validity: a `valid` column whose value is `No fix`, `V` or `invalid` skips the row.
 ///
-/// **Numbers** use `.`; a decimal comma is accepted when the delimiter is `;`.
+/// **Numbers** follow ``NumberText/NumberText`` (RFC 8259's grammar: no hex such as `0x2F.6`,
+/// no `inf` or `nan`, nothing beyond ±1.8e308) with `.`; a decimal comma is accepted when the
+/// delimiter is `;`. An accuracy that is not such a number (`inf`, `1e400`, `n/a`) makes the
+/// fix invalid: it is read with a NaN accuracy, which the detector drops as
+/// `invalidAccuracy`, and a warning names the line.
 ///
 /// **Times**: RFC 3339 and its common variants (`2019-01-25 20:00:16.178999901`,
 /// `2005/05/01 10:12:47`), dates `YYYY-MM-DD`, `YYYY/MM/DD`, `YYYYMMDD` or `YYMMDD`
@@ -352,10 +357,14 @@ struct RowReader {
     if let a = field(fields, columns.accuracy), !a.isEmpty {
       accuracy = DelimitedText.parseDouble(a, decimalComma: decimalComma)
       if accuracy == nil {
+        // Unreadable is not "no accuracy" (which would count the fix as exact): mark it
+        // invalid, as a source does with a negative accuracy.
+        accuracy = .nan
         warnings.append(
           TrackIssue(
             file: fileName, line: line,
-            message: "accuracy \"\(a)\" is not a number; the fix has no accuracy"))
+            message:
+              "accuracy \"\(a)\" is not a finite number; the fix is invalid (invalidAccuracy)"))
       }
     }
     var device: String?
@@ -426,7 +435,7 @@ struct RowReader {
         return nil
       }
     }
-    guard sawDigit, let v = Double(text) else { return nil }
+    guard sawDigit, let v = NumberText.double(text) else { return nil }
     return abs(v) >= 1e11 ? v / 1000 : v
   }
 }
@@ -474,7 +483,20 @@ enum CoordinateText {
       }
       sign = s
     }
-    guard let v = DelimitedText.parseDouble(t, decimalComma: decimalComma), v.isFinite else {
+    // Fixed-width degrees (`035.208829E`, as Columbus V900 loggers write them): the integer
+    // part's leading zeros, which RFC 8259 does not allow, are dropped first.
+    var minus = ""
+    if t.first == "-" {
+      minus = "-"
+      t = t.dropFirst()
+    }
+    while t.count > 1, t.first == "0", let next = t.dropFirst().first, next.isASCII,
+      next.isNumber
+    {
+      t = t.dropFirst()
+    }
+    guard let v = DelimitedText.parseDouble(Substring(minus + t), decimalComma: decimalComma)
+    else {
       return .failure(.notANumber(String(text)))
     }
     return .success(sign < 0 ? -abs(v) : v)
@@ -517,11 +539,11 @@ enum PLTReader {
         skip("the row has \(f.count) field(s); a PLT point needs latitude and longitude")
         continue
       }
-      guard let lat = Double(f[0]) else {
+      guard let lat = NumberText.double(f[0]) else {
         skip("latitude \"\(f[0])\" is not a number")
         continue
       }
-      guard let lon = Double(f[1]) else {
+      guard let lon = NumberText.double(f[1]) else {
         skip("longitude \"\(f[1])\" is not a number")
         continue
       }
@@ -569,7 +591,7 @@ enum PLTReader {
   /// Unix seconds from a Delphi day number such as `39307.3279977`, snapped to the whole
   /// second when within the number's resolution, else rounded to the millisecond.
   static func secondsFromDayNumber(_ text: String) -> Double? {
-    guard let days = Double(text), days.isFinite else { return nil }
+    guard let days = NumberText.double(text) else { return nil }
     let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 }
     let seconds = (days - delphiEpochOffsetDays) * 86_400
     let halfResolution = 43_200 / pow(10, Double(decimals ?? 0))
@@ -614,7 +636,7 @@ enum DashCamLogReader {
         skip("status \"V\" (no valid position)")
         continue
       }
-      guard let lat = Double(f[2]), let lon = Double(f[3]) else {
+      guard let lat = NumberText.double(f[2]), let lon = NumberText.double(f[3]) else {
         skip("latitude \"\(f[2])\" or longitude \"\(f[3])\" is not a number")
         continue
       }

@@ -1,3 +1,5 @@
+import NumberText
+
 /// A small command-line parser: `--name value`, `--name=value`, boolean `--flag`, repeated
 /// options and positionals; `--` ends options.
 struct CommandLineArguments {
@@ -70,7 +72,7 @@ struct CommandLineArguments {
 
   func double(_ name: String, range: ClosedRange<Double>? = nil) throws(UsageError) -> Double? {
     guard let text = last(name) else { return nil }
-    guard let v = Double(text), v.isFinite else {
+    guard let v = NumberText.double(text) else {
       throw UsageError("--\(name) needs a number, got '\(text)'")
     }
     if let range, !range.contains(v) {

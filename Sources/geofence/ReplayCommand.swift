@@ -3,6 +3,7 @@ import GeofenceDefinitions
 import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
+import NumberText
 import TrackFormats
 
 /// `geofence replay`: tracks against geofences, events out.
@@ -97,7 +98,7 @@ enum ReplayCommand {
       var radiusUsed = true
       for (name, value) in args.ordered {
         if name == "radius" {
-          guard let r = Double(value), r.isFinite, r > 0 else {
+          guard let r = NumberText.double(value), r > 0 else {
             throw UsageError("--radius needs a number of metres > 0, got '\(value)'")
           }
           radius = r
