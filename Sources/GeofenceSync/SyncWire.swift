@@ -4,10 +4,11 @@ import GeofenceGeometry
 
 /// The JSON bodies of the sync protocol (`docs/openapi.yaml`), decoded and validated.
 enum SyncWire {
-  /// One definition of an answer, decoded on its own, and the line where it starts.
+  /// One definition of an answer, decoded on its own, and the line where it starts (`nil`
+  /// when the whole body is one line, as servers usually write it: the index says it all).
   struct Element {
     var definition: Result<RawGeofenceDefinition, DefinitionFailure>
-    var line: Int
+    var line: Int?
   }
 
   /// One page of `GET /v1/geofences`.
@@ -72,8 +73,11 @@ enum SyncWire {
       guard let span = members[key], document.kind(of: span) == .array,
         let elements = try? document.elements(of: span)
       else { return nil }
+      let multiline = document.bytes.contains { $0 == 0x0A || $0 == 0x0D }
       return elements.map {
-        Element(definition: RawGeofenceDefinition.decode($0, in: document), line: $0.line)
+        Element(
+          definition: RawGeofenceDefinition.decode($0, in: document),
+          line: multiline ? $0.line : nil)
       }
     }
   }
