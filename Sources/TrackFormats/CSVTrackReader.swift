@@ -77,36 +77,46 @@ public enum CSVTrackReader {
         lines: lines, firstLine: header.line, fileName: fileName, warnings: warnings)
     }
     let delimiter = DelimitedText.detectDelimiter(in: header.text)
-    let body = lines.text(fromLine: header.line)
-    let (records, tokenIssues) = DelimitedText.records(in: body, delimiter: delimiter)
     let lineOffset = header.line - 1
-    guard let headerRecord = records.first else {
+    // Records are turned into fixes as they are split: the file's cells are never all held
+    // at once (a 12 MB track of short columns took over 100 MB as records).
+    var reader: RowReader?
+    var columnError: TrackReadError?
+    var index = 0
+    let tokenIssues = DelimitedText.forEachRecord(
+      in: lines.substring(fromLine: header.line), delimiter: delimiter
+    ) { fields, recordLine in
+      guard columnError == nil else { return }
+      guard reader != nil else {
+        let headerFields = fields.map { $0.trimmingCharacters(in: .whitespaces) }
+        do throws(TrackReadError) {
+          let columns = try CSVColumns(header: headerFields, file: fileName, line: header.line)
+          var state = RowReader(
+            fileName: fileName, columns: columns, decimalComma: delimiter == UInt8(ascii: ";"))
+          state.warnings = warnings
+          if !columns.hasTime {
+            state.warnings.append(
+              TrackIssue(
+                file: fileName, line: header.line,
+                message: "the header names no time column; the fixes have no time"))
+          }
+          reader = state
+        } catch {
+          columnError = error
+        }
+        return
+      }
+      if let first = fields.first, first.trimmingCharacters(in: .whitespaces).hasPrefix("#") {
+        return
+      }
+      reader?.read(fields, line: recordLine + lineOffset, index: index)
+      index += 1
+    }
+    if let columnError { throw columnError }
+    guard var state = reader else {
       throw .malformed(
         file: fileName, line: header.line, reason: "the file holds no header line",
         pointsRead: 0)
-    }
-    let headerFields = headerRecord.fields.map { $0.trimmingCharacters(in: .whitespaces) }
-    let columns = try CSVColumns(header: headerFields, file: fileName, line: header.line)
-
-    var state = RowReader(
-      fileName: fileName, columns: columns, decimalComma: delimiter == UInt8(ascii: ";"))
-    state.warnings = warnings
-    if !columns.hasTime {
-      state.warnings.append(
-        TrackIssue(
-          file: fileName, line: header.line,
-          message: "the header names no time column; the fixes have no time"))
-    }
-    var index = 0
-    for record in records.dropFirst() {
-      let line = record.line + lineOffset
-      if let first = record.fields.first,
-        first.trimmingCharacters(in: .whitespaces).hasPrefix("#")
-      {
-        continue
-      }
-      state.read(record.fields, line: line, index: index)
-      index += 1
     }
     for issue in tokenIssues {
       state.skipped.append(
@@ -164,6 +174,13 @@ struct LineScanner {
       end = before
     }
     return text[start..<end]
+  }
+
+  /// The text from the start of line `n` (1-based) to the end, without a copy.
+  func substring(fromLine n: Int) -> Substring {
+    guard n - 1 < starts.count else { return ""[...] }
+    let utf8 = text.utf8
+    return text[utf8.index(utf8.startIndex, offsetBy: starts[n - 1])...]
   }
 
   /// The text from the start of line `n` (1-based) to the end.
