@@ -141,3 +141,23 @@ import Testing
     #expect(throws: JSONReadError.self) { try JSONDocument.parse(Array("[1,]".utf8)) }
   }
 }
+
+@Suite struct DefinitionCSVGrammarTests {
+  @Test func hexRadiusAndMidFileByteOrderMarks() throws {
+    var bytes = Array("\u{FEFF}id,latitude,longitude,radius\na,1,2,0x1p12\n".utf8)
+    bytes += Array("\u{FEFF}b,1,2,4096\nc\u{FEFF},1,2,1e400\n".utf8)
+    let result = try GeofenceFileReader.read(
+      data: Data(bytes), format: .csv, fileName: "p.csv", defaultRadiusMeters: nil)
+    #expect(result.geofences.map(\.id) == ["b"])
+    #expect(result.geofences[0].region.radiusMeters == 4096)
+    #expect(
+      result.rejected == [
+        GeofenceRejection(
+          location: DefinitionLocation(file: "p.csv", position: .line(2)), id: "a",
+          reason: .notANumber(.radius, text: "0x1p12")),
+        GeofenceRejection(
+          location: DefinitionLocation(file: "p.csv", position: .line(4)), id: "c",
+          reason: .notANumber(.radius, text: "1e400")),
+      ])
+  }
+}
