@@ -67,7 +67,13 @@ public enum GeofenceFileReader {
     do {
       data = try Data(contentsOf: url)
     } catch {
-      throw GeofenceFileError(file: file, reason: .unreadable(error.localizedDescription))
+      // Devices and pipes (`/dev/null`, `/dev/stdin`), which Foundation refuses to map.
+      guard let handle = FileHandle(forReadingAtPath: url.path),
+        let read = try? handle.readToEnd() ?? Data()
+      else {
+        throw GeofenceFileError(file: file, reason: .unreadable(error.localizedDescription))
+      }
+      data = read
     }
     let format = GeofenceFileFormat.detect(pathExtension: url.pathExtension, data: data)
     return try read(
