@@ -26,11 +26,14 @@ let package = Package(
     .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
 
     // Formats.
-    .target(name: "DelimitedText"),
+    .target(name: "NumberText"),
+    .target(name: "DelimitedText", dependencies: ["NumberText"]),
     .target(name: "JSONText"),
     .target(
-      name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry", "DelimitedText", "JSONText"]),
-    .target(name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText"]),
+      name: "GeofenceDefinitions",
+      dependencies: ["GeofenceGeometry", "DelimitedText", "JSONText", "NumberText"]),
+    .target(
+      name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText"]),
 
     // Time, HTTP, sync and outbox.
     .target(name: "RetryTiming"),
@@ -50,7 +53,7 @@ let package = Package(
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
         "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox", "DelimitedText",
-        "SQLiteStore", "RetryTiming", "JSONText", "Networking",
+        "SQLiteStore", "RetryTiming", "JSONText", "Networking", "NumberText",
       ]),
     .target(
       name: "GeofenceBenchmarks",
@@ -59,7 +62,7 @@ let package = Package(
       name: "geofence",
       dependencies: [
         "GeofenceEngine", "GeofenceBenchmarks", "TrackFormats", "RetryTiming", "Networking",
-        "JSONText",
+        "JSONText", "NumberText",
       ]),
 
     // Tests.
@@ -77,6 +80,7 @@ let package = Package(
         "GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport",
       ]),
     .testTarget(name: "DelimitedTextTests", dependencies: ["DelimitedText"]),
+    .testTarget(name: "NumberTextTests", dependencies: ["NumberText"]),
     .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),

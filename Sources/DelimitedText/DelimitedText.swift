@@ -1,4 +1,5 @@
 import Foundation
+import NumberText
 
 /// A record of a delimited text file (CSV, semicolon- or tab-separated).
 public struct DelimitedRecord: Equatable, Sendable {
@@ -36,17 +37,49 @@ public enum DelimitedText {
   /// Candidate delimiters, in the order ties are broken: comma, semicolon, tab.
   public static let candidateDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), 9]
 
-  /// Decodes file bytes as text: UTF-8 (a byte-order mark is removed), or ISO-8859-1 when the
-  /// bytes are not valid UTF-8 (every byte sequence is valid ISO-8859-1). NUL bytes (padding
-  /// some loggers write) are removed.
+  /// Decodes file bytes as text: UTF-8, or ISO-8859-1 when the bytes are not valid UTF-8
+  /// (every byte sequence is valid ISO-8859-1). NUL bytes (padding some loggers write) are
+  /// removed, and so is every UTF-8 byte-order mark (U+FEFF), not only a leading one: files
+  /// joined with `cat` carry one at the start of each part, and U+FEFF as a zero-width
+  /// no-break space inside text is deprecated (Unicode §23.8), so it would only end up,
+  /// invisible, inside an id or a header name.
   /// - Returns: the text and whether the ISO-8859-1 fallback was used.
+  /// - Complexity: O(n) in the data's size.
   public static func decode(_ data: Data) -> (text: String, usedLatin1: Bool) {
     var bytes = [UInt8](data)
-    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
     if bytes.contains(0) { bytes.removeAll { $0 == 0 } }
+    removeByteOrderMarks(&bytes)
     if let s = String(validating: bytes, as: UTF8.self) { return (s, false) }
-    let scalars = bytes.map { Character(Unicode.Scalar($0)) }
-    return (String(scalars), true)
+    // ISO-8859-1 byte b is U+00bb: transcode to UTF-8 directly (at most two bytes each)
+    // rather than through one 16-byte Character per byte.
+    var utf8: [UInt8] = []
+    utf8.reserveCapacity(bytes.count + bytes.count / 8)
+    for b in bytes {
+      if b < 0x80 {
+        utf8.append(b)
+      } else {
+        utf8.append(0xC0 | b >> 6)
+        utf8.append(0x80 | b & 0x3F)
+      }
+    }
+    return (String(decoding: utf8, as: UTF8.self), true)
+  }
+
+  /// Removes every `EF BB BF` sequence, in place.
+  static func removeByteOrderMarks(_ bytes: inout [UInt8]) {
+    guard var read = bytes.firstIndex(of: 0xEF) else { return }
+    var write = read
+    let n = bytes.count
+    while read < n {
+      if bytes[read] == 0xEF, read + 2 < n, bytes[read + 1] == 0xBB, bytes[read + 2] == 0xBF {
+        read += 3
+        continue
+      }
+      bytes[write] = bytes[read]
+      write += 1
+      read += 1
+    }
+    bytes.removeLast(n - write)
   }
 
   /// Picks the delimiter of `line` (normally the header): the candidate that occurs most often
@@ -70,17 +103,45 @@ public enum DelimitedText {
   ///   - text: the whole file.
   ///   - delimiter: an ASCII delimiter byte.
   /// - Returns: the records in file order and the issues found.
-  /// - Complexity: O(n) in the text's length.
+  /// - Complexity: O(n) in the text's length. Holds every record: for large files prefer
+  ///   ``forEachRecord(in:delimiter:_:)``.
   public static func records(in text: String, delimiter: UInt8) -> (
     records: [DelimitedRecord], issues: [DelimitedTextIssue]
   ) {
     var records: [DelimitedRecord] = []
+    let issues = forEachRecord(in: text[...], delimiter: delimiter) { fields, line in
+      records.append(DelimitedRecord(fields: fields, line: line))
+    }
+    return (records, issues)
+  }
+
+  /// Splits `text` into records and hands each to `body` as it is found, with the 1-based line
+  /// where it starts (line 1 is the first line of `text`). The fields array is reused for the
+  /// next record (a copy kept by `body` stays intact), so memory is bounded by the longest
+  /// record, not the file: a 12 MB track of many short columns no longer holds a `String`
+  /// per cell of the whole file at once.
+  /// - Returns: the issues found (an unterminated quoted field at the end).
+  /// - Complexity: O(n) in the text's length.
+  @discardableResult
+  public static func forEachRecord(
+    in text: Substring, delimiter: UInt8, _ body: (_ fields: [String], _ line: Int) -> Void
+  ) -> [DelimitedTextIssue] {
+    if let issues = text.utf8.withContiguousStorageIfAvailable({
+      forEachRecord(utf8: $0, delimiter: delimiter, body)
+    }) {
+      return issues
+    }
+    let copy = Array(text.utf8)
+    return copy.withUnsafeBufferPointer { forEachRecord(utf8: $0, delimiter: delimiter, body) }
+  }
+
+  private static func forEachRecord(
+    utf8: UnsafeBufferPointer<UInt8>, delimiter: UInt8, _ body: ([String], Int) -> Void
+  ) -> [DelimitedTextIssue] {
     var issues: [DelimitedTextIssue] = []
     let quote = UInt8(ascii: "\"")
     let cr = UInt8(ascii: "\r")
     let lf = UInt8(ascii: "\n")
-    var utf8 = Array(text.utf8)
-    utf8.append(lf)  // sentinel: every record ends with a line break
     var fields: [String] = []
     var field: [UInt8] = []
     var line = 1
@@ -95,9 +156,11 @@ public enum DelimitedText {
       field.removeAll(keepingCapacity: true)
       fieldWasQuoted = false
     }
-    while i < n {
-      let b = utf8[i]
+    // Index n stands for a final line break, so that every record ends with one.
+    while i <= n {
+      let b = i < n ? utf8[i] : lf
       if inQuotes {
+        if i == n { break }
         if b == quote {
           if i + 1 < n, utf8[i + 1] == quote {
             field.append(quote)
@@ -123,7 +186,7 @@ public enum DelimitedText {
         let blank = fields.isEmpty && field.isEmpty && !fieldWasQuoted
         if !blank {
           endField()
-          records.append(DelimitedRecord(fields: fields, line: recordLine))
+          body(fields, recordLine)
         }
         fields.removeAll(keepingCapacity: true)
         field.removeAll(keepingCapacity: true)
@@ -136,8 +199,8 @@ public enum DelimitedText {
       i += 1
     }
     if inQuotes {
-      // The open field holds the rest of the file (and the sentinel line break): its line
-      // breaks, trailing ones aside, say on which line the file ends.
+      // The open field holds the rest of the file: its line breaks, trailing ones aside, say
+      // on which line the file ends.
       var content = field[...]
       while let last = content.last, last == lf || last == cr { content = content.dropLast() }
       let lastLine = quoteStartLine + content.reduce(0) { $0 + ($1 == lf ? 1 : 0) }
@@ -150,17 +213,17 @@ public enum DelimitedText {
           line: quoteStartLine,
           message: "quoted field opened here is never closed; \(span)"))
     }
-    return (records, issues)
+    return issues
   }
 
-  /// Parses a number that may use a decimal comma (`"46,99"`) when `decimalComma` is true.
-  /// Surrounding spaces are ignored. Returns `nil` for empty or non-numeric text.
+  /// Parses a number with ``NumberText/NumberText`` (RFC 8259's grammar; no hex, `inf` or
+  /// `nan`; within ±1.8e308), which may use a decimal comma (`"46,99"`) when `decimalComma`
+  /// is true. Surrounding spaces and tabs are ignored. Returns `nil` for empty, non-numeric or
+  /// out-of-range text.
   public static func parseDouble(_ text: Substring, decimalComma: Bool = false) -> Double? {
-    var t = text.trimmingCharacters(in: .whitespaces)
-    if t.isEmpty { return nil }
-    if decimalComma, t.contains(","), !t.contains(".") {
-      t = t.replacingOccurrences(of: ",", with: ".")
-    }
-    return Double(t)
+    var t = text[...]
+    while let first = t.first, first == " " || first == "\t" { t = t.dropFirst() }
+    while let last = t.last, last == " " || last == "\t" { t = t.dropLast() }
+    return NumberText.double(t, decimalComma: decimalComma)
   }
 }

@@ -1,5 +1,6 @@
 import DelimitedText
 import Foundation
+import NumberText
 
 extension GeofenceFileReader {
   /// Header names (lower-cased, trimmed) accepted for each column.
@@ -19,7 +20,9 @@ extension GeofenceFileReader {
   /// - Every other column with a non-empty header is kept in the metadata object, keyed by its
   ///   header as written, its value the cell text; empty cells are left out.
   /// - Cells are trimmed; an empty cell is an absent value (so an empty radius takes the
-  ///   default). With `;` or tab as the delimiter, a decimal comma (`46,5`) is accepted.
+  ///   default). Numbers follow ``NumberText/NumberText`` (RFC 8259: no hex such as
+  ///   `0x1p12`, no `inf` or `nan`, nothing beyond ±1.8e308); with `;` or tab as the
+  ///   delimiter, a decimal comma (`46,5`) is accepted.
   /// - A row with more non-empty fields than the header is rejected; a shorter row has its
   ///   last cells absent.
   static func readCSV(_ data: Data, into accumulator: inout GeofenceLoadAccumulator)
@@ -123,12 +126,7 @@ extension GeofenceFileReader {
     -> JSONValue?
   {
     guard let text = cellText(fields, index) else { return nil }
-    if let value = Double(text) { return .number(value) }
-    if decimalComma,
-      let value = DelimitedText.parseDouble(Substring(text), decimalComma: true)
-    {
-      return .number(value)
-    }
+    if let value = NumberText.double(text, decimalComma: decimalComma) { return .number(value) }
     return .string(text)
   }
 }

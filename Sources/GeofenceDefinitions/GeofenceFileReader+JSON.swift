@@ -1,20 +1,94 @@
+/// A definition that could not be decoded from JSON: its id when it could still be read, and
+/// why.
+public struct DefinitionFailure: Error, Hashable, Sendable {
+  public var id: String?
+  public var problem: DefinitionProblem
+
+  public init(id: String?, problem: DefinitionProblem) {
+    self.id = id
+    self.problem = problem
+  }
+}
+
+extension RawGeofenceDefinition {
+  /// Decodes one definition object `{"id", "latitude", "longitude", "radius", "name"?,
+  /// "metadata"?}` (unknown keys ignored) from its span in a document, on its own: a bad value
+  /// in it (see ``JSONDocument/value(of:)``) rejects this definition only, as
+  /// ``DefinitionProblem/invalidJSON(_:_:)`` naming the field that holds it. The id is then
+  /// still read from the object's `id` member when that member is readable, so that the
+  /// caller can name it (and a sync can keep the stored geofence of that id).
+  /// - Complexity: O(n) in the element's size.
+  public static func decode(_ span: JSONSpan, in document: JSONDocument) -> Result<
+    RawGeofenceDefinition, DefinitionFailure
+  > {
+    let value: JSONValue
+    do {
+      value = try document.value(of: span)
+    } catch {
+      return .failure(
+        DefinitionFailure(
+          id: salvagedID(span, in: document, from: []),
+          problem: .invalidJSON(definitionField(error.path), error)))
+    }
+    guard case .object(let members) = value else {
+      return .failure(
+        DefinitionFailure(
+          id: nil,
+          problem: .malformedRecord("definition must be an object, found \(value.typeName)")))
+    }
+    return .success(
+      RawGeofenceDefinition(
+        id: members["id"], latitude: members["latitude"], longitude: members["longitude"],
+        radius: members["radius"], name: members["name"], metadata: members["metadata"]))
+  }
+
+  /// The field of a definition object that a path into it starts with.
+  static func definitionField(_ path: [JSONPathComponent]) -> DefinitionField? {
+    guard case .key(let key)? = path.first, let field = DefinitionField(rawValue: key) else {
+      return nil
+    }
+    switch field {
+    case .id, .latitude, .longitude, .radius, .name, .metadata: return field
+    default: return nil
+    }
+  }
+
+  /// The id of an object whose full text is unreadable, from its readable `id` member (or,
+  /// with `from` = `["properties"]`, from that member's `id`).
+  static func salvagedID(_ span: JSONSpan, in document: JSONDocument, from keys: [String])
+    -> String?
+  {
+    guard document.kind(of: span) == .object else { return nil }
+    let members = document.readableMembers(of: span)
+    let ids = members.filter { $0.key == "id" }
+    if ids.count == 1, let id = try? document.value(of: ids[0].value) {
+      let definition = RawGeofenceDefinition(
+        id: id, latitude: nil, longitude: nil, radius: nil)
+      if let text = GeofenceValidator.identifier(of: definition) { return text }
+    }
+    guard let first = keys.first else { return nil }
+    let nested = members.filter { $0.key == first }
+    guard nested.count == 1 else { return nil }
+    return salvagedID(nested[0].value, in: document, from: Array(keys.dropFirst()))
+  }
+}
+
 extension GeofenceFileReader {
-  /// Reads a JSON array of definition objects. Unknown keys are ignored.
+  /// Reads a JSON array of definition objects, each on its own (see
+  /// ``RawGeofenceDefinition/decode(_:in:)``).
   static func readDefinitionList(
-    _ elements: [JSONValue], into accumulator: inout GeofenceLoadAccumulator
+    _ elements: [JSONSpan], in document: JSONDocument,
+    into accumulator: inout GeofenceLoadAccumulator
   ) {
     accumulator.reserveCapacity(elements.count)
     for (index, element) in elements.enumerated() {
-      guard case .object(let members) = element else {
+      switch RawGeofenceDefinition.decode(element, in: document) {
+      case .success(let definition):
+        accumulator.add(definition, at: .index(index), line: element.line)
+      case .failure(let failure):
         accumulator.reject(
-          at: .index(index), id: nil,
-          reason: .malformedRecord("definition must be an object, found \(element.typeName)"))
-        continue
+          at: .index(index), line: element.line, id: failure.id, reason: failure.problem)
       }
-      let definition = RawGeofenceDefinition(
-        id: members["id"], latitude: members["latitude"], longitude: members["longitude"],
-        radius: members["radius"], name: members["name"], metadata: members["metadata"])
-      accumulator.add(definition, at: .index(index))
     }
   }
 
@@ -27,55 +101,102 @@ extension GeofenceFileReader {
   /// - Every other property goes into the metadata object.
   /// - A feature whose geometry is not a `Point` is rejected with
   ///   ``DefinitionProblem/unsupportedGeometry(_:)``.
+  /// - Each feature is read on its own: a bad value in one (`1e400`, `NaN`, nesting deeper
+  ///   than ``JSONDocument/maximumDepth``) rejects that feature only, as
+  ///   ``DefinitionProblem/invalidJSON(_:_:)`` naming the field. The collection's own members
+  ///   other than `type` and `features` are not read.
   static func readFeatureCollection(
-    _ root: [String: JSONValue], file: String, into accumulator: inout GeofenceLoadAccumulator
+    _ root: JSONSpan, in document: JSONDocument, file: String,
+    into accumulator: inout GeofenceLoadAccumulator
   ) throws(GeofenceFileError) {
-    let features: [JSONValue]
-    switch root["type"] {
-    case .string("FeatureCollection")?:
-      guard case .array(let list)? = root["features"] else {
-        throw GeofenceFileError(
-          file: file,
-          reason: .unexpectedJSONStructure(
-            "GeoJSON FeatureCollection has no \"features\" array"))
+    func structure(_ why: String) -> GeofenceFileError {
+      GeofenceFileError(file: file, reason: .unexpectedJSONStructure(why))
+    }
+    let members: [(key: String, value: JSONSpan)]
+    do { members = try document.members(of: root) } catch {
+      throw GeofenceFileError(file: file, reason: .malformedJSON(error.description))
+    }
+    func single(_ key: String) throws(GeofenceFileError) -> JSONSpan? {
+      let found = members.filter { $0.key == key }
+      if found.count > 1 {
+        throw structure("the GeoJSON object has \(found.count) \"\(key)\" members")
       }
-      features = list
+      return found.first?.value
+    }
+    var type: JSONValue?
+    if let span = try single("type") { type = try? document.value(of: span) }
+    let features: [JSONSpan]
+    switch type {
+    case .string("FeatureCollection")?:
+      guard let list = try single("features"), document.kind(of: list) == .array else {
+        throw structure("GeoJSON FeatureCollection has no \"features\" array")
+      }
+      do { features = try document.elements(of: list) } catch {
+        throw GeofenceFileError(file: file, reason: .malformedJSON(error.description))
+      }
     case .string("Feature")?:
-      features = [.object(root)]
+      features = [root]
     default:
-      throw GeofenceFileError(
-        file: file,
-        reason: .unexpectedJSONStructure(
-          "expected a GeoJSON FeatureCollection (an object with \"type\": \"FeatureCollection\")"
-            + " or an array of definitions"))
+      throw structure(
+        "expected a GeoJSON FeatureCollection (an object with \"type\": \"FeatureCollection\")"
+          + " or an array of definitions")
     }
     accumulator.reserveCapacity(features.count)
     for (index, element) in features.enumerated() {
-      switch feature(element) {
+      let decoded: Result<RawGeofenceDefinition, DefinitionFailure>
+      do {
+        decoded = feature(try document.value(of: element))
+      } catch {
+        decoded = .failure(
+          DefinitionFailure(
+            id: RawGeofenceDefinition.salvagedID(element, in: document, from: ["properties"]),
+            problem: .invalidJSON(featureField(error.path), error)))
+      }
+      switch decoded {
       case .success(let definition):
-        accumulator.add(definition, at: .index(index))
+        accumulator.add(definition, at: .index(index), line: element.line)
       case .failure(let rejection):
-        accumulator.reject(at: .index(index), id: rejection.id, reason: rejection.problem)
+        accumulator.reject(
+          at: .index(index), line: element.line, id: rejection.id, reason: rejection.problem)
       }
     }
   }
 
-  private struct FeatureProblem: Error {
-    var id: String?
-    var problem: DefinitionProblem
+  /// The definition field a path into a GeoJSON feature points at: `id`; `properties.radius`,
+  /// `.name` and `.id`; any other property is metadata; `geometry.coordinates[0]` is the
+  /// longitude and `[1]` the latitude.
+  static func featureField(_ path: [JSONPathComponent]) -> DefinitionField? {
+    guard case .key(let first)? = path.first else { return nil }
+    switch first {
+    case "id": return .id
+    case "properties":
+      guard path.count > 1, case .key(let key) = path[1] else { return .properties }
+      switch key {
+      case "id": return .id
+      case "name": return .name
+      case "radius": return .radius
+      default: return .metadata
+      }
+    case "geometry":
+      guard path.count > 1, case .key("coordinates") = path[1] else { return .geometry }
+      guard path.count > 2, case .index(let i) = path[2] else { return .coordinates }
+      return i == 0 ? .longitude : i == 1 ? .latitude : .coordinates
+    default: return nil
+    }
   }
 
   private static func feature(_ element: JSONValue) -> Result<
-    RawGeofenceDefinition, FeatureProblem
+    RawGeofenceDefinition, DefinitionFailure
   > {
     guard case .object(let members) = element else {
       return .failure(
-        FeatureProblem(
+        DefinitionFailure(
+          id: nil,
           problem: .malformedRecord("feature must be an object, found \(element.typeName)")))
     }
     guard case .string("Feature")? = members["type"] else {
       return .failure(
-        FeatureProblem(problem: .malformedRecord("object is not a GeoJSON Feature")))
+        DefinitionFailure(id: nil, problem: .malformedRecord("object is not a GeoJSON Feature")))
     }
     var properties: [String: JSONValue] = [:]
     switch members["properties"] {
@@ -83,7 +204,8 @@ extension GeofenceFileReader {
     case .object(let p)?: properties = p
     case let other?:
       return .failure(
-        FeatureProblem(
+        DefinitionFailure(
+          id: nil,
           problem: .wrongType(.properties, expected: "an object", found: other.typeName)))
     }
     var id = members["id"]
@@ -94,8 +216,8 @@ extension GeofenceFileReader {
       id: id, latitude: nil, longitude: nil, radius: properties["radius"],
       name: properties["name"], metadata: .object(metadata))
     let knownID = GeofenceValidator.identifier(of: definition)
-    func fail(_ problem: DefinitionProblem) -> Result<RawGeofenceDefinition, FeatureProblem> {
-      .failure(FeatureProblem(id: knownID, problem: problem))
+    func fail(_ problem: DefinitionProblem) -> Result<RawGeofenceDefinition, DefinitionFailure> {
+      .failure(DefinitionFailure(id: knownID, problem: problem))
     }
     let geometry: [String: JSONValue]
     switch members["geometry"] {

@@ -40,10 +40,13 @@ public enum GeofenceFileFormat: String, Hashable, Sendable, CaseIterable {
 /// Reads geofence definition files (JSON, GeoJSON, CSV) into validated geofences.
 ///
 /// Every definition is validated with ``GeofenceValidator``. A bad definition is rejected on its
-/// own, with its location (file and CSV line or JSON array index), its id when known and the
-/// reason; the valid ones load. Within a file ids are unique: the first *loaded* definition of
+/// own, with its location (file and CSV line, or JSON array index and line), its id when known
+/// and the reason; the valid ones load. In JSON and GeoJSON each element is read on its own
+/// (``JSONDocument``): a value that is not valid JSON (`1e400`, `NaN`, nesting deeper than 512)
+/// rejects its definition only, naming the field. Within a file ids are unique: the first *loaded* definition of
 /// an id wins and later ones are rejected with a reason naming its location (a definition that
-/// was itself rejected claims no id). Only a file that cannot be parsed at all throws.
+/// was itself rejected claims no id). Only a file whose structure cannot be parsed at all (an
+/// unclosed string or bracket, a missing comma between elements) throws.
 public enum GeofenceFileReader {
   /// Reads one definition file.
   ///
@@ -64,7 +67,13 @@ public enum GeofenceFileReader {
     do {
       data = try Data(contentsOf: url)
     } catch {
-      throw GeofenceFileError(file: file, reason: .unreadable(error.localizedDescription))
+      // Devices and pipes (`/dev/null`, `/dev/stdin`), which Foundation refuses to map.
+      guard let handle = FileHandle(forReadingAtPath: url.path),
+        let read = try? handle.readToEnd() ?? Data()
+      else {
+        throw GeofenceFileError(file: file, reason: .unreadable(error.localizedDescription))
+      }
+      data = read
     }
     let format = GeofenceFileFormat.detect(pathExtension: url.pathExtension, data: data)
     return try read(
@@ -110,40 +119,39 @@ public enum GeofenceFileReader {
     case .csv:
       try readCSV(data, into: &accumulator)
     case .json, .geojson:
-      let root = try parseJSON(data, file: fileName)
-      switch root {
-      case .array(let elements):
-        readDefinitionList(elements, into: &accumulator)
-      case .object(let members):
-        try readFeatureCollection(members, file: fileName, into: &accumulator)
-      default:
+      let document = try parseJSON(data, file: fileName)
+      switch document.kind(of: document.root) {
+      case .array:
+        let elements: [JSONSpan]
+        do { elements = try document.elements(of: document.root) } catch {
+          throw GeofenceFileError(file: fileName, reason: .malformedJSON(error.description))
+        }
+        readDefinitionList(elements, in: document, into: &accumulator)
+      case .object:
+        try readFeatureCollection(
+          document.root, in: document, file: fileName, into: &accumulator)
+      case .string, .scalar:
+        let found = (try? document.value(of: document.root))?.typeName ?? "value that is not JSON"
         throw GeofenceFileError(
           file: fileName,
           reason: .unexpectedJSONStructure(
             "expected an array of definitions or a GeoJSON FeatureCollection, found a "
-              + root.typeName))
+              + found))
       }
     }
     return accumulator.result
   }
 
-  static func parseJSON(_ data: Data, file: String) throws(GeofenceFileError) -> JSONValue {
+  /// Opens the document, checking its structure only (``JSONDocument/init(bytes:)``): values
+  /// are read element by element, so that one bad value costs only its definition.
+  static func parseJSON(_ data: Data, file: String) throws(GeofenceFileError) -> JSONDocument {
     if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
       throw GeofenceFileError(file: file, reason: .empty)
     }
-    let object: Any
     do {
-      object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+      return try JSONDocument(bytes: data)
     } catch {
-      let nsError = error as NSError
-      let detail =
-        (nsError.userInfo[NSDebugDescriptionErrorKey] as? String) ?? nsError.localizedDescription
-      throw GeofenceFileError(file: file, reason: .malformedJSON(detail))
+      throw GeofenceFileError(file: file, reason: .malformedJSON(error.description))
     }
-    guard let value = JSONValue(foundationObject: object) else {
-      throw GeofenceFileError(
-        file: file, reason: .malformedJSON("a value of an unexpected type was decoded"))
-    }
-    return value
   }
 }

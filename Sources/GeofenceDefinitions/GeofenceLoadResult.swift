@@ -97,15 +97,20 @@ struct GeofenceLoadAccumulator {
   }
 
   /// Validates `definition` found at `position` and records the geofence or the rejection.
-  mutating func add(_ definition: RawGeofenceDefinition, at position: DefinitionLocation.Position) {
-    let location = DefinitionLocation(file: file, position: position)
+  mutating func add(
+    _ definition: RawGeofenceDefinition, at position: DefinitionLocation.Position,
+    line: Int? = nil
+  ) {
+    let location = DefinitionLocation(file: file, position: position, line: line)
     switch GeofenceValidator.validate(definition, defaultRadiusMeters: defaultRadiusMeters) {
     case .failure(let problem):
       reject(
-        at: position, id: GeofenceValidator.identifier(of: definition), reason: problem)
+        at: position, line: line, id: GeofenceValidator.identifier(of: definition),
+        reason: problem)
     case .success(let geofence):
       if let first = firstLocation[geofence.id] {
-        reject(at: position, id: geofence.id, reason: .duplicateID(firstDefinedAt: first))
+        reject(
+          at: position, line: line, id: geofence.id, reason: .duplicateID(firstDefinedAt: first))
         return
       }
       firstLocation[geofence.id] = location
@@ -115,10 +120,12 @@ struct GeofenceLoadAccumulator {
   }
 
   mutating func reject(
-    at position: DefinitionLocation.Position, id: String?, reason: DefinitionProblem
+    at position: DefinitionLocation.Position, line: Int? = nil, id: String?,
+    reason: DefinitionProblem
   ) {
     result.rejected.append(
       GeofenceRejection(
-        location: DefinitionLocation(file: file, position: position), id: id, reason: reason))
+        location: DefinitionLocation(file: file, position: position, line: line), id: id,
+        reason: reason))
   }
 }

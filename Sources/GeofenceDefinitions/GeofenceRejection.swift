@@ -30,6 +30,12 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
   /// A record that cannot hold a definition: a JSON array element that is not an object, a
   /// CSV row with more fields than the header, or an unterminated quoted CSV field.
   case malformedRecord(String)
+  /// The definition's JSON text cannot be read (a number beyond ±1.8e308 such as `1e400`,
+  /// `NaN`, a duplicate key, nesting deeper than ``JSONDocument/maximumDepth``, a broken
+  /// string, ...). `field` is the definition field that holds the bad value, when it is one
+  /// (`nil` for a member the reader does not use, or the record itself); the error gives the
+  /// path, line and column.
+  case invalidJSON(DefinitionField?, JSONReadError)
 
   public var description: String {
     switch self {
@@ -46,6 +52,17 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
     case .unsupportedGeometry(let type):
       return "geometry type \(type) is not supported (only Point)"
     case .malformedRecord(let why): return why
+    case .invalidJSON(let field, let error):
+      let place = "line \(error.line), column \(error.column)"
+      guard let field else {
+        return error.path.isEmpty
+          ? "invalid JSON: \(error.message) (\(place))"
+          : "invalid JSON at \(error.pathText): \(error.message) (\(place))"
+      }
+      let path = error.pathText
+      return path == field.rawValue
+        ? "\(field): \(error.message) (\(place))"
+        : "\(field): \(error.message) (at \(path), \(place))"
     }
   }
 }
@@ -63,18 +80,34 @@ public struct DefinitionLocation: Hashable, Sendable, CustomStringConvertible {
   /// The file's path as it was given to the reader (or a caller-chosen name for in-memory data).
   public var file: String
   public var position: Position
+  /// For a JSON element, the 1-based line where it starts, when known. Derived from the file
+  /// and the position, so it takes no part in equality or hashing.
+  public var line: Int?
 
-  public init(file: String, position: Position) {
+  public init(file: String, position: Position, line: Int? = nil) {
     self.file = file
     self.position = position
+    self.line = line
   }
 
-  /// `path:line` for CSV, `path[index]` for JSON.
+  /// `path:line` for CSV, `path[index]` for JSON (`path[index] (line n)` when the line is
+  /// known).
   public var description: String {
     switch position {
     case .line(let line): return "\(file):\(line)"
-    case .index(let index): return "\(file)[\(index)]"
+    case .index(let index):
+      if let line { return "\(file)[\(index)] (line \(line))" }
+      return "\(file)[\(index)]"
     }
+  }
+
+  public static func == (a: DefinitionLocation, b: DefinitionLocation) -> Bool {
+    a.file == b.file && a.position == b.position
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(file)
+    hasher.combine(position)
   }
 }
 

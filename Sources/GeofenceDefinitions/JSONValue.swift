@@ -1,7 +1,6 @@
-import Foundation
 import JSONText
 
-/// A JSON value, as read from a definition file or a server response.
+/// A JSON value, as read from a definition file or a server response (by ``JSONDocument``).
 ///
 /// Numbers are `Double`: integers beyond ±2^53 lose precision. Objects are unordered; their
 /// canonical text (``canonicalText``) sorts keys, so two equal objects always print the same.
@@ -12,45 +11,6 @@ public enum JSONValue: Hashable, Sendable {
   case string(String)
   case array([JSONValue])
   case object([String: JSONValue])
-
-  /// Converts a value produced by Foundation's `JSONSerialization` (`NSNull`, `NSNumber`,
-  /// `String`, `[Any]`, `[String: Any]`).
-  ///
-  /// Booleans are told from numbers by the `NSNumber`'s type code (`c`), which is how
-  /// `JSONSerialization` marks them. Values of any other type become `nil`.
-  /// - Complexity: O(n) in the size of the value.
-  public init?(foundationObject object: Any) {
-    switch object {
-    case is NSNull:
-      self = .null
-    case let s as String:
-      self = .string(s)
-    case let n as NSNumber:
-      if String(cString: n.objCType) == "c" {
-        self = .bool(n.boolValue)
-      } else {
-        self = .number(n.doubleValue)
-      }
-    case let a as [Any]:
-      var values: [JSONValue] = []
-      values.reserveCapacity(a.count)
-      for element in a {
-        guard let v = JSONValue(foundationObject: element) else { return nil }
-        values.append(v)
-      }
-      self = .array(values)
-    case let d as [String: Any]:
-      var values: [String: JSONValue] = [:]
-      values.reserveCapacity(d.count)
-      for (key, element) in d {
-        guard let v = JSONValue(foundationObject: element) else { return nil }
-        values[key] = v
-      }
-      self = .object(values)
-    default:
-      return nil
-    }
-  }
 
   /// A short name of the value's JSON type, for messages: `null`, `boolean`, `number`,
   /// `string`, `array`, `object`.

@@ -147,18 +147,25 @@ public struct GeofenceEventEncoder: Sendable {
   }
 
   private func csvLine(_ e: GeofenceEvent, track: String?) -> String {
-    let fields: [String] = [
+    // Text that comes from geofence definitions, devices or users is neutralised against
+    // spreadsheet formulas; numbers, times and the fixed words are written as they are.
+    let text = [
       e.id, e.type.rawValue, e.geofenceID, e.geofenceName ?? "", e.metadataJSON ?? "",
       e.url ?? "", e.deviceID, e.userID ?? "", e.anonymousID ?? "",
-      e.time.map { RFC3339.format($0) } ?? "",
-      includesProcessingTime ? (e.processedAt.map { RFC3339.format($0) } ?? "") : "",
-      Self.number(e.latitude), Self.number(e.longitude), e.accuracy.map(Self.number) ?? "",
-      Self.rounded(e.distanceMeters), e.dwellSeconds.map { Self.rounded($0) } ?? "",
-      e.visitSeconds.map { Self.rounded($0) } ?? "", e.afterGap ? "true" : "false",
-      e.gapStart.map { RFC3339.format($0) } ?? "", e.isRemoval ? "true" : "false",
-      e.fixIndex.map(String.init) ?? "", track ?? "",
-    ]
-    return fields.map(Self.csvField).joined(separator: ",") + "\n"
+    ].map(Self.csvTextField)
+    let time: String = e.time.map { RFC3339.format($0) } ?? ""
+    let processed: String =
+      includesProcessingTime ? (e.processedAt.map { RFC3339.format($0) } ?? "") : ""
+    let accuracy: String = e.accuracy.map(Self.number) ?? ""
+    let dwell: String = e.dwellSeconds.map { Self.rounded($0) } ?? ""
+    let visit: String = e.visitSeconds.map { Self.rounded($0) } ?? ""
+    let gapStart: String = e.gapStart.map { RFC3339.format($0) } ?? ""
+    let fixIndex: String = e.fixIndex.map(String.init) ?? ""
+    var fields: [String] = [time, processed, Self.number(e.latitude), Self.number(e.longitude)]
+    fields += [accuracy, Self.rounded(e.distanceMeters), dwell, visit]
+    fields += [e.afterGap ? "true" : "false", gapStart, e.isRemoval ? "true" : "false", fixIndex]
+    fields = fields.map(Self.csvField)
+    return (text + fields + [Self.csvTextField(track ?? "")]).joined(separator: ",") + "\n"
   }
 
   private static func string(_ s: String?) -> String { s.map(JSONText.quoted) ?? "null" }
@@ -170,6 +177,21 @@ public struct GeofenceEventEncoder: Sendable {
   /// ``number(_:)``'s form.
   static func rounded(_ v: Double, decimals: Int = 3) -> String {
     number(JSONText.rounded(v, decimals: decimals))
+  }
+
+  /// A CSV field of free text (a name, an id, metadata, a URL): ``csvField(_:)``, after a
+  /// single quote (`'`) is put in front of text starting with `=`, `+`, `-`, `@`, a tab or a
+  /// carriage return, so that a spreadsheet opening the file shows the text instead of running
+  /// it as a formula (OWASP, "CSV Injection": `=HYPERLINK(...)` would otherwise become a
+  /// link that leaks data or runs a command). Such a field is also quoted. The quote is part
+  /// of the field for any other reader: a tool reading the file back sees `'=x` for `=x`.
+  /// Numbers are written with ``csvField(_:)``, so a negative latitude stays `-33.9`.
+  public static func csvTextField(_ s: String) -> String {
+    guard let first = s.unicodeScalars.first,
+      first == "=" || first == "+" || first == "-" || first == "@" || first == "\t"
+        || first == "\r"
+    else { return csvField(s) }
+    return "\"'" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
   }
 
   /// A CSV field, quoted when it holds a comma, quote or line break (RFC 4180).

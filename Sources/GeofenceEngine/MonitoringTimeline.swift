@@ -1,6 +1,8 @@
 import DelimitedText
 import Foundation
+import GeofenceDefinitions
 import LocationAuthorization
+import NumberText
 import TrackFormats
 
 /// Authorization states over time, to replay a track through the gate as the permissions
@@ -49,52 +51,88 @@ extension AuthorizationTimeline {
   /// Reads a timeline from JSON lines or CSV.
   ///
   /// - **JSON lines** (the first non-blank character is `{`): one object per line with
-  ///   `time` and any of `status`, `accuracy`, `app_state`, `consent`, `registered`.
+  ///   `time` and any of `status`, `accuracy`, `app_state`, `consent`, `registered`. Each
+  ///   line is read as strict JSON (``GeofenceDefinitions/JSONDocument``): `consent` and
+  ///   `registered` must be JSON booleans (`true`, `false`; a string such as `"yes"` is an
+  ///   error), `status`, `accuracy` and `app_state` strings, `time` a string or a number;
+  ///   `null` counts as absent.
   /// - **CSV** (comma, semicolon or tab): a header naming the same columns
   ///   (`time,status,accuracy,app_state,consent,registered`; order free, `time` required).
+  ///   `consent` and `registered` are text there: `true`/`false`, also `1`/`0`, `yes`/`no`,
+  ///   `on`/`off`.
   ///
-  /// Values: `time` is RFC 3339 with an offset (or `Z`) or seconds since the Unix epoch;
-  /// `status` is one of `notDetermined`, `restricted`, `denied`, `authorizedWhenInUse`,
-  /// `authorizedAlways` (also `not_determined`, `when_in_use`, `whenInUse`, `always`);
-  /// `accuracy` `full` or `reduced`; `app_state` `foreground` or `background`; `consent` and
-  /// `registered` `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`). A field that is
-  /// missing or empty keeps the previous line's value; the first line starts from
-  /// ``granted``, so a file may list only what changes.
+  /// A UTF-8 byte-order mark at the start is skipped. Values: `time` is RFC 3339 with an
+  /// offset (or `Z`) or seconds since the Unix epoch (a number in ``NumberText/NumberText``'s
+  /// grammar); `status` is one of `notDetermined`, `restricted`, `denied`,
+  /// `authorizedWhenInUse`, `authorizedAlways` (also `not_determined`, `when_in_use`,
+  /// `whenInUse`, `always`); `accuracy` `full` or `reduced`; `app_state` `foreground` or
+  /// `background`. A field that is missing or empty keeps the previous line's value; the
+  /// first line starts from ``granted``, so a file may list only what changes.
+  ///
+  /// Lines must be in time order (equal times allowed: the later line wins): each line states
+  /// what changed since the one before, so a line out of order would change the meaning of
+  /// every line after it; it is an error naming both lines rather than a silent sort.
   /// - Throws: ``AuthorizationTimelineError`` naming the first bad line (1-based).
-  /// - Complexity: O(n) in the text's length, plus the sort of the changes.
+  /// - Complexity: O(n) in the text's length.
   public static func parse(_ text: String) throws(AuthorizationTimelineError)
     -> AuthorizationTimeline
   {
+    let text = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
     let trimmed = text.drop { $0.isWhitespace }
     var changes: [Change] = []
+    var lines: [Int] = []
     var current = granted
+    func add(_ change: Change, line: Int) throws(AuthorizationTimelineError) {
+      if let last = changes.last, change.time < last.time {
+        throw AuthorizationTimelineError(
+          line: line,
+          message:
+            "time \(change.time) is before line \(lines[lines.count - 1])'s time \(last.time);"
+            + " lines must be in time order")
+      }
+      changes.append(change)
+      lines.append(line)
+    }
     if trimmed.first == "{" {
       for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
         .enumerated()
       {
         let lineNumber = index + 1
         guard !line.allSatisfy(\.isWhitespace) else { continue }
-        guard
-          let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-        else {
-          throw AuthorizationTimelineError(line: lineNumber, message: "not a JSON object")
+        let object: [String: JSONValue]
+        do {
+          guard case .object(let members) = try JSONDocument.parse(Array(line.utf8)) else {
+            throw AuthorizationTimelineError(line: lineNumber, message: "not a JSON object")
+          }
+          object = members
+        } catch let error as AuthorizationTimelineError {
+          throw error
+        } catch {
+          throw AuthorizationTimelineError(line: lineNumber, message: "not valid JSON: \(error)")
         }
         var fields: [String: String] = [:]
         for (key, value) in object {
-          if let s = value as? String {
-            fields[key] = s
-          } else if let i = value as? Int {
-            fields[key] = String(i)
-          } else if let d = value as? Double {
-            fields[key] = String(d)
-          } else if let b = value as? Bool {
+          func wrongType(_ expected: String) -> AuthorizationTimelineError {
+            AuthorizationTimelineError(
+              line: lineNumber,
+              message: "\(key) must be \(expected), found \(value.canonicalText)")
+          }
+          switch (key, value) {
+          case (_, .null): continue
+          case ("consent", .bool(let b)), ("registered", .bool(let b)):
             fields[key] = b ? "true" : "false"
-          } else if !(value is NSNull) {
-            throw AuthorizationTimelineError(line: lineNumber, message: "bad value for \(key)")
+          case ("consent", _), ("registered", _):
+            throw wrongType("true or false (a JSON boolean)")
+          case ("time", .number(let x)): fields[key] = "\(x)"
+          case ("time", .string(let s)): fields[key] = s
+          case ("time", _): throw wrongType("an RFC 3339 string or epoch seconds")
+          case (_, .string(let s)): fields[key] = s
+          default:
+            // Unknown keys are reported by apply(_:to:line:); known ones need a string.
+            fields[key] = value.canonicalText
           }
         }
-        let change = try apply(fields, to: &current, line: lineNumber)
-        changes.append(change)
+        try add(try apply(fields, to: &current, line: lineNumber), line: lineNumber)
       }
     } else {
       let firstLine = trimmed.prefix { $0 != "\n" && $0 != "\r" }
@@ -114,7 +152,7 @@ extension AuthorizationTimeline {
         for (name, value) in zip(names, record.fields) {
           fields[name] = value.trimmingCharacters(in: .whitespaces)
         }
-        changes.append(try apply(fields, to: &current, line: record.line))
+        try add(try apply(fields, to: &current, line: record.line), line: record.line)
       }
     }
     return AuthorizationTimeline(changes: changes)
@@ -128,7 +166,7 @@ extension AuthorizationTimeline {
     }
     guard let timeText = fields["time"], !timeText.isEmpty else { throw fail("missing time") }
     let time: Double
-    if let seconds = Double(timeText), seconds.isFinite {
+    if let seconds = NumberText.double(timeText) {
       time = seconds
     } else if let parsed = RFC3339.parse(timeText), parsed.hadZone {
       time = parsed.seconds

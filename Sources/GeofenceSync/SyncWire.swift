@@ -14,17 +14,24 @@ enum SyncWire {
   /// Longest geofence `id`, characters (Unicode scalars): 256 (`docs/sync-protocol.md`).
   static let maximumIDLength = 256
 
+  /// One definition of an answer, decoded on its own, and the line where it starts (`nil`
+  /// when the whole body is one line, as servers usually write it: the index says it all).
+  struct Element {
+    var definition: Result<RawGeofenceDefinition, DefinitionFailure>
+    var line: Int?
+  }
+
   /// One page of `GET /v1/geofences`.
   struct Page {
     var version: String
-    var definitions: [RawGeofenceDefinition?]
+    var definitions: [Element]
     var nextCursor: String?
   }
 
   /// `GET /v1/geofences/changes`.
   struct Changes {
     var version: String
-    var upserted: [RawGeofenceDefinition?]
+    var upserted: [Element]
     var deleted: [String]
   }
 
@@ -36,82 +43,111 @@ enum SyncWire {
     return (error["code"] as? String, error["message"] as? String)
   }
 
+  /// The body's top-level object, its members unread, each key once.
+  ///
+  /// The members are read one by one (``GeofenceDefinitions/JSONDocument``): a bad value in
+  /// one definition of the list (`1e400`, `NaN`, nesting deeper than 512, a duplicate key)
+  /// rejects that definition only; the page's own members must be valid.
+  private struct Body {
+    let document: JSONDocument
+    let members: [String: JSONSpan]
+
+    init(_ data: Data) throws(SyncError) {
+      guard !data.isEmpty else { throw .invalidBody("empty body") }
+      do {
+        document = try JSONDocument(bytes: data)
+      } catch {
+        throw .invalidBody("body is not valid JSON (\(data.count) bytes): \(error)")
+      }
+      guard document.kind(of: document.root) == .object,
+        let list = try? document.members(of: document.root)
+      else { throw .invalidBody("body is not a JSON object") }
+      var members: [String: JSONSpan] = [:]
+      for (key, value) in list {
+        guard members.updateValue(value, forKey: key) == nil else {
+          throw .invalidBody("the body has the key \"\(key)\" twice")
+        }
+      }
+      self.members = members
+    }
+
+    func value(_ key: String) throws(SyncError) -> JSONValue? {
+      guard let span = members[key] else { return nil }
+      do { return try document.value(of: span) } catch {
+        throw .invalidBody("\"\(key)\": \(error)")
+      }
+    }
+
+    /// The elements of an array member, each decoded as a definition on its own.
+    func definitions(_ key: String) -> [Element]? {
+      guard let span = members[key], document.kind(of: span) == .array,
+        let elements = try? document.elements(of: span)
+      else { return nil }
+      let multiline = document.bytes.contains { $0 == 0x0A || $0 == 0x0D }
+      return elements.map {
+        Element(
+          definition: RawGeofenceDefinition.decode($0, in: document),
+          line: multiline ? $0.line : nil)
+      }
+    }
+  }
+
   static func page(_ data: Data) -> Result<Page, SyncError> {
-    let object: [String: Any]
-    switch topLevel(data) {
-    case .success(let o): object = o
-    case .failure(let e): return .failure(e)
-    }
-    guard let version = object["version"] as? String, !version.isEmpty else {
-      return .failure(.invalidBody("listing has no \"version\" string"))
-    }
-    if let problem = lengthProblem(version, "version", maximumVersionLength) {
-      return .failure(problem)
-    }
-    guard let list = object["geofences"] as? [Any] else {
-      return .failure(.invalidBody("listing has no \"geofences\" array"))
-    }
-    let cursor: String?
-    switch object["next_cursor"] {
-    case nil: return .failure(.invalidBody("listing has no \"next_cursor\""))
-    case is NSNull: cursor = nil
-    case let s as String where !s.isEmpty:
-      if let problem = lengthProblem(s, "next_cursor", maximumCursorLength) {
+    do {
+      let body = try Body(data)
+      guard case .string(let version)? = try body.value("version"), !version.isEmpty else {
+        return .failure(.invalidBody("listing has no \"version\" string"))
+      }
+      if let problem = lengthProblem(version, "version", maximumVersionLength) {
         return .failure(problem)
       }
-      cursor = s
-    default: return .failure(.invalidBody("\"next_cursor\" is neither a string nor null"))
+      guard let list = body.definitions("geofences") else {
+        return .failure(.invalidBody("listing has no \"geofences\" array"))
+      }
+      let cursor: String?
+      switch try body.value("next_cursor") {
+      case nil: return .failure(.invalidBody("listing has no \"next_cursor\""))
+      case .null?: cursor = nil
+      case .string(let s)? where !s.isEmpty:
+        if let problem = lengthProblem(s, "next_cursor", maximumCursorLength) {
+          return .failure(problem)
+        }
+        cursor = s
+      default: return .failure(.invalidBody("\"next_cursor\" is neither a string nor null"))
+      }
+      return .success(Page(version: version, definitions: list, nextCursor: cursor))
+    } catch {
+      return .failure(error)
     }
-    return .success(Page(version: version, definitions: list.map(definition), nextCursor: cursor))
   }
 
   static func changes(_ data: Data) -> Result<Changes, SyncError> {
-    let object: [String: Any]
-    switch topLevel(data) {
-    case .success(let o): object = o
-    case .failure(let e): return .failure(e)
-    }
-    guard let version = object["version"] as? String, !version.isEmpty else {
-      return .failure(.invalidBody("changes have no \"version\" string"))
-    }
-    if let problem = lengthProblem(version, "version", maximumVersionLength) {
-      return .failure(problem)
-    }
-    guard let upserted = object["upserted"] as? [Any] else {
-      return .failure(.invalidBody("changes have no \"upserted\" array"))
-    }
-    guard let deletedList = object["deleted"] as? [Any] else {
-      return .failure(.invalidBody("changes have no \"deleted\" array"))
-    }
-    var deleted: [String] = []
-    deleted.reserveCapacity(deletedList.count)
-    for item in deletedList {
-      guard let id = item as? String else {
-        return .failure(.invalidBody("\"deleted\" holds a value that is not a string"))
-      }
-      deleted.append(id)
-    }
-    return .success(
-      Changes(version: version, upserted: upserted.map(definition), deleted: deleted))
-  }
-
-  private static func topLevel(_ data: Data) -> Result<[String: Any], SyncError> {
-    guard !data.isEmpty else { return .failure(.invalidBody("empty body")) }
-    let parsed: Any
     do {
-      parsed = try JSONSerialization.jsonObject(with: data)
+      let body = try Body(data)
+      guard case .string(let version)? = try body.value("version"), !version.isEmpty else {
+        return .failure(.invalidBody("changes have no \"version\" string"))
+      }
+      if let problem = lengthProblem(version, "version", maximumVersionLength) {
+        return .failure(problem)
+      }
+      guard let upserted = body.definitions("upserted") else {
+        return .failure(.invalidBody("changes have no \"upserted\" array"))
+      }
+      guard case .array(let deletedList)? = try body.value("deleted") else {
+        return .failure(.invalidBody("changes have no \"deleted\" array"))
+      }
+      var deleted: [String] = []
+      deleted.reserveCapacity(deletedList.count)
+      for item in deletedList {
+        guard case .string(let id) = item else {
+          return .failure(.invalidBody("\"deleted\" holds a value that is not a string"))
+        }
+        deleted.append(id)
+      }
+      return .success(Changes(version: version, upserted: upserted, deleted: deleted))
     } catch {
-      return .failure(.invalidBody("body is not valid JSON (\(data.count) bytes)"))
+      return .failure(error)
     }
-    guard let object = parsed as? [String: Any] else {
-      return .failure(.invalidBody("body is not a JSON object"))
-    }
-    if let repeated = firstRepeatedKey(in: data) {
-      return .failure(
-        .invalidBody(
-          "key \(shown(repeated.key)) appears twice in one object (byte \(repeated.offset))"))
-    }
-    return .success(object)
   }
 
   /// A body field longer than the protocol allows, as an error; nil when it fits.
@@ -155,35 +191,33 @@ enum SyncWire {
     }
   }
 
-  /// The raw definition of one list element, or nil when the element is not an object.
-  private static func definition(_ element: Any) -> RawGeofenceDefinition? {
-    guard let o = element as? [String: Any] else { return nil }
-    func value(_ key: String) -> JSONValue? {
-      guard let v = o[key] else { return nil }
-      return JSONValue(foundationObject: v)
-    }
-    return RawGeofenceDefinition(
-      id: value("id"), latitude: value("latitude"), longitude: value("longitude"),
-      radius: value("radius"), name: value("name"), metadata: value("metadata"))
-  }
-
   /// Validates the definitions of one answer.
+  ///
+  /// A definition that cannot be used, because its JSON is bad (``Element``) or it fails
+  /// ``GeofenceDefinitions/GeofenceValidator``, is rejected on its own; the rest of the answer
+  /// is applied. **What a rejected definition does to the stored set:** when its id can be
+  /// read, the id is held back: the stored geofence of that id, if any, stays as it was (the
+  /// server's new version of it is not taken, and a listing does not delete it); a rejected
+  /// definition without a readable id changes nothing.
   ///
   /// - Returns: the valid geofences, each id once (identical copies count once); the ids to
   ///   hold back (a definition that failed validation but has a readable id, or copies of one
-  ///   id that differ), which are removed from `geofences`; rejections with reasons; and the
-  ///   conflicting duplicate ids.
-  static func validate(_ definitions: [RawGeofenceDefinition?], source: String) -> Validated {
+  ///   id that differ), which are removed from `geofences`; rejections with reasons (location
+  ///   `source[index] (line n)`); and the conflicting duplicate ids.
+  static func validate(_ definitions: [Element], source: String) -> Validated {
     var result = Validated()
     var index: [String: Int] = [:]
     index.reserveCapacity(definitions.count)
     var held = Set<String>()
-    for (i, raw) in definitions.enumerated() {
-      let location = DefinitionLocation(file: source, position: .index(i))
-      guard let raw else {
+    for (i, element) in definitions.enumerated() {
+      let location = DefinitionLocation(file: source, position: .index(i), line: element.line)
+      let raw: RawGeofenceDefinition
+      switch element.definition {
+      case .success(let definition): raw = definition
+      case .failure(let failure):
         result.rejections.append(
-          GeofenceRejection(
-            location: location, id: nil, reason: .malformedRecord("element is not an object")))
+          GeofenceRejection(location: location, id: failure.id, reason: failure.problem))
+        if let id = failure.id { held.insert(id) }
         continue
       }
       if let problem = protocolProblem(raw) {

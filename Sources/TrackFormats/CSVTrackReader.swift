@@ -1,6 +1,7 @@
 import DelimitedText
 import Foundation
 import GeofenceGeometry
+import NumberText
 
 /// Reads tracks from delimited text: CSV with a header row, and GeoLife / OziExplorer `.plt`.
 ///
@@ -20,10 +21,14 @@ import GeofenceGeometry
 /// - horizontal accuracy in metres: `accuracy`, `horizontal_accuracy`, `hacc`;
 /// - device: `device`, `device_id`, `user_id` (kept per row in `deviceID`);
 /// - hemisphere: `N/S` and `E/W` columns; suffixes or prefixes (`49.07N`, `W125.76`) are
-///   always accepted;
+///   always accepted, and so are fixed-width degrees with leading zeros (`035.208829E`);
 /// - validity: a `valid` column whose value is `No fix`, `V` or `invalid` skips the row.
 ///
-/// **Numbers** use `.`; a decimal comma is accepted when the delimiter is `;`.
+/// **Numbers** follow ``NumberText/NumberText`` (RFC 8259's grammar: no hex such as `0x2F.6`,
+/// no `inf` or `nan`, nothing beyond ±1.8e308) with `.`; a decimal comma is accepted when the
+/// delimiter is `;`. An accuracy that is not such a number (`inf`, `1e400`, `n/a`) makes the
+/// fix invalid: it is read with a NaN accuracy, which the detector drops as
+/// `invalidAccuracy`, and a warning names the line.
 ///
 /// **Times**: RFC 3339 and its common variants (`2019-01-25 20:00:16.178999901`,
 /// `2005/05/01 10:12:47`), dates `YYYY-MM-DD`, `YYYY/MM/DD`, `YYYYMMDD` or `YYMMDD`
@@ -72,36 +77,46 @@ public enum CSVTrackReader {
         lines: lines, firstLine: header.line, fileName: fileName, warnings: warnings)
     }
     let delimiter = DelimitedText.detectDelimiter(in: header.text)
-    let body = lines.text(fromLine: header.line)
-    let (records, tokenIssues) = DelimitedText.records(in: body, delimiter: delimiter)
     let lineOffset = header.line - 1
-    guard let headerRecord = records.first else {
+    // Records are turned into fixes as they are split: the file's cells are never all held
+    // at once (a 12 MB track of short columns took over 100 MB as records).
+    var reader: RowReader?
+    var columnError: TrackReadError?
+    var index = 0
+    let tokenIssues = DelimitedText.forEachRecord(
+      in: lines.substring(fromLine: header.line), delimiter: delimiter
+    ) { fields, recordLine in
+      guard columnError == nil else { return }
+      guard reader != nil else {
+        let headerFields = fields.map { $0.trimmingCharacters(in: .whitespaces) }
+        do throws(TrackReadError) {
+          let columns = try CSVColumns(header: headerFields, file: fileName, line: header.line)
+          var state = RowReader(
+            fileName: fileName, columns: columns, decimalComma: delimiter == UInt8(ascii: ";"))
+          state.warnings = warnings
+          if !columns.hasTime {
+            state.warnings.append(
+              TrackIssue(
+                file: fileName, line: header.line,
+                message: "the header names no time column; the fixes have no time"))
+          }
+          reader = state
+        } catch {
+          columnError = error
+        }
+        return
+      }
+      if let first = fields.first, first.trimmingCharacters(in: .whitespaces).hasPrefix("#") {
+        return
+      }
+      reader?.read(fields, line: recordLine + lineOffset, index: index)
+      index += 1
+    }
+    if let columnError { throw columnError }
+    guard var state = reader else {
       throw .malformed(
         file: fileName, line: header.line, reason: "the file holds no header line",
         pointsRead: 0)
-    }
-    let headerFields = headerRecord.fields.map { $0.trimmingCharacters(in: .whitespaces) }
-    let columns = try CSVColumns(header: headerFields, file: fileName, line: header.line)
-
-    var state = RowReader(
-      fileName: fileName, columns: columns, decimalComma: delimiter == UInt8(ascii: ";"))
-    state.warnings = warnings
-    if !columns.hasTime {
-      state.warnings.append(
-        TrackIssue(
-          file: fileName, line: header.line,
-          message: "the header names no time column; the fixes have no time"))
-    }
-    var index = 0
-    for record in records.dropFirst() {
-      let line = record.line + lineOffset
-      if let first = record.fields.first,
-        first.trimmingCharacters(in: .whitespaces).hasPrefix("#")
-      {
-        continue
-      }
-      state.read(record.fields, line: line, index: index)
-      index += 1
     }
     for issue in tokenIssues {
       state.skipped.append(
@@ -159,6 +174,13 @@ struct LineScanner {
       end = before
     }
     return text[start..<end]
+  }
+
+  /// The text from the start of line `n` (1-based) to the end, without a copy.
+  func substring(fromLine n: Int) -> Substring {
+    guard n - 1 < starts.count else { return ""[...] }
+    let utf8 = text.utf8
+    return text[utf8.index(utf8.startIndex, offsetBy: starts[n - 1])...]
   }
 
   /// The text from the start of line `n` (1-based) to the end.
@@ -352,10 +374,14 @@ struct RowReader {
     if let a = field(fields, columns.accuracy), !a.isEmpty {
       accuracy = DelimitedText.parseDouble(a, decimalComma: decimalComma)
       if accuracy == nil {
+        // Unreadable is not "no accuracy" (which would count the fix as exact): mark it
+        // invalid, as a source does with a negative accuracy.
+        accuracy = .nan
         warnings.append(
           TrackIssue(
             file: fileName, line: line,
-            message: "accuracy \"\(a)\" is not a number; the fix has no accuracy"))
+            message:
+              "accuracy \"\(a)\" is not a finite number; the fix is invalid (invalidAccuracy)"))
       }
     }
     var device: String?
@@ -426,7 +452,7 @@ struct RowReader {
         return nil
       }
     }
-    guard sawDigit, let v = Double(text) else { return nil }
+    guard sawDigit, let v = NumberText.double(text) else { return nil }
     return abs(v) >= 1e11 ? v / 1000 : v
   }
 }
@@ -474,7 +500,20 @@ enum CoordinateText {
       }
       sign = s
     }
-    guard let v = DelimitedText.parseDouble(t, decimalComma: decimalComma), v.isFinite else {
+    // Fixed-width degrees (`035.208829E`, as Columbus V900 loggers write them): the integer
+    // part's leading zeros, which RFC 8259 does not allow, are dropped first.
+    var minus = ""
+    if t.first == "-" {
+      minus = "-"
+      t = t.dropFirst()
+    }
+    while t.count > 1, t.first == "0", let next = t.dropFirst().first, next.isASCII,
+      next.isNumber
+    {
+      t = t.dropFirst()
+    }
+    guard let v = DelimitedText.parseDouble(Substring(minus + t), decimalComma: decimalComma)
+    else {
       return .failure(.notANumber(String(text)))
     }
     return .success(sign < 0 ? -abs(v) : v)
@@ -517,11 +556,11 @@ enum PLTReader {
         skip("the row has \(f.count) field(s); a PLT point needs latitude and longitude")
         continue
       }
-      guard let lat = Double(f[0]) else {
+      guard let lat = NumberText.double(f[0]) else {
         skip("latitude \"\(f[0])\" is not a number")
         continue
       }
-      guard let lon = Double(f[1]) else {
+      guard let lon = NumberText.double(f[1]) else {
         skip("longitude \"\(f[1])\" is not a number")
         continue
       }
@@ -569,7 +608,7 @@ enum PLTReader {
   /// Unix seconds from a Delphi day number such as `39307.3279977`, snapped to the whole
   /// second when within the number's resolution, else rounded to the millisecond.
   static func secondsFromDayNumber(_ text: String) -> Double? {
-    guard let days = Double(text), days.isFinite else { return nil }
+    guard let days = NumberText.double(text) else { return nil }
     let decimals = text.firstIndex(of: ".").map { text.distance(from: $0, to: text.endIndex) - 1 }
     let seconds = (days - delphiEpochOffsetDays) * 86_400
     let halfResolution = 43_200 / pow(10, Double(decimals ?? 0))
@@ -614,7 +653,7 @@ enum DashCamLogReader {
         skip("status \"V\" (no valid position)")
         continue
       }
-      guard let lat = Double(f[2]), let lon = Double(f[3]) else {
+      guard let lat = NumberText.double(f[2]), let lon = NumberText.double(f[3]) else {
         skip("latitude \"\(f[2])\" or longitude \"\(f[3])\" is not a number")
         continue
       }

@@ -1,9 +1,5 @@
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
 import GeofenceGeometry
+import NumberText
 
 /// One fix of a live stream, as ``FixLineParser`` reads it.
 public struct StreamFix: Sendable {
@@ -35,7 +31,7 @@ public struct StreamFix: Sendable {
 /// (RFC 8259 §9 lets a parser limit numbers; GNSS values need about 20).
 ///
 /// The parser works on the line's UTF-8 bytes. In the steady state it allocates nothing per
-/// member: numbers are read in place (`strtod` on the validated digits, in the C locale),
+/// member: numbers are read in place (``NumberText/NumberText``, the grammar of every reader),
 /// times by ``RFC3339/parse(utf8:)``, and the device id becomes a `String` (stored inline,
 /// without allocation, up to 15 UTF-8 bytes) only once per line; a string with escapes is
 /// decoded on a slower path.
@@ -228,42 +224,20 @@ public enum FixLineParser {
       return JSONStringUnescape.decode(inner)
     }
 
-    /// A JSON number (RFC 8259 §6 grammar), as a Double.
+    /// A JSON number (RFC 8259 §6 grammar, ``NumberText/NumberText``), as a finite Double.
     mutating func number() -> Double? {
-      let start = i
-      var j = i
-      if j < bytes.count, bytes[j] == UInt8(ascii: "-") { j += 1 }
-      let intStart = j
-      while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
-      guard j > intStart else { return nil }
-      if bytes[intStart] == 0x30 && j - intStart > 1 { return nil }
-      if j < bytes.count, bytes[j] == UInt8(ascii: ".") {
-        j += 1
-        let f = j
-        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
-        guard j > f else { return nil }
-      }
-      if j < bytes.count, bytes[j] == UInt8(ascii: "e") || bytes[j] == UInt8(ascii: "E") {
-        j += 1
-        if j < bytes.count, bytes[j] == UInt8(ascii: "+") || bytes[j] == UInt8(ascii: "-") {
-          j += 1
+      guard let (value, end) = NumberText.prefix(of: bytes, from: i), end - i < 64,
+        case .success(let v) = value
+      else { return nil }
+      // The number must end where the value does (`01` is not `0` then `1`).
+      if end < bytes.count {
+        switch bytes[end] {
+        case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0D: break
+        default: return nil
         }
-        let e = j
-        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
-        guard j > e else { return nil }
       }
-      let count = j - start
-      guard count < 64, let base = bytes.baseAddress else { return nil }
-      // strtod needs a terminated string: copy the validated digits to the stack.
-      let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) {
-        buffer -> Double in
-        guard let pointer = buffer.baseAddress else { return .nan }
-        for k in 0..<count { buffer[k] = CChar(bitPattern: base[start + k]) }
-        buffer[count] = 0
-        return strtod(pointer, nil)
-      }
-      i = j
-      return value.isFinite ? value : nil
+      i = end
+      return v
     }
 
     /// Skips any JSON value.

@@ -27,7 +27,13 @@ public enum TrackReader {
     do {
       data = try Data(contentsOf: url)
     } catch {
-      throw .unreadable(file: name, reason: error.localizedDescription)
+      // Devices and pipes (`/dev/null`, `/dev/stdin`), which Foundation refuses to map.
+      guard let handle = FileHandle(forReadingAtPath: url.path),
+        let read = try? handle.readToEnd() ?? Data()
+      else {
+        throw .unreadable(file: name, reason: error.localizedDescription)
+      }
+      data = read
     }
     return try read(data: data, fileName: name)
   }

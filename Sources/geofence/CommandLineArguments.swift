@@ -1,4 +1,5 @@
 import Foundation
+import NumberText
 
 /// A small command-line parser: `--name value`, `--name=value`, boolean `--flag`, repeated
 /// options and positionals; `--` ends options.
@@ -72,7 +73,7 @@ struct CommandLineArguments {
 
   func double(_ name: String, range: ClosedRange<Double>? = nil) throws(UsageError) -> Double? {
     guard let text = last(name) else { return nil }
-    guard let v = Double(text), v.isFinite else {
+    guard let v = NumberText.double(text) else {
       throw UsageError("--\(name) needs a number, got '\(text)'")
     }
     if let range, !range.contains(v) {

@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceEngine
 
 /// Top-level dispatch of the `geofence` command.
 enum GeofenceCommand {
@@ -15,6 +16,7 @@ enum GeofenceCommand {
       outbox   show the event outbox: pending, in flight, dead letters
       upload   send pending events from the outbox now
       bench    benchmark the index and the detector on generated or real geofence sets
+      repair   move damaged store files aside and keep what can still be read
 
     Run 'geofence <command> --help' for a command's options.
     """
@@ -44,6 +46,8 @@ enum GeofenceCommand {
       return RunCommand.outbox(rest)
     case "upload":
       return await RunCommand.upload(rest)
+    case "repair":
+      return RepairCommand.run(rest)
     case "--help", "-h", "help":
       print(usage)
       return ExitStatus.ok
@@ -52,6 +56,20 @@ enum GeofenceCommand {
       return ExitStatus.usage
     }
   }
+}
+
+/// When files of the store folder `directory` are damaged, names each with its problem, says
+/// how to repair them, and returns 65 (EX_DATAERR: the store's data is bad); `nil` when none
+/// is damaged, so that the caller reports its own error. Commands call it when opening a
+/// store fails.
+func damagedStoreStatus(_ directory: String, command: String) -> Int32? {
+  let damages = StoreRepair.check(directory: directory)
+  guard !damages.isEmpty else { return nil }
+  for damage in damages { printError("geofence \(command): \(damage)") }
+  printError(
+    "geofence \(command): run 'geofence repair --store \(directory)' to move the damaged "
+      + "file(s) aside as NAME.corrupt-TIME and keep what can still be read")
+  return ExitStatus.dataError
 }
 
 /// Writes a line to standard error. A failed write (closed or full stream) is ignored: there is

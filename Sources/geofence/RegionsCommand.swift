@@ -60,6 +60,7 @@ enum RegionsCommand {
         configuration: .init(checkpoints: .none), storage: .directory(store))
       state = try engine.setState()
     } catch {
+      if let status = damagedStoreStatus(store, command: "regions") { return status }
       printError("geofence regions: cannot read \(path): \(error)")
       return ExitStatus.ioError
     }
@@ -72,11 +73,13 @@ enum RegionsCommand {
       out.write("id,name,latitude,longitude,radius_m,metadata\n")
       for g in geofences {
         let fields = [
-          g.id, g.name ?? "", g.region.center.latitude.description,
-          g.region.center.longitude.description, g.region.radiusMeters.description,
-          g.metadataJSON ?? "",
+          GeofenceEventEncoder.csvTextField(g.id), GeofenceEventEncoder.csvTextField(g.name ?? ""),
+          GeofenceEventEncoder.csvField(g.region.center.latitude.description),
+          GeofenceEventEncoder.csvField(g.region.center.longitude.description),
+          GeofenceEventEncoder.csvField(g.region.radiusMeters.description),
+          GeofenceEventEncoder.csvTextField(g.metadataJSON ?? ""),
         ]
-        out.write(fields.map(GeofenceEventEncoder.csvField).joined(separator: ",") + "\n")
+        out.write(fields.joined(separator: ",") + "\n")
       }
     case "jsonl":
       for g in geofences { out.write(jsonObject(g, geoJSON: false) + "\n") }

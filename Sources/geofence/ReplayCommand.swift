@@ -3,6 +3,7 @@ import GeofenceDefinitions
 import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
+import NumberText
 import TrackFormats
 
 /// `geofence replay`: tracks against geofences, events out.
@@ -57,8 +58,9 @@ enum ReplayCommand {
       --confirm-fixes K            a transition must hold for K fixes [1]
       --confirm-seconds T          ... or for T seconds [off]
 
-    exit status: 0 success; 64 usage error; 65 a track or geofence file could not be parsed
-    (the other files are still replayed); 66 an input file is missing, unreadable or a
+    exit status: 0 success; 64 usage error; 65 a track or geofence file could not be parsed,
+    a track gave no usable fix (the other files are still replayed), or no geofence loaded at
+    all (nothing is replayed); 66 an input file is missing, unreadable or a
     directory; 73 the --svg file cannot be created; 74 standard output cannot be written.
     Rows a reader cannot use are reported on standard error with file and line, and skipped.
     """
@@ -106,7 +108,7 @@ enum ReplayCommand {
       var radiusUsed = true
       for (name, value) in args.ordered {
         if name == "radius" {
-          guard let r = Double(value), r.isFinite, r > 0 else {
+          guard let r = NumberText.double(value), r > 0 else {
             throw UsageError("--radius needs a number of metres > 0, got '\(value)'")
           }
           radius = r
@@ -226,6 +228,15 @@ enum ReplayCommand {
     if !options.quiet {
       report(rejections: merged.rejected.map(\.description), what: "geofence definitions")
     }
+    if geofences.isEmpty {
+      // Nothing to replay against: every event would be missing, which an empty result
+      // (exit 0) would hide.
+      printError(
+        "geofence replay: no geofence loaded from "
+          + options.regionFiles.map(\.path).joined(separator: ", ")
+          + " (\(merged.rejected.count) rejected); nothing to replay")
+      return ExitStatus.dataError
+    }
 
     // Tracks: each file on its own (its devices start afresh).
     var encoder = GeofenceEventEncoder(format: options.format)
@@ -274,6 +285,12 @@ enum ReplayCommand {
         return ExitStatus.failure
       }
       progress.clear()
+      if track.fixes.isEmpty {
+        printError(
+          "geofence replay: \(path): no usable fix read"
+            + (track.skippedRows.isEmpty ? "" : " (\(track.skippedRows.count) rows skipped)"))
+        worsen(ExitStatus.dataError)
+      }
       if options.osBudgets.isEmpty {
         for e in rep.events { out.write(encoder.encode(e, track: path)) }
       } else {

@@ -184,6 +184,7 @@ enum RunCommand {
       if let user = args.last("user") { try engine.identify(user: user) }
     } catch {
       if case .accountMismatch = error { return fail("\(error)", accountMismatch) }
+      if let status = damagedStoreStatus(upload.store, command: "run") { return status }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
     if fixedSet == nil {
@@ -347,6 +348,7 @@ enum RunCommand {
       }
       return ExitStatus.ok
     } catch {
+      if let status = damagedStoreStatus(directory, command: "outbox") { return status }
       printError("geofence outbox: \(error)")
       return ExitStatus.failure
     }
@@ -383,6 +385,7 @@ enum RunCommand {
         configuration: options.engineConfiguration(transitions: .init(), syncs: false),
         storage: .directory(options.store), geofences: [])
     } catch {
+      if let status = damagedStoreStatus(options.store, command: "upload") { return status }
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
       return ExitStatus.failure

@@ -175,6 +175,9 @@ enum StreamCommand {
           checkpoints: stateDirectory == nil ? .none : .manual),
         storage: directory.map { .directory($0) } ?? .inMemory, geofences: fixedSet)
     } catch {
+      if let directory, let status = damagedStoreStatus(directory, command: "stream") {
+        return status
+      }
       printError("geofence stream: \(error)")
       return ExitStatus.ioError
     }

@@ -3,6 +3,7 @@ import GeofenceEngine
 import GeofenceGeometry
 import GeofenceSync
 import Networking
+import NumberText
 
 /// `geofence sync`: fetch the account's geofences into a local store.
 enum SyncCommand {
@@ -106,7 +107,8 @@ enum SyncCommand {
     case (nil, nil): break
     case (let near?, let radius?):
       let parts = near.split(separator: ",", omittingEmptySubsequences: false)
-      guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]),
+      guard parts.count == 2, let lat = NumberText.double(parts[0]),
+        let lon = NumberText.double(parts[1]),
         let center = try? Coordinate(latitude: lat, longitude: lon)
       else {
         throw UsageError(
@@ -135,6 +137,7 @@ enum SyncCommand {
         configuration: .init(sync: options.configuration, checkpoints: .manual),
         storage: .directory(options.directory))
     } catch {
+      if let status = damagedStoreStatus(options.directory, command: "sync") { return status }
       printError("geofence sync: cannot open the store \(options.storePath): \(error)")
       return ioError
     }

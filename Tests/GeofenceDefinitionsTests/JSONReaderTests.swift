@@ -82,7 +82,7 @@ private func at(_ index: Int) -> DefinitionLocation {
     ])
   #expect(
     result.rejected[2].description
-      == #"defs.json[3] (id "j4"): radius must be a number, found string"#)
+      == #"defs.json[3] (line 6) (id "j4"): radius must be a number, found string"#)
 }
 
 @Test func jsonDefaultRadiusAppliesToDefinitionsWithoutOne() throws {
@@ -163,6 +163,6 @@ private func at(_ index: Int) -> DefinitionLocation {
   let first = collection.relativePath
   #expect(
     both.rejected.map(\.description) == [
-      "\(first)[0] (id \"f\"): duplicate id, first defined at \(first)[0]"
+      "\(first)[0] (line 1) (id \"f\"): duplicate id, first defined at \(first)[0] (line 1)"
     ])
 }

@@ -13,7 +13,8 @@ import Testing
         .utf8), format: .json, fileName: "two.json", defaultRadiusMeters: nil)
   let merged = GeofenceLoadResult.merging([first, second])
   #expect(merged.geofences.map(\.id) == ["a", "b", "c"])
-  #expect(merged.locations.map(\.description) == ["one.csv:2", "one.csv:3", "two.json[0]"])
+  #expect(
+    merged.locations.map(\.description) == ["one.csv:2", "one.csv:3", "two.json[0] (line 1)"])
   #expect(
     merged.rejected == [
       GeofenceRejection(

@@ -313,8 +313,8 @@ private final class Pipeline {
   @Test func readsCSV() throws {
     let text = """
       time,status,accuracy,app_state,consent,registered
-      2026-11-30T05:00:30Z,denied,full,foreground,1,yes
       2026-11-30T05:00:10Z,authorizedAlways,,,,
+      2026-11-30T05:00:30Z,denied,full,foreground,1,yes
       """
     let timeline = try AuthorizationTimeline.parse(text)
     #expect(timeline.changes.map(\.time) == [t0 + 10, t0 + 30])

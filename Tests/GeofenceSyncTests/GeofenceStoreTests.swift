@@ -86,7 +86,7 @@ struct GeofenceStoreTests {
         "listing page 1[1] (id \"r2\"): latitude 100.0 is not a finite value in [-90, 90]",
         "listing page 1[2]: id is missing",
         "listing page 1[3] (id \"r4\"): radius must be a number, found string",
-        "listing page 1[4]: element is not an object",
+        "listing page 1[4]: definition must be an object, found number",
         "listing page 1[5] (id \"r6\"): metadata must be an object, found array",
       ])
     // r1 keeps its stored definition; the other rejected ids are new and left out.

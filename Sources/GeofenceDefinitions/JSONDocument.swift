@@ -1,0 +1,483 @@
+import NumberText
+
+/// The text of one JSON value inside a ``JSONDocument``: where it starts and ends, on which
+/// line, and how many arrays and objects enclose it.
+public struct JSONSpan: Hashable, Sendable {
+  /// Byte offsets of the value's text in ``JSONDocument/bytes``.
+  public let start: Int
+  public let end: Int
+  /// 1-based line where the value starts.
+  public let line: Int
+  /// Offset of the first byte of that line (for columns).
+  let lineStart: Int
+  /// Arrays and objects around the value (0 for the document's root).
+  public let depth: Int
+}
+
+/// JSON text (RFC 8259) read in parts, so that one bad value costs only the part that holds
+/// it.
+///
+/// Opening a document checks only its structure: strings are closed and brackets balance. The
+/// elements of an array (``elements(of:)``) and the members of an object (``members(of:)``) are
+/// then found without reading their values, and each value is read on its own by
+/// ``value(of:)``, which is strict. A definition file whose third element holds `1e400`,
+/// `NaN`, a duplicate key or metadata nested too deep thus loses that element only.
+///
+/// **Strict reading** (``value(of:)``): RFC 8259 exactly. Numbers follow ``NumberText``'s
+/// grammar and must lie within ±`Double.greatestFiniteMagnitude`; `NaN`, `Infinity` and hex are
+/// not JSON. Strings must be valid UTF-8 without raw control characters; `\u` escapes must
+/// pair surrogates. A key may appear once per object (RFC 8259 §4 leaves duplicates to the
+/// reader; taking the last silently hides data). Arrays and objects may nest at most
+/// ``maximumDepth`` deep, counted from the document's root. Whitespace is space, tab, LF and
+/// CR; a UTF-8 byte-order mark before the root value is skipped.
+///
+/// Errors give the line and column (in bytes) in the whole document. The document keeps its
+/// bytes; a span is only valid with the document that produced it.
+public struct JSONDocument: Sendable {
+  /// Most arrays and objects nested in one another, counted from the root (`[[1]]` is 2).
+  /// 512, the limit of Foundation's `JSONSerialization`, which deeper files were written for
+  /// never met.
+  public static let maximumDepth = 512
+
+  /// The document's bytes.
+  public let bytes: [UInt8]
+  /// The root value.
+  public let root: JSONSpan
+
+  /// The JSON type of a span, from its first byte.
+  public enum Kind: Hashable, Sendable {
+    case object, array, string, scalar
+  }
+
+  /// Opens a document: finds its root value and checks that only whitespace follows.
+  /// - Throws: ``JSONReadError`` when there is no value, a string is not closed, brackets
+  ///   do not balance, or text follows the root.
+  /// - Complexity: O(n) in the document's size.
+  public init(bytes: some Sequence<UInt8>) throws(JSONReadError) {
+    self.bytes = Array(bytes)
+    var start = 0
+    if self.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
+    let found: (JSONSpan, Cursor)
+    do {
+      found = try self.bytes.withUnsafeBufferPointer { (b) throws(JSONReadError) in
+        var c = Cursor(bytes: b, i: start, line: 1, lineStart: 0)
+        c.skipSpace()
+        guard !c.atEnd else { throw c.error("no JSON value in the text") }
+        let span = try c.skipValue(depth: 0)
+        c.skipSpace()
+        guard c.atEnd else { throw c.error("text after the JSON value") }
+        return (span, c)
+      }
+    }
+    root = found.0
+  }
+
+  /// The JSON type of `span`.
+  public func kind(of span: JSONSpan) -> Kind {
+    switch bytes[span.start] {
+    case UInt8(ascii: "{"): return .object
+    case UInt8(ascii: "["): return .array
+    case UInt8(ascii: "\""): return .string
+    default: return .scalar
+    }
+  }
+
+  /// The elements of the array `span`, their values unread.
+  /// - Throws: ``JSONReadError`` when `span` is not an array or its commas are wrong.
+  /// - Complexity: O(n) in the array's size.
+  public func elements(of span: JSONSpan) throws(JSONReadError) -> [JSONSpan] {
+    try bytes.withUnsafeBufferPointer { (b) throws(JSONReadError) in
+      var c = Cursor(bytes: b, at: span)
+      guard c.take(UInt8(ascii: "[")) else { throw c.error("expected an array") }
+      var out: [JSONSpan] = []
+      c.skipSpace()
+      if c.take(UInt8(ascii: "]")) { return out }
+      while true {
+        c.skipSpace()
+        out.append(try c.skipValue(depth: span.depth + 1))
+        c.skipSpace()
+        if c.take(UInt8(ascii: "]")) { return out }
+        guard c.take(UInt8(ascii: ",")) else {
+          throw c.error("expected ',' or ']' after array element \(out.count - 1)")
+        }
+      }
+    }
+  }
+
+  /// The members of the object `span` in text order (duplicates kept), values unread.
+  /// - Throws: ``JSONReadError`` when `span` is not an object, a key is not a valid string,
+  ///   or a colon or comma is missing.
+  /// - Complexity: O(n) in the object's size.
+  public func members(of span: JSONSpan) throws(JSONReadError) -> [(
+    key: String, value: JSONSpan
+  )] {
+    var out: [(key: String, value: JSONSpan)] = []
+    if let error = members(of: span, into: &out) { throw error }
+    return out
+  }
+
+  /// The members of the object `span` up to the first one whose structure is wrong (all of
+  /// them when none is): what can still be read of a damaged object, for example its id.
+  public func readableMembers(of span: JSONSpan) -> [(key: String, value: JSONSpan)] {
+    var out: [(key: String, value: JSONSpan)] = []
+    _ = members(of: span, into: &out)
+    return out
+  }
+
+  private func members(of span: JSONSpan, into out: inout [(key: String, value: JSONSpan)])
+    -> JSONReadError?
+  {
+    bytes.withUnsafeBufferPointer { b -> JSONReadError? in
+      var c = Cursor(bytes: b, at: span)
+      guard c.take(UInt8(ascii: "{")) else { return c.error("expected an object") }
+      c.skipSpace()
+      if c.take(UInt8(ascii: "}")) { return nil }
+      while true {
+        c.skipSpace()
+        let key: String
+        let value: JSONSpan
+        do throws(JSONReadError) {
+          key = try c.string()
+          c.skipSpace()
+          guard c.take(UInt8(ascii: ":")) else { return c.error("expected ':' after a key") }
+          c.skipSpace()
+          value = try c.skipValue(depth: span.depth + 1)
+        } catch {
+          return error
+        }
+        c.skipSpace()
+        if c.take(UInt8(ascii: "}")) {
+          out.append((key, value))
+          return nil
+        }
+        guard c.take(UInt8(ascii: ",")) else { return c.error("expected ',' or '}'") }
+        out.append((key, value))
+      }
+    }
+  }
+
+  /// Reads the value of `span` strictly (see the type's discussion).
+  /// - Throws: ``JSONReadError`` with the path from `span` down to the bad value.
+  /// - Complexity: O(n) in the value's size.
+  public func value(of span: JSONSpan) throws(JSONReadError) -> JSONValue {
+    try bytes.withUnsafeBufferPointer { (b) throws(JSONReadError) in
+      var c = Cursor(bytes: b, at: span)
+      let v = try c.value(depth: span.depth)
+      guard c.i == span.end else { throw c.error("expected the end of the value") }
+      return v
+    }
+  }
+
+  /// Reads a whole document strictly: ``init(bytes:)`` then ``value(of:)`` of the root.
+  public static func parse(_ bytes: some Sequence<UInt8>) throws(JSONReadError) -> JSONValue {
+    let document = try JSONDocument(bytes: bytes)
+    return try document.value(of: document.root)
+  }
+}
+
+/// A position in the bytes, with its line, and the readers over it.
+private struct Cursor {
+  let bytes: UnsafeBufferPointer<UInt8>
+  var i: Int
+  var line: Int
+  var lineStart: Int
+  var path: [JSONPathComponent] = []
+
+  init(bytes: UnsafeBufferPointer<UInt8>, i: Int, line: Int, lineStart: Int) {
+    self.bytes = bytes
+    self.i = i
+    self.line = line
+    self.lineStart = lineStart
+  }
+
+  init(bytes: UnsafeBufferPointer<UInt8>, at span: JSONSpan) {
+    self.init(bytes: bytes, i: span.start, line: span.line, lineStart: span.lineStart)
+  }
+
+  var atEnd: Bool { i >= bytes.count }
+
+  func error(_ message: String) -> JSONReadError {
+    JSONReadError(message: message, line: line, column: i - lineStart + 1, path: path)
+  }
+
+  /// Advances over one byte, counting line ends (LF, CRLF, CR).
+  @inline(__always)
+  mutating func step() {
+    let b = bytes[i]
+    i += 1
+    if b == 0x0A || (b == 0x0D && !(i < bytes.count && bytes[i] == 0x0A)) {
+      line += 1
+      lineStart = i
+    }
+  }
+
+  mutating func skipSpace() {
+    while i < bytes.count {
+      switch bytes[i] {
+      case 0x20, 0x09, 0x0A, 0x0D: step()
+      default: return
+      }
+    }
+  }
+
+  mutating func take(_ b: UInt8) -> Bool {
+    guard i < bytes.count, bytes[i] == b else { return false }
+    i += 1
+    return true
+  }
+
+  static func isDelimiter(_ b: UInt8) -> Bool {
+    switch b {
+    case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "["),
+      UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "\""):
+      return true
+    default: return false
+    }
+  }
+
+  // MARK: Structure only
+
+  /// Skips one value, checking only that strings close and brackets balance.
+  mutating func skipValue(depth: Int) throws(JSONReadError) -> JSONSpan {
+    guard i < bytes.count else { throw error("expected a value, found the end of the text") }
+    let start = i
+    let startLine = line
+    let startLineStart = lineStart
+    func span() -> JSONSpan {
+      JSONSpan(start: start, end: i, line: startLine, lineStart: startLineStart, depth: depth)
+    }
+    switch bytes[i] {
+    case UInt8(ascii: "\""):
+      try skipString()
+    case UInt8(ascii: "["), UInt8(ascii: "{"):
+      var open = 0
+      repeat {
+        guard i < bytes.count else {
+          var at = self
+          at.i = start
+          at.line = startLine
+          at.lineStart = startLineStart
+          throw at.error("array or object opened here is never closed")
+        }
+        switch bytes[i] {
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "["), UInt8(ascii: "{"):
+          open += 1
+          i += 1
+        case UInt8(ascii: "]"), UInt8(ascii: "}"):
+          open -= 1
+          i += 1
+        default: step()
+        }
+      } while open > 0
+    case UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ","), UInt8(ascii: ":"):
+      throw error("expected a value, found '\(Character(Unicode.Scalar(bytes[i])))'")
+    default:
+      while i < bytes.count, !Self.isDelimiter(bytes[i]) { i += 1 }
+    }
+    return span()
+  }
+
+  mutating func skipString() throws(JSONReadError) {
+    let opening = self
+    i += 1
+    while i < bytes.count {
+      switch bytes[i] {
+      case UInt8(ascii: "\""):
+        i += 1
+        return
+      case UInt8(ascii: "\\"):
+        i += 1
+        if i < bytes.count { step() }
+      default: step()
+      }
+    }
+    throw opening.error("string opened here is never closed")
+  }
+
+  // MARK: Strict values
+
+  mutating func value(depth: Int) throws(JSONReadError) -> JSONValue {
+    skipSpace()
+    guard i < bytes.count else { throw error("expected a value, found the end of the text") }
+    switch bytes[i] {
+    case UInt8(ascii: "{"):
+      guard depth < JSONDocument.maximumDepth else {
+        throw error("more than \(JSONDocument.maximumDepth) nested arrays and objects")
+      }
+      i += 1
+      var members: [String: JSONValue] = [:]
+      skipSpace()
+      if take(UInt8(ascii: "}")) { return .object(members) }
+      while true {
+        skipSpace()
+        let keyPosition = self
+        let key = try string()
+        if members[key] != nil {
+          var at = keyPosition
+          at.path.append(.key(key))
+          throw at.error("key \"\(Self.shown(key))\" appears twice in the object")
+        }
+        skipSpace()
+        guard take(UInt8(ascii: ":")) else { throw error("expected ':' after a key") }
+        path.append(.key(key))
+        members[key] = try value(depth: depth + 1)
+        skipSpace()
+        if take(UInt8(ascii: "}")) {
+          path.removeLast()
+          return .object(members)
+        }
+        // The member's key stays in the path: the text after its value is what is wrong.
+        guard take(UInt8(ascii: ",")) else { throw error("expected ',' or '}' in an object") }
+        path.removeLast()
+      }
+    case UInt8(ascii: "["):
+      guard depth < JSONDocument.maximumDepth else {
+        throw error("more than \(JSONDocument.maximumDepth) nested arrays and objects")
+      }
+      i += 1
+      var elements: [JSONValue] = []
+      skipSpace()
+      if take(UInt8(ascii: "]")) { return .array(elements) }
+      while true {
+        path.append(.index(elements.count))
+        elements.append(try value(depth: depth + 1))
+        skipSpace()
+        if take(UInt8(ascii: "]")) {
+          path.removeLast()
+          return .array(elements)
+        }
+        guard take(UInt8(ascii: ",")) else { throw error("expected ',' or ']' in an array") }
+        path.removeLast()
+      }
+    case UInt8(ascii: "\""):
+      return .string(try string())
+    default:
+      return try scalar()
+    }
+  }
+
+  /// `true`, `false`, `null` or a number: the run of bytes up to the next delimiter.
+  mutating func scalar() throws(JSONReadError) -> JSONValue {
+    let start = i
+    while i < bytes.count, !Self.isDelimiter(bytes[i]) { i += 1 }
+    let token = UnsafeBufferPointer(rebasing: bytes[start..<i])
+    func equals(_ s: StaticString) -> Bool {
+      s.utf8CodeUnitCount == token.count
+        && (0..<token.count).allSatisfy { token[$0] == s.utf8Start[$0] }
+    }
+    if equals("true") { return .bool(true) }
+    if equals("false") { return .bool(false) }
+    if equals("null") { return .null }
+    var at = self
+    at.i = start
+    guard !token.isEmpty else {
+      throw at.error("expected a value, found '\(Character(Unicode.Scalar(bytes[i])))'")
+    }
+    switch NumberText.parse(token) {
+    case .success(let v): return .number(v)
+    case .failure(.outOfRange):
+      throw at.error("number \(Self.shown(token)) is out of range (beyond ±1.8e308)")
+    case .failure(.notANumber):
+      throw at.error(
+        "\(Self.shown(token)) is not a JSON value (NaN, Infinity and hex are not JSON)")
+    }
+  }
+
+  /// A string value: quotes removed, escapes decoded, UTF-8 checked.
+  mutating func string() throws(JSONReadError) -> String {
+    guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
+      throw error("expected a string")
+    }
+    let opening = self
+    i += 1
+    let start = i
+    // Fast path: no escape.
+    while i < bytes.count {
+      let b = bytes[i]
+      if b == UInt8(ascii: "\"") {
+        let raw = UnsafeBufferPointer(rebasing: bytes[start..<i])
+        i += 1
+        guard let s = String(validating: raw, as: UTF8.self) else {
+          throw opening.error("string is not valid UTF-8")
+        }
+        return s
+      }
+      if b == UInt8(ascii: "\\") { break }
+      if b < 0x20 { throw error("control character in a string (it must be escaped)") }
+      i += 1
+    }
+    var decoded = Array(bytes[start..<i])
+    while i < bytes.count {
+      let b = bytes[i]
+      switch b {
+      case UInt8(ascii: "\""):
+        i += 1
+        guard let s = String(validating: decoded, as: UTF8.self) else {
+          throw opening.error("string is not valid UTF-8")
+        }
+        return s
+      case UInt8(ascii: "\\"):
+        let escape = self
+        i += 1
+        guard i < bytes.count else { break }
+        let e = bytes[i]
+        i += 1
+        switch e {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): decoded.append(e)
+        case UInt8(ascii: "b"): decoded.append(0x08)
+        case UInt8(ascii: "f"): decoded.append(0x0C)
+        case UInt8(ascii: "n"): decoded.append(0x0A)
+        case UInt8(ascii: "r"): decoded.append(0x0D)
+        case UInt8(ascii: "t"): decoded.append(0x09)
+        case UInt8(ascii: "u"):
+          guard var v = hex4() else { throw escape.error("\\u must be followed by 4 hex digits") }
+          if (0xD800...0xDBFF).contains(v) {
+            guard take(UInt8(ascii: "\\")), take(UInt8(ascii: "u")), let low = hex4(),
+              (0xDC00...0xDFFF).contains(low)
+            else { throw escape.error("unpaired surrogate in a \\u escape") }
+            v = 0x10000 + ((v - 0xD800) << 10) + (low - 0xDC00)
+          }
+          guard let scalar = Unicode.Scalar(v) else {
+            throw escape.error("unpaired surrogate in a \\u escape")
+          }
+          decoded.append(contentsOf: String(Character(scalar)).utf8)
+        default:
+          throw escape.error("invalid escape \\\(Character(Unicode.Scalar(e)))")
+        }
+      default:
+        if b < 0x20 { throw error("control character in a string (it must be escaped)") }
+        decoded.append(b)
+        i += 1
+      }
+    }
+    throw opening.error("string opened here is never closed")
+  }
+
+  mutating func hex4() -> UInt32? {
+    guard i + 4 <= bytes.count else { return nil }
+    var v: UInt32 = 0
+    for _ in 0..<4 {
+      let b = bytes[i]
+      let d: UInt8
+      switch b {
+      case 0x30...0x39: d = b - 0x30
+      case 0x41...0x46: d = b - 0x41 + 10
+      case 0x61...0x66: d = b - 0x61 + 10
+      default: return nil
+      }
+      v = v << 4 | UInt32(d)
+      i += 1
+    }
+    return v
+  }
+
+  /// Text for a message, at most 40 characters.
+  static func shown(_ token: UnsafeBufferPointer<UInt8>) -> String {
+    shown(String(decoding: token, as: UTF8.self))
+  }
+
+  static func shown(_ s: String) -> String {
+    s.count <= 40 ? s : String(s.prefix(40)) + "…"
+  }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import GeofenceEngine
+
+/// `geofence repair`: moves damaged store files aside and keeps what can still be read.
+enum RepairCommand {
+  static let help = """
+    usage: geofence repair --store DIR [--check]
+
+    Checks the store folder DIR (identity.json, outbox.sqlite, state.sqlite,
+    geofences.sqlite) and repairs each damaged file: it is renamed NAME.corrupt-TIME (UTC,
+    with its -wal and -shm files; nothing is deleted), and a new file is written with what
+    SQLite can still read of it (every readable table, its rows up to the first unreadable
+    one). A file with no readable schema starts afresh: an empty outbox or device state, or
+    an empty geofence set that the next 'geofence sync' lists in full. A damaged
+    identity.json is replaced by a new identity.
+
+    Every command that opens a store exits 65 naming the damaged file when it meets one, and
+    points here.
+
+      --store DIR   the store folder
+      --check       only report damaged files, change nothing
+
+    exit status: 0 nothing damaged, or every damaged file repaired; 64 usage error; 65 with
+    --check, a file is damaged; 66 DIR does not exist; 74 a file could not be moved or
+    written.
+    """
+
+  static func run(_ argv: [String]) -> Int32 {
+    let args: CommandLineArguments
+    let directory: String
+    do throws(UsageError) {
+      args = try CommandLineArguments(
+        argv, spec: .init(valued: ["store"], flags: ["help", "check"]))
+      if args.flag("help") {
+        print(help)
+        return ExitStatus.ok
+      }
+      guard let d = args.last("store") else { throw UsageError("give --store DIR") }
+      if !args.positionals.isEmpty {
+        throw UsageError("unexpected argument '\(args.positionals[0])'")
+      }
+      directory = d
+    } catch {
+      printError("geofence repair: \(error.message)\nRun 'geofence repair --help' for usage.")
+      return ExitStatus.usage
+    }
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    else {
+      printError("geofence repair: \(directory): no such directory")
+      return ExitStatus.noInput
+    }
+    if args.flag("check") {
+      let damages = StoreRepair.check(directory: directory)
+      for damage in damages { printError("geofence repair: \(damage)") }
+      if damages.isEmpty { printError("geofence repair: \(directory): no damaged file") }
+      return damages.isEmpty ? ExitStatus.ok : ExitStatus.dataError
+    }
+    do {
+      let outcomes = try StoreRepair.repair(
+        directory: directory, at: Date().timeIntervalSince1970)
+      for outcome in outcomes { printError("geofence repair: \(outcome)") }
+      if outcomes.isEmpty { printError("geofence repair: \(directory): no damaged file") }
+      return ExitStatus.ok
+    } catch {
+      printError("geofence repair: \(error.localizedDescription)")
+      return ExitStatus.ioError
+    }
+  }
+}
