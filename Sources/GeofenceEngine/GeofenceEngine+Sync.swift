@@ -81,7 +81,7 @@ extension GeofenceEngine {
           removals.append(
             GeofenceEvent(
               id: eventID(
-                slot: Int(visit.slot), type: .exit, time: String(Int64((now * 1000).rounded())),
+                slot: Int(visit.slot), type: .exit, milliseconds: Int64((now * 1000).rounded()),
                 fixIndex: -1, device: id), type: .exit, geofenceID: g.id, geofenceName: g.name,
               metadataJSON: g.metadataJSON, url: live.urls[Int(visit.slot)], deviceID: id,
               userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,

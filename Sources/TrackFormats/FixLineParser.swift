@@ -35,7 +35,8 @@ public struct StreamFix: Sendable {
 /// (RFC 8259 §9 lets a parser limit numbers; GNSS values need about 20).
 ///
 /// The parser works on the line's UTF-8 bytes. In the steady state it allocates nothing per
-/// member: numbers are read in place (`strtod` on the validated digits, in the C locale),
+/// member: numbers are read in place (exactly, on a fast path for up to about 16 digits, else
+/// by `strtod` on the validated digits, in the C locale),
 /// times by ``RFC3339/parse(utf8:)``, and the device id becomes a `String` (stored inline,
 /// without allocation, up to 15 UTF-8 bytes) only once per line; a string with escapes is
 /// decoded on a slower path.
@@ -228,32 +229,73 @@ public enum FixLineParser {
       return JSONStringUnescape.decode(inner)
     }
 
-    /// A JSON number (RFC 8259 §6 grammar), as a Double.
+    /// A JSON number (RFC 8259 §6 grammar), as a Double: the nearest, as `strtod` gives it.
+    ///
+    /// Numbers whose digits, without leading zeros, form an integer w of at most 2^53 and
+    /// whose decimal exponent e (after moving the point behind the last digit) lies in
+    /// -22...22 are computed as w × 10^e or w / 10^-e: both operands are exact doubles, so
+    /// the one rounding of the product or quotient is the correctly rounded result (Clinger's
+    /// fast path, W. D. Clinger, "How to read floating point numbers accurately", PLDI 1990).
+    /// GNSS coordinates with up to 15 or 16 significant digits and epoch seconds take it; the
+    /// rest (17 or more digits, large exponents) go to `strtod` in the C locale.
     mutating func number() -> Double? {
       let start = i
       var j = i
-      if j < bytes.count, bytes[j] == UInt8(ascii: "-") { j += 1 }
+      let negative = j < bytes.count && bytes[j] == UInt8(ascii: "-")
+      if negative { j += 1 }
+      var significand: UInt64 = 0
+      var significantDigits = 0
+      var exponent = 0
       let intStart = j
-      while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
+      while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 {
+        let d = UInt64(bytes[j] &- 0x30)
+        if significand != 0 || d != 0 {
+          significantDigits += 1
+          if significantDigits <= 19 { significand = significand &* 10 &+ d }
+        }
+        j += 1
+      }
       guard j > intStart else { return nil }
       if bytes[intStart] == 0x30 && j - intStart > 1 { return nil }
       if j < bytes.count, bytes[j] == UInt8(ascii: ".") {
         j += 1
         let f = j
-        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
+        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 {
+          let d = UInt64(bytes[j] &- 0x30)
+          if significand != 0 || d != 0 {
+            significantDigits += 1
+            if significantDigits <= 19 { significand = significand &* 10 &+ d }
+          }
+          exponent -= 1
+          j += 1
+        }
         guard j > f else { return nil }
       }
       if j < bytes.count, bytes[j] == UInt8(ascii: "e") || bytes[j] == UInt8(ascii: "E") {
         j += 1
+        var exponentNegative = false
         if j < bytes.count, bytes[j] == UInt8(ascii: "+") || bytes[j] == UInt8(ascii: "-") {
+          exponentNegative = bytes[j] == UInt8(ascii: "-")
           j += 1
         }
         let e = j
-        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 { j += 1 }
+        var written = 0
+        while j < bytes.count, bytes[j] >= 0x30 && bytes[j] <= 0x39 {
+          if written < 100_000 { written = written * 10 + Int(bytes[j] &- 0x30) }
+          j += 1
+        }
         guard j > e else { return nil }
+        exponent += exponentNegative ? -written : written
       }
       let count = j - start
       guard count < 64, let base = bytes.baseAddress else { return nil }
+      if significantDigits <= 19, significand <= 1 << 53, exponent >= -22, exponent <= 22 {
+        let w = Double(significand)
+        let magnitude =
+          exponent < 0 ? w / exactPowersOfTen[-exponent] : w * exactPowersOfTen[exponent]
+        i = j
+        return negative ? -magnitude : magnitude
+      }
       // strtod needs a terminated string: copy the validated digits to the stack.
       let value = withUnsafeTemporaryAllocation(of: CChar.self, capacity: count + 1) {
         buffer -> Double in
@@ -298,6 +340,12 @@ public enum FixLineParser {
     }
   }
 }
+
+/// 10^0 ... 10^22, each exact in binary64 (5^22 < 2^53).
+private let exactPowersOfTen: [Double] = [
+  1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+  1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+]
 
 /// Decodes the escapes of a JSON string's contents (RFC 8259 §7), surrogate pairs included.
 enum JSONStringUnescape {
