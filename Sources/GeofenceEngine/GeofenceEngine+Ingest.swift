@@ -171,7 +171,7 @@ extension GeofenceEngine {
       fixIndex: t.fix.sourceIndex, device: device)
     return GeofenceEvent(
       id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
-      metadataJSON: geofence.metadataJSON, url: live.urls[slot], deviceID: device,
+      metadataJSON: geofence.metadataJSON, url: live.eventFields[slot].url, deviceID: device,
       userID: user, anonymousID: anonymous, time: usesTime ? t.fix.time : nil,
       processedAt: processedAt, latitude: t.fix.coordinate.latitude,
       longitude: t.fix.coordinate.longitude, accuracy: t.fix.horizontalAccuracy,
@@ -187,9 +187,7 @@ extension GeofenceEngine {
   func eventID(
     slot: Int, type: TransitionType, milliseconds: Int64?, fixIndex: Int, device: String
   ) -> String {
-    var id = OutboxEventID.Builder()
-    id.add(live.slotGeofences[slot].id)
-    id.add(live.lifetimes[slot])
+    var id = live.eventFields[slot].eventID
     id.add(type.rawValue)
     if let milliseconds { id.add(decimal: milliseconds) } else { id.add("#\(fixIndex)") }
     id.add(device)

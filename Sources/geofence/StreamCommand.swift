@@ -319,26 +319,27 @@ enum StreamCommand {
         var start = 0
         let status: Int32 = buffer.withUnsafeBufferPointer { all in
           let chunk = UnsafeBufferPointer(rebasing: all[0..<n])
+          guard let base = chunk.baseAddress else { return ExitStatus.ok }
           var i = 0
-          while i < chunk.count {
-            if chunk[i] == 10 {
-              lineNumber += 1
-              let s: Int32
-              if carry.isEmpty {
-                s = line(
-                  UnsafeBufferPointer(rebasing: chunk[start..<i]), number: lineNumber, name: name)
-              } else {
-                carry.append(contentsOf: chunk[start..<i])
-                s = carry.withUnsafeBufferPointer { line($0, number: lineNumber, name: name) }
-                carry.removeAll(keepingCapacity: true)
-              }
-              if s != ExitStatus.ok {
-                // The fixes before the line that stops the input are still taken.
-                let taken = endBatch()
-                return taken == ExitStatus.ok ? s : taken
-              }
-              start = i + 1
+          // Line ends found by memchr (the C library's vectorised byte search).
+          while i < chunk.count, let hit = memchr(base + i, 10, chunk.count - i) {
+            i = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(hit))
+            lineNumber += 1
+            let s: Int32
+            if carry.isEmpty {
+              s = line(
+                UnsafeBufferPointer(rebasing: chunk[start..<i]), number: lineNumber, name: name)
+            } else {
+              carry.append(contentsOf: chunk[start..<i])
+              s = carry.withUnsafeBufferPointer { line($0, number: lineNumber, name: name) }
+              carry.removeAll(keepingCapacity: true)
             }
+            if s != ExitStatus.ok {
+              // The fixes before the line that stops the input are still taken.
+              let taken = endBatch()
+              return taken == ExitStatus.ok ? s : taken
+            }
+            start = i + 1
             i += 1
           }
           carry.append(contentsOf: chunk[start..<chunk.count])
@@ -504,12 +505,15 @@ enum StreamCommand {
       eventRanges.append(contentsOf: repeatElement(0..<0, count: n))
       for k in order {
         let start = events.count
-        let s = take(pending[Int(k)])
+        let s = take(at: Int(k))
         if s != ExitStatus.ok { return s }
         eventRanges[Int(k)] = start..<events.count
       }
-      for range in eventRanges where !range.isEmpty {
-        for e in events[range] { encoder.encode(e, into: &output) }
+      // Borrowed in place: iterating the array would copy (retain) every event's strings.
+      events.withUnsafeBufferPointer { all in
+        for range in eventRanges where !range.isEmpty {
+          for i in range { encoder.encode(all[i], into: &output) }
+        }
       }
       return ExitStatus.ok
     }
@@ -520,8 +524,10 @@ enum StreamCommand {
       return ExitStatus.ok
     }
 
-    mutating func take(_ parsed: StreamFix) -> Int32 {
-      let device = parsed.deviceID
+    /// Takes the batch's fix `k`.
+    mutating func take(at k: Int) -> Int32 {
+      let device = pending[k].deviceID
+      let fix = pending[k].fix
       if checkpoints {
         let known: Double
         if let t = restored[device] {
@@ -530,13 +536,13 @@ enum StreamCommand {
           known = (try? engine.deviceState(device))??.lastFixTime ?? -.infinity
           restored[device] = known
         }
-        if let t = parsed.fix.time, t <= known {
+        if let t = fix.time, t <= known {
           counts.alreadySeen += 1
           return ExitStatus.ok
         }
       }
       do {
-        try engine.ingest(parsed.fix, device: device, into: &events)
+        try engine.ingest(fix, device: device, into: &events)
       } catch {
         printError("geofence stream: \(error)")
         return ExitStatus.ioError
