@@ -59,7 +59,7 @@ extension GeofenceEngine {
     guard let slot else { preconditionFailure("the device was just added") }
     // Engine-level order: never reorder, relative to every fix taken (not only accepted).
     // One in-place access to the device: copying it would retain its detector's buffers.
-    gated.removeAll(keepingCapacity: true)
+    if !gated.isEmpty { gated.removeAll(keepingCapacity: true) }
     var timed = usesTime
     useCount &+= 1
     let use = useCount
