@@ -23,30 +23,92 @@ public enum OutboxEventID {
   /// - Returns: `prefix` + 32 hex digits.
   /// - Complexity: O(total bytes of the components).
   public static func derive(_ components: [String], prefix: String = "ev-") -> String {
-    var hash = offsetBasis
-    @inline(__always) func mix(_ byte: UInt8) {
+    var builder = Builder()
+    for component in components { builder.add(component) }
+    return builder.id(prefix: prefix)
+  }
+
+  /// ``derive(_:prefix:)`` one component at a time, without an array of strings: the
+  /// engine's path, which adds a fix time as its decimal digits without making a `String`.
+  /// The same components give the same id by either path.
+  public struct Builder: Sendable {
+    private var hash = OutboxEventID.offsetBasis
+
+    public init() {}
+
+    @inline(__always) private mutating func mix(_ byte: UInt8) {
       hash ^= UInt128(byte)
-      hash = hash &* prime
+      hash = hash &* OutboxEventID.prime
     }
-    for component in components {
-      var count = UInt64(component.utf8.count)
+
+    private mutating func mixCount(_ n: Int) {
+      var count = UInt64(n)
       for _ in 0..<8 {
         mix(UInt8(truncatingIfNeeded: count))
         count >>= 8
       }
-      for byte in component.utf8 { mix(byte) }
     }
-    // 32 hex digits, written directly: the generic `String(_:radix:)` of a UInt128 divides
-    // 128-bit numbers digit by digit, and dominated the cost of an event.
-    let digits: StaticString = "0123456789abcdef"
-    let hex = String(unsafeUninitializedCapacity: 32) { buffer in
-      var value = hash
-      for i in stride(from: 31, through: 0, by: -1) {
-        buffer[i] = digits.utf8Start[Int(value & 0xF)]
-        value >>= 4
+
+    /// Adds one component: its UTF-8 byte count, then its bytes.
+    /// - Complexity: O(n) in the component's UTF-8 length; allocates nothing.
+    public mutating func add(_ component: String) {
+      var component = component
+      component.withUTF8 { bytes in
+        mixCount(bytes.count)
+        for byte in bytes { mix(byte) }
       }
-      return 32
     }
-    return prefix + hex
+
+    /// Adds the component `String(n)` (its decimal digits, `-` first when negative) without
+    /// making the string.
+    /// - Complexity: O(1); allocates nothing.
+    public mutating func add(decimal n: Int64) {
+      var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: -2^63 takes 20
+      var count = 0
+      var magnitude = n.magnitude
+      withUnsafeMutableBytes(of: &digits) { d in
+        repeat {
+          d[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+          magnitude /= 10
+          count += 1
+        } while magnitude > 0
+        if n < 0 {
+          d[23 - count] = UInt8(ascii: "-")
+          count += 1
+        }
+        mixCount(count)
+        for byte in d[(24 - count)...] { mix(byte) }
+      }
+    }
+
+    /// Calls `body` with the 32 lowercase hex digits of the hash so far.
+    private func withHex<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+      // Written directly: the generic `String(_:radix:)` of a UInt128 divides 128-bit numbers
+      // digit by digit, and dominated the cost of an event.
+      let digits: StaticString = "0123456789abcdef"
+      var hex: (UInt128, UInt128) = (0, 0)
+      return withUnsafeMutableBytes(of: &hex) { buffer in
+        var value = hash
+        for i in stride(from: 31, through: 0, by: -1) {
+          buffer[i] = digits.utf8Start[Int(value & 0xF)]
+          value >>= 4
+        }
+        return body(UnsafeRawBufferPointer(rebasing: buffer[0..<32]))
+      }
+    }
+
+    /// The id: `prefix` + the 32 hex digits. One allocation (the string).
+    public func id(prefix: String = "ev-") -> String {
+      withHex { hex in
+        var prefix = prefix
+        return prefix.withUTF8 { p in
+          String(unsafeUninitializedCapacity: p.count + 32) { out in
+            for i in 0..<p.count { out[i] = p[i] }
+            for i in 0..<32 { out[p.count + i] = hex[i] }
+            return p.count + 32
+          }
+        }
+      }
+    }
   }
 }

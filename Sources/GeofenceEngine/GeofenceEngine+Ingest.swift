@@ -49,14 +49,22 @@ extension GeofenceEngine {
       report.dropCounts[.missingTime] += 1
       return .evaluated(.dropped(.missingTime))
     }
-    if devices[device] == nil {
+    // One hash of the device id for the whole fix: the slot found (or made) here is
+    // mutated in place.
+    var slot = devices.index(forKey: device)
+    if slot == nil {
       devices[device] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
+      slot = devices.index(forKey: device)
     }
+    guard let slot else { preconditionFailure("the device was just added") }
     // Engine-level order: never reorder, relative to every fix taken (not only accepted).
     // One in-place access to the device: copying it would retain its detector's buffers.
-    gated.removeAll(keepingCapacity: true)
+    if !gated.isEmpty { gated.removeAll(keepingCapacity: true) }
     var timed = usesTime
-    let outcome: GateOutcome = withDevice(device) { d in
+    useCount &+= 1
+    let use = useCount
+    let outcome: GateOutcome = modifyDevice(at: slot) { d in
+      d.lastUse = use
       timed = d.gate.detector.usesTime
       if usesTime, let t = fix.time, t.isFinite {
         if let last = d.lastSeenTime {
@@ -108,6 +116,11 @@ extension GeofenceEngine {
   /// ``GeofenceTransitions/DropReason/missingTime``.
   static let representableTimes: Range<Double> = -62_167_219_200..<253_402_300_799
 
+  /// Mutates the device at `slot` of ``devices`` in place.
+  func modifyDevice<T>(at slot: [String: Device].Index, _ body: (inout Device) -> T) -> T {
+    body(&devices.values[slot])
+  }
+
   /// Mutates the device in place (it must be in ``devices``).
   func withDevice<T>(_ device: String, _ body: (inout Device) -> T) -> T {
     body(&devices[device, default: newDevice(usesTime: true)])
@@ -154,11 +167,11 @@ extension GeofenceEngine {
     let geofence = live.slotGeofences[slot]
     let id = eventID(
       slot: slot, type: t.type,
-      time: usesTime ? t.fix.time.map { String(Int64(($0 * 1000).rounded())) } : nil,
+      milliseconds: usesTime ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
       fixIndex: t.fix.sourceIndex, device: device)
     return GeofenceEvent(
       id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
-      metadataJSON: geofence.metadataJSON, url: live.urls[slot], deviceID: device,
+      metadataJSON: geofence.metadataJSON, url: live.eventFields[slot].url, deviceID: device,
       userID: user, anonymousID: anonymous, time: usesTime ? t.fix.time : nil,
       processedAt: processedAt, latitude: t.fix.coordinate.latitude,
       longitude: t.fix.coordinate.longitude, accuracy: t.fix.horizontalAccuracy,
@@ -168,15 +181,17 @@ extension GeofenceEngine {
   }
 
   /// The stable event id (see the type's "Event ids"): `OutboxEventID` over geofence id,
-  /// lifetime, type, fix time in whole milliseconds (`time`, already formatted) or `#` and the
-  /// fix index for a track without times, and device.
-  func eventID(slot: Int, type: TransitionType, time: String?, fixIndex: Int, device: String)
-    -> String
-  {
-    OutboxEventID.derive([
-      live.slotGeofences[slot].id, live.lifetimes[slot], type.rawValue, time ?? "#\(fixIndex)",
-      device,
-    ])
+  /// lifetime, type, fix time in whole milliseconds (`milliseconds`, as decimal digits) or `#`
+  /// and the fix index for a track without times, and device.
+  /// - Complexity: O(bytes of the components); one allocation (the id).
+  func eventID(
+    slot: Int, type: TransitionType, milliseconds: Int64?, fixIndex: Int, device: String
+  ) -> String {
+    var id = live.eventFields[slot].eventID
+    id.add(type.rawValue)
+    if let milliseconds { id.add(decimal: milliseconds) } else { id.add("#\(fixIndex)") }
+    id.add(device)
+    return id.id()
   }
 
   func enqueue(_ events: ArraySlice<GeofenceEvent>) throws(EngineError) {
@@ -222,19 +237,34 @@ extension GeofenceEngine {
     for id in ids { devices[id]?.dirty = false }
   }
 
-  /// When more than `limit` devices are in memory, forgets those that have no unsaved
-  /// changes, so that an engine fed by
-  /// very many devices keeps a bounded number in memory; they are restored from
-  /// `state.sqlite` at their next fix. Does nothing in memory storage.
+  /// When more than `limit` devices are in memory, forgets the least recently used of those
+  /// that have no unsaved changes, until `limit` remain (or no clean device is left), so
+  /// that an engine fed by very many devices keeps a bounded number in memory; a forgotten
+  /// device is restored from `state.sqlite` at its next fix. "Used" means given a fix by
+  /// ``ingest(_:device:)`` or loaded by ``deviceState(_:)``. Does nothing in memory storage.
+  ///
+  /// Call it with some slack below the largest count wanted (say, when 10,000 are held, keep
+  /// at most 9,000), so that each call drops many devices at once.
+  /// - Parameter limit: how many devices may stay in memory, at least 0. Default 0 (every
+  ///   clean device).
   /// - Returns: how many were dropped from memory.
+  /// - Complexity: O(d log d) for d devices in memory when more than `limit` are; O(1)
+  ///   otherwise.
   @discardableResult
   public func evictCleanDevices(keepingAtMost limit: Int = 0) -> Int {
     guard storage != .inMemory, configuration.checkpoints != .none, devices.count > limit
     else { return 0 }
-    let clean = devices.filter { !$0.value.dirty }.map(\.key)
-    for id in clean { devices[id] = nil }
-    return clean.count
+    var clean: [(lastUse: UInt64, id: String)] = []
+    for (id, d) in devices where !d.dirty { clean.append((d.lastUse, id)) }
+    let excess = min(devices.count - max(limit, 0), clean.count)
+    guard excess > 0 else { return 0 }
+    clean.sort { $0.lastUse < $1.lastUse }
+    for k in 0..<excess { devices[clean[k].id] = nil }
+    return excess
   }
+
+  /// Number of devices in memory. O(1).
+  public var inMemoryDeviceCount: Int { devices.count }
 
   // MARK: Authorization
 

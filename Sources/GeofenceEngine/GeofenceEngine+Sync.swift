@@ -81,9 +81,10 @@ extension GeofenceEngine {
           removals.append(
             GeofenceEvent(
               id: eventID(
-                slot: Int(visit.slot), type: .exit, time: String(Int64((now * 1000).rounded())),
+                slot: Int(visit.slot), type: .exit, milliseconds: Int64((now * 1000).rounded()),
                 fixIndex: -1, device: id), type: .exit, geofenceID: g.id, geofenceName: g.name,
-              metadataJSON: g.metadataJSON, url: live.urls[Int(visit.slot)], deviceID: id,
+              metadataJSON: g.metadataJSON, url: live.eventFields[Int(visit.slot)].url,
+              deviceID: id,
               userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
               time: now, processedAt: now, latitude: last.coordinate.latitude,
               longitude: last.coordinate.longitude, accuracy: last.accuracyMeters,

@@ -155,6 +155,9 @@ public final class GeofenceEngine {
     var lastSeenTime: Double?
     var lastSeenCoordinate: Coordinate?
     var dirty = false
+    /// The engine's ``useCount`` when the device last got a fix (or was loaded), for
+    /// ``evictCleanDevices(keepingAtMost:)``.
+    var lastUse: UInt64 = 0
   }
 
   public let configuration: Configuration
@@ -171,6 +174,8 @@ public final class GeofenceEngine {
   let hasFixedSet: Bool
   var live: LiveGeofenceSet
   var devices: [String: Device] = [:]
+  /// Counts device uses (fixes, loads): each device's ``Device/lastUse`` orders eviction.
+  var useCount: UInt64 = 0
   var userIDInMemory: String?
   /// The current authorization state.
   public internal(set) var authorization: AuthorizationState
@@ -283,7 +288,12 @@ public final class GeofenceEngine {
   public func deviceState(_ device: String) throws(EngineError) -> DeviceSnapshot? {
     guard let d = try loadedDevice(device) else { return nil }
     // Kept in memory: its next fix would restore it again.
-    if devices[device] == nil { devices[device] = d }
+    if devices[device] == nil {
+      var d = d
+      useCount &+= 1
+      d.lastUse = useCount
+      devices[device] = d
+    }
     return DeviceSnapshot(
       insideGeofenceIDs: d.gate.detector.insideSlots.map { live.slotGeofences[Int($0)].id }
         .sorted(),

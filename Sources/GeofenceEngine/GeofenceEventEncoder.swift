@@ -38,7 +38,8 @@ public enum EventFormat: String, CaseIterable, Sendable {
 ///
 /// CSV has one column per member (`metadata` as JSON text), with empty fields for `null`.
 ///
-/// Not `Sendable`-sensitive: a value. Each call allocates its output string.
+/// A value. ``encode(_:track:into:)`` writes into the caller's buffer and allocates only when
+/// it grows (JSON Lines, GeoJSON); the `String` forms allocate their result.
 public struct GeofenceEventEncoder: Sendable {
   public let format: EventFormat
   /// Whether `processed_at` is written. Default false: the output then depends only on the
@@ -69,81 +70,145 @@ public struct GeofenceEventEncoder: Sendable {
   /// Text to write after the last event.
   public func footer() -> String { format == .geojson ? "\n]}\n" : "" }
 
-  /// The text of one event in ``format`` (a line ending in `\n` for JSON Lines and CSV).
+  /// The text of one event in ``format`` (a line ending in `\n` for JSON Lines and CSV):
+  /// the bytes of ``encode(_:track:into:)`` as a string.
   /// - Parameter track: the input file to name in `track`, if any.
   public mutating func encode(_ e: GeofenceEvent, track: String? = nil) -> String {
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(512 + (e.metadataJSON?.utf8.count ?? 0))
+    encode(e, track: track, into: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends the UTF-8 text of one event in ``format`` to `out`: the encoder's one path,
+  /// which the `String` forms go through.
+  /// - Parameter track: the input file to name in `track`, if any.
+  /// - Complexity: O(n) in the event's text; for JSON Lines and GeoJSON allocates only when
+  ///   `out` grows (CSV makes its fields as strings).
+  public mutating func encode(_ e: GeofenceEvent, track: String? = nil, into out: inout [UInt8]) {
     switch format {
     case .jsonl:
-      return Self.object(e, track: track, processingTime: includesProcessingTime) + "\n"
+      Self.appendObject(e, track: track, processingTime: includesProcessingTime, to: &out)
+      out.append(UInt8(ascii: "\n"))
     case .csv:
-      return csvLine(e, track: track)
+      out.append(contentsOf: csvLine(e, track: track).utf8)
     case .geojson:
-      let prefix = featureCount == 0 ? "" : ",\n"
+      if featureCount > 0 { JSONText.append(",\n", to: &out) }
       featureCount += 1
-      return prefix
-        + "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":["
-        + Self.number(e.longitude) + "," + Self.number(e.latitude) + "]},\"properties\":"
-        + Self.object(e, track: track, processingTime: includesProcessingTime) + "}"
+      JSONText.append(
+        "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[", to: &out)
+      JSONText.appendNumber(e.longitude, style: .shortestRoundTrip, to: &out)
+      out.append(UInt8(ascii: ","))
+      JSONText.appendNumber(e.latitude, style: .shortestRoundTrip, to: &out)
+      JSONText.append("]},\"properties\":", to: &out)
+      Self.appendObject(e, track: track, processingTime: includesProcessingTime, to: &out)
+      out.append(UInt8(ascii: "}"))
     }
   }
 
   /// The event's JSON object without its `id` member, as the outbox stores it (the outbox
   /// writes `{"id": ...}` first on upload, which gives back ``object(_:track:processingTime:)``).
   public static func payload(_ e: GeofenceEvent, processingTime: Bool = true) -> String {
-    "{" + members(e, track: nil, processingTime: processingTime) + "}"
+    var out: [UInt8] = []
+    out.reserveCapacity(512 + (e.metadataJSON?.utf8.count ?? 0))
+    out.append(UInt8(ascii: "{"))
+    appendMembers(e, track: nil, processingTime: processingTime, to: &out)
+    out.append(UInt8(ascii: "}"))
+    return String(decoding: out, as: UTF8.self)
   }
 
   /// The event's whole JSON object.
   public static func object(_ e: GeofenceEvent, track: String? = nil, processingTime: Bool)
     -> String
   {
-    "{\"id\":" + JSONText.quoted(e.id) + ","
-      + members(e, track: track, processingTime: processingTime) + "}"
+    var out: [UInt8] = []
+    out.reserveCapacity(512 + (e.metadataJSON?.utf8.count ?? 0))
+    appendObject(e, track: track, processingTime: processingTime, to: &out)
+    return String(decoding: out, as: UTF8.self)
   }
 
-  private static func members(_ e: GeofenceEvent, track: String?, processingTime: Bool)
-    -> String
-  {
-    // One growing string, appended in place: concatenating temporaries cost more than the
-    // numbers themselves.
-    var s = ""
-    s.reserveCapacity(400 + (e.metadataJSON?.utf8.count ?? 0))
-    func member(_ name: StaticString, _ value: String) {
-      s.append(",\"")
-      s.append(name.description)
-      s.append("\":")
-      s.append(value)
+  static func appendObject(
+    _ e: GeofenceEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
+  ) {
+    JSONText.append("{\"id\":", to: &out)
+    JSONText.appendQuoted(e.id, to: &out)
+    out.append(UInt8(ascii: ","))
+    appendMembers(e, track: track, processingTime: processingTime, to: &out)
+    out.append(UInt8(ascii: "}"))
+  }
+
+  /// The members after `id`, from `"type"` on, without the braces.
+  private static func appendMembers(
+    _ e: GeofenceEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
+  ) {
+    // `name` is `,"key":` (the first member's without the comma).
+    func string(_ name: StaticString, _ value: String?) {
+      JSONText.append(name, to: &out)
+      if let value {
+        JSONText.appendQuoted(value, to: &out)
+      } else {
+        JSONText.append("null", to: &out)
+      }
     }
-    func quoted(_ name: StaticString, _ value: String?) {
-      s.append(",\"")
-      s.append(name.description)
-      s.append("\":")
-      if let value { JSONText.appendQuoted(value, to: &s) } else { s.append("null") }
+    func time(_ name: StaticString, _ value: Double?) {
+      JSONText.append(name, to: &out)
+      if let value {
+        out.append(UInt8(ascii: "\""))
+        RFC3339.append(value, to: &out)
+        out.append(UInt8(ascii: "\""))
+      } else {
+        JSONText.append("null", to: &out)
+      }
     }
-    s.append("\"type\":\"")
-    s.append(e.type.rawValue)
-    s.append("\"")
-    quoted("geofence_id", e.geofenceID)
-    quoted("geofence_name", e.geofenceName)
-    member("metadata", e.metadataJSON ?? "null")
-    quoted("url", e.url)
-    quoted("device_id", e.deviceID)
-    quoted("user_id", e.userID)
-    quoted("anonymous_id", e.anonymousID)
-    quoted("time", e.time.map { RFC3339.format($0) })
-    if processingTime { quoted("processed_at", e.processedAt.map { RFC3339.format($0) }) }
-    member("latitude", number(e.latitude))
-    member("longitude", number(e.longitude))
-    member("accuracy", e.accuracy.map(number) ?? "null")
-    member("distance_m", rounded(e.distanceMeters))
-    member("dwell_s", e.dwellSeconds.map { rounded($0) } ?? "null")
-    member("visit_s", e.visitSeconds.map { rounded($0) } ?? "null")
-    member("after_gap", e.afterGap ? "true" : "false")
-    quoted("gap_start", e.gapStart.map { RFC3339.format($0) })
-    member("removal", e.isRemoval ? "true" : "false")
-    if let i = e.fixIndex { member("fix_index", String(i)) }
-    if let track { quoted("track", track) }
-    return s
+    func number(_ name: StaticString, _ value: Double?, millis: Bool = false) {
+      JSONText.append(name, to: &out)
+      if let value {
+        JSONText.appendNumber(
+          millis ? JSONText.rounded(value, decimals: 3) : value, style: .shortestRoundTrip,
+          to: &out)
+      } else {
+        JSONText.append("null", to: &out)
+      }
+    }
+    func bool(_ name: StaticString, _ value: Bool) {
+      JSONText.append(name, to: &out)
+      if value { JSONText.append("true", to: &out) } else { JSONText.append("false", to: &out) }
+    }
+    JSONText.append("\"type\":\"", to: &out)
+    switch e.type {
+    case .enter: JSONText.append("enter", to: &out)
+    case .exit: JSONText.append("exit", to: &out)
+    case .dwell: JSONText.append("dwell", to: &out)
+    }
+    out.append(UInt8(ascii: "\""))
+    string(",\"geofence_id\":", e.geofenceID)
+    string(",\"geofence_name\":", e.geofenceName)
+    JSONText.append(",\"metadata\":", to: &out)
+    if let metadata = e.metadataJSON {
+      out.append(contentsOf: metadata.utf8)
+    } else {
+      JSONText.append("null", to: &out)
+    }
+    string(",\"url\":", e.url)
+    string(",\"device_id\":", e.deviceID)
+    string(",\"user_id\":", e.userID)
+    string(",\"anonymous_id\":", e.anonymousID)
+    time(",\"time\":", e.time)
+    if processingTime { time(",\"processed_at\":", e.processedAt) }
+    number(",\"latitude\":", e.latitude)
+    number(",\"longitude\":", e.longitude)
+    number(",\"accuracy\":", e.accuracy)
+    number(",\"distance_m\":", e.distanceMeters, millis: true)
+    number(",\"dwell_s\":", e.dwellSeconds, millis: true)
+    number(",\"visit_s\":", e.visitSeconds, millis: true)
+    bool(",\"after_gap\":", e.afterGap)
+    time(",\"gap_start\":", e.gapStart)
+    bool(",\"removal\":", e.isRemoval)
+    if let i = e.fixIndex {
+      JSONText.append(",\"fix_index\":", to: &out)
+      JSONText.appendInteger(Int64(i), to: &out)
+    }
+    if let track { string(",\"track\":", track) }
   }
 
   private func csvLine(_ e: GeofenceEvent, track: String?) -> String {
@@ -167,8 +232,6 @@ public struct GeofenceEventEncoder: Sendable {
     fields = fields.map(Self.csvField)
     return (text + fields + [Self.csvTextField(track ?? "")]).joined(separator: ",") + "\n"
   }
-
-  private static func string(_ s: String?) -> String { s.map(JSONText.quoted) ?? "null" }
 
   /// Shortest round-trip decimal text of a finite number, or `null` (``JSONText``).
   static func number(_ v: Double) -> String { JSONText.number(v, style: .shortestRoundTrip) }

@@ -18,14 +18,19 @@ import GeofenceTransitions
 struct LiveGeofenceSet {
   private(set) var slotGeofences: [Geofence]
   private(set) var lifetimes: [String]
-  private(set) var urls: [String?]
+  /// Per slot, what an event takes from the set besides the geofence, in one record so that
+  /// an event reads one place: see ``SlotEventFields``.
+  private(set) var eventFields: [SlotEventFields]
   private(set) var regions: RegionSet
   private(set) var slotByID: [String: Int32]
 
   init(geofences: [Geofence]) {
     slotGeofences = geofences
-    lifetimes = geofences.map(Self.lifetime)
-    urls = geofences.map { Self.url(fromMetadata: $0.metadataJSON) }
+    let lifetimes = geofences.map(Self.lifetime)
+    self.lifetimes = lifetimes
+    eventFields = geofences.indices.map {
+      SlotEventFields(geofence: geofences[$0], lifetime: lifetimes[$0])
+    }
     regions = RegionSet(geofences: geofences)
     var slots: [String: Int32] = [:]
     slots.reserveCapacity(geofences.count)
@@ -99,7 +104,7 @@ struct LiveGeofenceSet {
       }
       if slotGeofences[Int(s)].region == g.region {
         slotGeofences[Int(s)] = g
-        urls[Int(s)] = Self.url(fromMetadata: g.metadataJSON)
+        eventFields[Int(s)] = SlotEventFields(geofence: g, lifetime: lifetimes[Int(s)])
       } else {
         moves.append((s, g))
       }
@@ -117,8 +122,9 @@ struct LiveGeofenceSet {
     func append(_ g: Geofence) -> Int32 {
       let slot = regions.append(id: g.id, region: g.region)
       slotGeofences.append(g)
-      lifetimes.append(Self.lifetime(g))
-      urls.append(Self.url(fromMetadata: g.metadataJSON))
+      let lifetime = Self.lifetime(g)
+      lifetimes.append(lifetime)
+      eventFields.append(SlotEventFields(geofence: g, lifetime: lifetime))
       slotByID[g.id] = slot
       return slot
     }
@@ -132,5 +138,22 @@ struct LiveGeofenceSet {
     change.rebuiltIndex =
       regions.index.pendingInsertCount < pendingBefore + moves.count + additions.count
     return change
+  }
+}
+
+/// What an event of one slot takes from the set besides the geofence itself.
+struct SlotEventFields {
+  /// The event id's hash after its first two components, the geofence id and the slot's
+  /// lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest.
+  var eventID: OutboxEventID.Builder
+  /// ``GeofenceEvent/url``: the metadata's deep link (``LiveGeofenceSet/url(fromMetadata:)``).
+  var url: String?
+
+  init(geofence: Geofence, lifetime: String) {
+    var id = OutboxEventID.Builder()
+    id.add(geofence.id)
+    id.add(lifetime)
+    eventID = id
+    url = LiveGeofenceSet.url(fromMetadata: geofence.metadataJSON)
   }
 }

@@ -119,7 +119,7 @@ public struct MonitoringGate: Sendable {
       return .notAuthorized
     }
     hasMonitored = true
-    scratch.removeAll(keepingCapacity: true)
+    if !scratch.isEmpty { scratch.removeAll(keepingCapacity: true) }
     let outcome = detector.process(fix, into: &scratch)
     if case .accepted = outcome {
       let gap = gapStart

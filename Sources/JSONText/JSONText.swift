@@ -25,39 +25,60 @@ public enum JSONText {
   /// the control characters U+0008, U+0009, U+000A, U+000C and U+000D by their short escapes
   /// `\b \t \n \f \r`, every other control character below U+0020 as `\u00XX` (lowercase hex),
   /// and every other character verbatim, `/` and U+007F included (the output is UTF-8 text).
+  ///
+  /// The escaping works on UTF-8 bytes: every character it escapes is ASCII, and no byte of
+  /// a multi-byte UTF-8 sequence is below 0x80, so a byte-wise pass escapes exactly those
+  /// characters.
+  /// - Complexity: O(n) in the UTF-8 length of `s`; allocates only when `out` grows.
+  public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
+    out.append(UInt8(ascii: "\""))
+    var s = s
+    s.withUTF8 { bytes in
+      var start = 0
+      for i in bytes.indices {
+        let b = bytes[i]
+        guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+        start = i + 1
+        out.append(UInt8(ascii: "\\"))
+        switch b {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(b)
+        case 0x0A: out.append(UInt8(ascii: "n"))
+        case 0x0D: out.append(UInt8(ascii: "r"))
+        case 0x09: out.append(UInt8(ascii: "t"))
+        case 0x08: out.append(UInt8(ascii: "b"))
+        case 0x0C: out.append(UInt8(ascii: "f"))
+        default:
+          let hex: StaticString = "0123456789abcdef"
+          append("u00", to: &out)
+          out.append(hex.utf8Start[Int(b >> 4)])
+          out.append(hex.utf8Start[Int(b & 0xF)])
+        }
+      }
+      out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
+    }
+    out.append(UInt8(ascii: "\""))
+  }
+
+  /// ``appendQuoted(_:to:)-([UInt8])`` into a `String`.
   /// - Complexity: O(n) in the UTF-8 length of `s`; a string with nothing to escape is
   ///   appended in one copy.
   public static func appendQuoted(_ s: String, to out: inout String) {
-    out += "\""
-    // Fast path: nothing to escape.
+    // Nothing to escape: the literal is the string between quotes.
     if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
     ) {
+      out += "\""
       out += s
       out += "\""
       return
     }
-    for scalar in s.unicodeScalars {
-      switch scalar {
-      case "\"": out += "\\\""
-      case "\\": out += "\\\\"
-      case "\n": out += "\\n"
-      case "\r": out += "\\r"
-      case "\t": out += "\\t"
-      case "\u{08}": out += "\\b"
-      case "\u{0C}": out += "\\f"
-      default:
-        if scalar.value < 0x20 {
-          let hex = String(scalar.value, radix: 16)
-          out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-        } else {
-          out.unicodeScalars.append(scalar)
-        }
-      }
-    }
-    out += "\""
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(s.utf8.count + 8)
+    appendQuoted(s, to: &bytes)
+    out += String(decoding: bytes, as: UTF8.self)
   }
 
-  /// `s` as a JSON string literal, escaped as by ``appendQuoted(_:to:)``.
+  /// `s` as a JSON string literal, escaped as by ``appendQuoted(_:to:)-([UInt8])``.
   /// - Complexity: O(n) in the UTF-8 length of `s`.
   public static func quoted(_ s: String) -> String {
     var out = ""
@@ -66,19 +87,76 @@ public enum JSONText {
   }
 
   /// `x` as a JSON number in `style`; `null` for NaN and ±infinity, which JSON cannot express.
+  /// The text of ``appendNumber(_:style:to:)``.
   /// - Parameters:
   ///   - x: the number.
   ///   - style: how a whole number is written. Default
   ///     ``NumberStyle/integersWithoutFraction``.
   /// - Complexity: O(1).
   public static func number(_ x: Double, style: NumberStyle = .integersWithoutFraction) -> String {
-    guard x.isFinite else { return "null" }
-    switch style {
-    case .integersWithoutFraction:
-      if x == x.rounded(), abs(x) < exactIntegerLimit { return String(Int64(x)) }
-      return x.description
-    case .shortestRoundTrip:
-      return x.description
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(32)
+    appendNumber(x, style: style, to: &bytes)
+    return String(decoding: bytes, as: UTF8.self)
+  }
+
+  /// Appends `x` as a JSON number in `style` (see ``NumberStyle``): `null` for NaN and
+  /// ±infinity; a whole number below 2^53 in magnitude as its integer digits with
+  /// ``NumberStyle/integersWithoutFraction``; otherwise Swift's shortest round-trip text,
+  /// exactly `x.description`, written by `Double.write(to:)` straight into `out` without
+  /// making a `String`.
+  /// - Complexity: O(1); allocates only when `out` grows.
+  public static func appendNumber(
+    _ x: Double, style: NumberStyle = .integersWithoutFraction, to out: inout [UInt8]
+  ) {
+    guard x.isFinite else {
+      append("null", to: &out)
+      return
+    }
+    if style == .integersWithoutFraction, x == x.rounded(), abs(x) < exactIntegerLimit {
+      appendInteger(Int64(x), to: &out)
+      return
+    }
+    var sink = ByteSink()
+    swap(&sink.bytes, &out)
+    x.write(to: &sink)
+    swap(&sink.bytes, &out)
+  }
+
+  /// Appends the decimal digits of `n` (with `-` when negative).
+  /// - Complexity: O(1); allocates only when `out` grows.
+  public static func appendInteger(_ n: Int64, to out: inout [UInt8]) {
+    if n < 0 { out.append(UInt8(ascii: "-")) }
+    var magnitude = n.magnitude
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 2^63 has 19 digits
+    var count = 0
+    withUnsafeMutableBytes(of: &digits) { d in
+      repeat {
+        d[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+        magnitude /= 10
+        count += 1
+      } while magnitude > 0
+      out.append(contentsOf: UnsafeRawBufferPointer(rebasing: d[(24 - count)...]))
+    }
+  }
+
+  /// Appends the UTF-8 bytes of `literal` (JSON text the caller has checked: punctuation,
+  /// member names without escapes, `true`, `null`, ...).
+  /// - Complexity: O(n) in the literal's length; allocates only when `out` grows.
+  @inlinable
+  public static func append(_ literal: StaticString, to out: inout [UInt8]) {
+    out.append(
+      contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+  }
+
+  /// Collects the ASCII text `Double.write(to:)` hands over in one piece.
+  private struct ByteSink: TextOutputStream {
+    var bytes: [UInt8] = []
+    mutating func write(_ string: String) { bytes.append(contentsOf: string.utf8) }
+    // The standard library writes a number's text through this requirement of
+    // `TextOutputStream` (a buffer on the stack); taking it here avoids a `String`.
+    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
+      bytes.append(contentsOf: buffer)
     }
   }
 

@@ -216,6 +216,11 @@ public enum FixLineParser {
     /// UTF-8 or escapes.
     func decodedString(_ range: Range<Int>) -> String? {
       let raw = UnsafeBufferPointer(rebasing: bytes[range])
+      if !raw.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: "\\") }) {
+        // ASCII is valid UTF-8: no validation pass (the generic one looks up type metadata
+        // on every call).
+        return String(decoding: raw, as: UTF8.self)
+      }
       if !raw.contains(UInt8(ascii: "\\")) {
         return String(validating: raw, as: UTF8.self)
       }

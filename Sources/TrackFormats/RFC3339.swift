@@ -43,6 +43,17 @@ public enum RFC3339 {
   /// - Precondition: `seconds` is in that range.
   /// - Complexity: O(1).
   public static func format(_ seconds: Double) -> String {
+    var out = [UInt8]()
+    out.reserveCapacity(24)
+    append(seconds, to: &out)
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// Appends ``format(_:)``'s 24 bytes of text for `seconds` to `out` (the event encoder's
+  /// path, which makes no `String`).
+  /// - Precondition: `seconds` is finite and within years 0000–9999, as for ``format(_:)``.
+  /// - Complexity: O(1); allocates only when `out` grows.
+  public static func append(_ seconds: Double, to out: inout [UInt8]) {
     precondition(
       seconds.isFinite && seconds >= -62_167_219_200 && seconds < 253_402_300_800,
       "RFC3339.format: \(seconds) s is outside years 0000-9999")
@@ -56,8 +67,6 @@ public enum RFC3339 {
     }
     let (y, m, d) = civil(fromDays: days)
     let secondOfDay = millisOfDay / 1000
-    var out = [UInt8]()
-    out.reserveCapacity(24)
     func put(_ value: Int64, width: Int) {
       var divisor: Int64 = 1
       for _ in 1..<width { divisor *= 10 }
@@ -82,7 +91,6 @@ public enum RFC3339 {
     out.append(UInt8(ascii: "."))
     put(millisOfDay % 1000, width: 3)
     out.append(UInt8(ascii: "Z"))
-    return String(decoding: out, as: UTF8.self)
   }
 
   // MARK: - Calendar

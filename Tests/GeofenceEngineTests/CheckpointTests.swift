@@ -192,4 +192,39 @@ import Testing
     for type in TransitionType.allCases { #expect(counts[type] > 0, "\(type)") }
     #expect(gaps > 0)
   }
+
+  /// Eviction drops the least recently used clean devices first, never a device with unsaved
+  /// changes, and an evicted device comes back from its checkpoint where it left off.
+  @Test func evictionDropsTheLeastRecentlyUsedCleanDevices() throws {
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "evict-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let engine = try GeofenceEngine(
+      configuration: .init(checkpoints: .manual), storage: .directory(directory.path),
+      geofences: Self.geofences, clock: TestClock(Self.t0))
+    func fix(_ east: Double, _ t: Double) -> LocationFix {
+      LocationFix(
+        coordinate: Coordinate(uncheckedLatitude: 0, longitude: east / Self.metersPerDegree),
+        time: Self.t0 + t, horizontalAccuracy: 5)
+    }
+    // Used in the order a, b, c, d, then a again: b is the least recently used.
+    for (k, device) in ["a", "b", "c", "d"].enumerated() {
+      try engine.ingest(fix(0, Double(k)), device: device)
+    }
+    try engine.ingest(fix(10, 10), device: "a")
+    try engine.checkpoint()
+    #expect(engine.evictCleanDevices(keepingAtMost: 3) == 1)
+    #expect(engine.deviceIDs == ["a", "c", "d"])
+    // d gets a fix that is not saved yet: only the clean a and c can go, c first.
+    try engine.ingest(fix(20, 20), device: "d")
+    #expect(engine.evictCleanDevices(keepingAtMost: 1) == 2)
+    #expect(engine.deviceIDs == ["d"])
+    #expect(engine.evictCleanDevices(keepingAtMost: 0) == 0)
+    #expect(engine.inMemoryDeviceCount == 1)
+    // b is restored from its checkpoint: inside A since its first fix, its last fix kept.
+    let b = try engine.deviceState("b")
+    #expect(b?.insideGeofenceIDs == ["A"])
+    #expect(b?.lastFixTime == Self.t0 + 1)
+    #expect(try engine.ingest(fix(-400, 30), device: "b").map(\.type) == [.exit])
+  }
 }

@@ -83,4 +83,30 @@ import Testing
     decimal.add("n", number: 3)
     #expect(decimal.finish() == #"{"n":3.0}"#)
   }
+
+  /// The byte writer gives `Double.description` (shortest round trip) for every finite
+  /// double, and the integer digits of `String(Int64)`, without making a string.
+  @Test func bytesMatchTheStandardLibrarysText() {
+    var g = SystemRandomNumberGenerator()
+    var values: [Double] = [0, -0.0, 5, 1.5, 1e16, 9_007_199_254_740_992, 1e-7, 0.1, 123.456]
+    values += [.leastNonzeroMagnitude, .greatestFiniteMagnitude, -48.99991351797134]
+    for _ in 0..<20_000 {
+      values.append(Double(bitPattern: g.next()))
+      values.append(Double.random(in: -180...180, using: &g))
+    }
+    var bytes: [UInt8] = []
+    for v in values where v.isFinite {
+      bytes.removeAll(keepingCapacity: true)
+      JSONText.appendNumber(v, style: .shortestRoundTrip, to: &bytes)
+      #expect(String(decoding: bytes, as: UTF8.self) == v.description)
+    }
+    for n in [0, 7, -7, 10, 1_234_567_890_123, Int64.max, Int64.min] {
+      bytes.removeAll(keepingCapacity: true)
+      JSONText.appendInteger(n, to: &bytes)
+      #expect(String(decoding: bytes, as: UTF8.self) == String(n))
+    }
+    bytes.removeAll()
+    JSONText.appendQuoted("a\"\\\u{01}\u{1F}é\n", to: &bytes)
+    #expect(String(decoding: bytes, as: UTF8.self) == #""a\"\\\u0001\u001fé\n""#)
+  }
 }

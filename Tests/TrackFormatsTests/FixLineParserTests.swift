@@ -249,6 +249,43 @@ private let t0 = 1_796_014_800.0
     // Some mutations (inside a value, in the unknown member) leave a valid line.
     #expect(parsedCount > 0)
   }
+
+  /// Every number spelling reads as the nearest double, as glibc's `strtod` (correctly
+  /// rounded) gives it: short and 15 to 20 digit significands, leading zeros, exponents
+  /// around the fast path's limits, negative zero.
+  @Test(arguments: 0..<2 as Range<UInt64>)
+  func numbersReadAsStrtodReadsThem(seed: UInt64) throws {
+    var g = SeededGenerator(seed: seed)
+    var texts = ["0", "-0", "0.0", "-0.0", "90", "-90", "9e1", "0.9e2", "45.000000000000000001"]
+    texts += ["89.99999999999999", "89.999999999999999", "1e-22", "1.5e-23", "0.000000000000001"]
+    texts += ["9007199254740993e-14", "9007199254740992e-14", "4.5E+1", "12345678901234567e-15"]
+    for _ in 0..<20_000 {
+      let digits = Int.random(in: 1...20, using: &g)
+      var significand = (0..<digits).map { _ in String(Int.random(in: 0...9, using: &g)) }
+        .joined()
+      significand = String(significand.drop { $0 == "0" })
+      if significand.isEmpty { significand = "0" }
+      let point = Int.random(in: 0...significand.count, using: &g)
+      var text = String(significand.prefix(point))
+      if text.isEmpty { text = "0" }
+      if point < significand.count { text += "." + significand.dropFirst(point) }
+      if Bool.random(using: &g) { text += "e" + String(Int.random(in: -30...3, using: &g)) }
+      if Bool.random(using: &g) { text = "-" + text }
+      texts.append(text)
+    }
+    var checked = 0
+    for text in texts {
+      let expected = strtod(text, nil)
+      guard expected.magnitude <= 90 else { continue }
+      let f = try parsed(
+        #"{"device_id":"d","time":1796014800,"latitude":"# + text + #","longitude":0}"#)
+      #expect(
+        f.fix.coordinate.latitude.bitPattern == expected.bitPattern,
+        "\(text): \(f.fix.coordinate.latitude) != \(expected)")
+      checked += 1
+    }
+    #expect(checked > 10_000)
+  }
 }
 
 @Suite struct CSVLineReaderTests {
