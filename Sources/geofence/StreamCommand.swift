@@ -60,8 +60,9 @@ enum StreamCommand {
     --loitering-delay, --no-dwell, ...). --quiet: only errors on standard error.
 
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
-    geofence file or the CSV header could not be parsed; 66 an input file is missing; 69 the
-    store holds no geofence set; 74 standard output or the state cannot be written.
+    geofence file, the CSV header or a line of the --state-in FILE could not be parsed; 66 an
+    input file is missing; 69 the store holds no geofence set; 74 standard output or the state
+    cannot be written.
     """
 
   static let spec = CommandLineArguments.Spec(
