@@ -14,6 +14,25 @@ struct DeviceCheckpoint: Codable, Sendable {
   var lastSeenTime: Double?
   var lastSeenLatitude: Double?
   var lastSeenLongitude: Double?
+
+  /// The one JSON encoding of a checkpoint (the `checkpoint` column of `state.sqlite` and the
+  /// `checkpoint` member of a checkpoint record): sorted keys; non-finite times, which the
+  /// detector uses for "never" and "no time", as the strings `"inf"`, `"-inf"` and `"nan"`.
+  static func makeEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(
+      positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    return encoder
+  }
+
+  /// The decoder of ``makeEncoder()``'s JSON.
+  static func makeDecoder() -> JSONDecoder {
+    let decoder = JSONDecoder()
+    decoder.nonConformingFloatDecodingStrategy = .convertFromString(
+      positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    return decoder
+  }
 }
 
 /// `state.sqlite` of an engine's store: one row per device (a JSON checkpoint) and the
@@ -37,13 +56,8 @@ final class DeviceStateStore {
       CREATE TABLE engine_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
       """
     ])
-    encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys]
-    encoder.nonConformingFloatEncodingStrategy = .convertToString(
-      positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-    decoder = JSONDecoder()
-    decoder.nonConformingFloatDecodingStrategy = .convertFromString(
-      positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+    encoder = DeviceCheckpoint.makeEncoder()
+    decoder = DeviceCheckpoint.makeDecoder()
   }
 
   /// The saved device, or nil (none saved, or a row that cannot be decoded: the device

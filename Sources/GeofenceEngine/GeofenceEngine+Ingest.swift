@@ -141,6 +141,12 @@ extension GeofenceEngine {
     let saved: DeviceCheckpoint?
     do { saved = try stateStore.load(device: device) } catch { throw .store("\(error)") }
     guard let saved else { return nil }
+    return restoredDevice(from: saved)
+  }
+
+  /// A device restored from `saved` against the live set, or nil when the checkpoint is
+  /// inconsistent (see ``GeofenceTransitions/TransitionDetector/init(regions:configuration:checkpoint:slotOfID:)``).
+  func restoredDevice(from saved: DeviceCheckpoint) -> Device? {
     let slots = live.slotByID
     guard
       let detector = TransitionDetector(
@@ -224,17 +230,18 @@ extension GeofenceEngine {
     rows.reserveCapacity(ids.count)
     for id in ids {
       guard let d = devices[id] else { continue }
-      rows.append(
-        (
-          id,
-          DeviceCheckpoint(
-            gate: d.gate.checkpoint, detector: d.gate.detector.checkpoint,
-            lastSeenTime: d.lastSeenTime, lastSeenLatitude: d.lastSeenCoordinate?.latitude,
-            lastSeenLongitude: d.lastSeenCoordinate?.longitude)
-        ))
+      rows.append((id, Self.checkpoint(of: d)))
     }
     do { try stateStore.save(rows) } catch { throw .store("checkpoint: \(error)") }
     for id in ids { devices[id]?.dirty = false }
+  }
+
+  /// What ``checkpoint()`` saves of `d`.
+  static func checkpoint(of d: Device) -> DeviceCheckpoint {
+    DeviceCheckpoint(
+      gate: d.gate.checkpoint, detector: d.gate.detector.checkpoint,
+      lastSeenTime: d.lastSeenTime, lastSeenLatitude: d.lastSeenCoordinate?.latitude,
+      lastSeenLongitude: d.lastSeenCoordinate?.longitude)
   }
 
   /// When more than `limit` devices are in memory, forgets the least recently used of those

@@ -349,6 +349,9 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   case sync(SyncError)
   /// The outbox holds events queued for another account (another API key's fingerprint).
   case accountMismatch(stored: String, given: String)
+  /// A checkpoint record cannot be restored (the message says why; see
+  /// ``GeofenceEngine/restoreDevice(fromCheckpointRecord:)``).
+  case invalidCheckpoint(String)
 
   public var description: String {
     switch self {
@@ -359,6 +362,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
       return
         "the outbox holds events of another account (key fingerprint \(stored)); this key's "
         + "fingerprint is \(given)"
+    case .invalidCheckpoint(let m): return "invalid checkpoint record: \(m)"
     }
   }
 }

@@ -57,13 +57,15 @@ enum StreamCommand {
                               consumer keyed by id sees each event once. With --store, DIR
                               must be the store.
       --processing-time       also write "processed_at" (then a repeated line differs there)
+    \(checkpointRecordHelp)
 
     detector: the options of 'geofence replay' (--preset, --hysteresis-min, --max-accuracy,
     --loitering-delay, --no-dwell, ...). --quiet: only errors on standard error.
 
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
-    geofence file or the CSV header could not be parsed; 66 an input file is missing; 69 the
-    store holds no geofence set; 74 standard output or the state cannot be written.
+    geofence file, the CSV header or a line of the --state-in FILE could not be parsed; 66 an
+    input file is missing; 69 the store holds no geofence set; 74 standard output or the state
+    cannot be written.
     """
 
   /// The bound on each sync while streaming, seconds: a sync holds up the input, so it gets
@@ -72,7 +74,8 @@ enum StreamCommand {
 
   static let spec = CommandLineArguments.Spec(
     valued: ReplayCommand.spec.valued.subtracting(["format", "svg"]).union([
-      "store", "state", "server", "key", "sync-interval", "input-format",
+      "store", "state", "server", "key", "sync-interval", "input-format", "state-in",
+      "state-out",
     ]),
     flags: ReplayCommand.spec.flags.union(["processing-time"]))
 
@@ -85,11 +88,13 @@ enum StreamCommand {
     var batches = 0
     var syncs = 0
     var syncFailures = 0
+    var restoredDevices = 0
   }
 
   static func run(_ argv: [String]) async -> Int32 {
     let args: CommandLineArguments
     let detector: ReplayCommand.Options
+    let records: CheckpointRecordOptions
     do throws(UsageError) {
       args = try CommandLineArguments(argv, spec: spec)
       if args.flag("help") {
@@ -122,6 +127,7 @@ enum StreamCommand {
       if args.last("sync-interval") != nil && args.last("server") == nil {
         throw UsageError("--sync-interval needs --server URL --key KEY")
       }
+      records = try CheckpointRecordOptions(args)
     } catch {
       printError("geofence stream: \(error.message)\nRun 'geofence stream --help' for usage.")
       return ExitStatus.usage
@@ -200,8 +206,13 @@ enum StreamCommand {
     stream.scheduler = server.map { _ in SyncScheduler(intervalSeconds: syncInterval) }
     await stream.syncIfDue()
     if !stream.flushOutput() { return ExitStatus.ioError }
-    let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
     var status = ExitStatus.ok
+    if let path = records.input, path != "-" {
+      status = restoreRecords(from: path, into: &stream)
+      if status == ExitStatus.noInput { return status }
+    }
+    stream.acceptsRecords = records.inputIsStandardInput
+    let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
     for input in inputs {
       let fd: Int32
       if input == "-" {
@@ -227,12 +238,17 @@ enum StreamCommand {
         if outcome == ExitStatus.ioError { break }
       }
     }
+    if let path = records.output, status != ExitStatus.ioError {
+      let s = writeRecords(of: &stream, to: path)
+      if s != ExitStatus.ok { status = s }
+    }
     if !quiet {
       let c = stream.counts
       let r = engine.report
       var line =
         "stream: \(c.lines) lines, \(c.fixes) fixes, \(c.badLines) bad lines skipped, "
         + "\(c.alreadySeen) already seen, \(c.batches) batches"
+      if records.input != nil { line += ", \(c.restoredDevices) devices restored" }
       if stream.scheduler != nil { line += ", syncs \(c.syncs) (failed \(c.syncFailures))" }
       printError(line)
       let drops = r.dropCounts.nonZero.map { "\($0.reason.rawValue) \($0.count)" }
@@ -251,6 +267,8 @@ enum StreamCommand {
     let inputFormat: String?
     let quiet: Bool
     let checkpoints: Bool
+    /// Lines that are not fixes are tried as checkpoint records (`--state-in -`).
+    var acceptsRecords = false
     var counts = Counts()
     var output: [UInt8] = []
     /// The current batch: its fixes in input order, then (see ``processBatch()``) the order
@@ -440,6 +458,9 @@ enum StreamCommand {
         switch FixLineParser.parse(bytes) {
         case .success(let f): parsed = f
         case .failure(let why):
+          if acceptsRecords {
+            return restoreRecord(bytes, number: number, name: name, fixProblem: "\(why)")
+          }
           return bad("\(name):\(number): \(why); line skipped")
         }
       } else {

@@ -1,0 +1,119 @@
+import Foundation
+import GeofenceEngine
+
+/// `stream --state-in FILE|- --state-out FILE|-`: device checkpoints in and out as JSON Lines
+/// records (``GeofenceEngine/GeofenceEngine/checkpointRecord(device:)``), for a caller that
+/// keeps device state in a table of its own instead of `--state DIR` (a batch job per day,
+/// partitioned by device).
+extension StreamCommand {
+  static let checkpointRecordHelp = """
+      --state-in FILE         restore devices from checkpoint records before the input: JSON
+                              Lines {"checkpoint": {...}, "device_id": "..."} as --state-out
+                              writes them. '-': the records come on standard input (JSON
+                              Lines input only), each before its device's first fix.
+      --state-out FILE        after the input ends, write the record of every device seen
+                              (restored or fed), sorted by device id. '-': to standard
+                              output, after the events. Not with --state.
+    """
+
+  /// Where records come from and go to.
+  struct CheckpointRecordOptions {
+    /// A file, `-` for standard input, or nil.
+    var input: String?
+    /// A file, `-` for standard output, or nil.
+    var output: String?
+
+    /// Records come mixed with the fixes on standard input.
+    var inputIsStandardInput: Bool { input == "-" }
+
+    init(_ args: CommandLineArguments) throws(UsageError) {
+      input = args.last("state-in")
+      output = args.last("state-out")
+      guard input != nil || output != nil else { return }
+      if args.last("state") != nil {
+        throw UsageError("--state-in and --state-out do not go with --state DIR")
+      }
+      if input == "-", let format = args.last("input-format"), format != "jsonl" {
+        throw UsageError("--state-in - needs JSON Lines input (--input-format jsonl)")
+      }
+      if input == "-", args.positionals.contains(where: { $0 != "-" }) {
+        throw UsageError("--state-in - reads standard input; give no input FILE")
+      }
+      if let output, output != "-", let problem = outputFileProblem(output) {
+        throw UsageError("--state-out \(output): \(problem)")
+      }
+    }
+  }
+
+  /// Restores every record of `path` (one per line; blank lines skipped).
+  /// - Returns: ``ExitStatus/ok``, ``ExitStatus/noInput`` when the file cannot be read, or
+  ///   ``ExitStatus/dataError`` when a line is not a record (the others are still restored).
+  static func restoreRecords(from path: String, into stream: inout Stream) -> Int32 {
+    if let problem = inputProblem(path) {
+      printError("geofence stream: --state-in \(path): \(problem)")
+      return ExitStatus.noInput
+    }
+    guard let data = FileManager.default.contents(atPath: path) else {
+      printError("geofence stream: --state-in \(path): cannot read")
+      return ExitStatus.noInput
+    }
+    var status = ExitStatus.ok
+    var number = 0
+    for line in data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+      number += 1
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { continue }
+      do {
+        try stream.engine.restoreDevice(fromCheckpointRecord: line)
+        stream.counts.restoredDevices += 1
+      } catch {
+        status = ExitStatus.dataError
+        if !stream.quiet { printError("rejected: \(path):\(number): \(error); line skipped") }
+      }
+    }
+    return status
+  }
+
+  /// Writes the record of every device in memory, sorted by id, to `path` (`-`: standard
+  /// output, through the stream's output after its events).
+  /// - Returns: ``ExitStatus/ok`` or ``ExitStatus/ioError``.
+  static func writeRecords(of stream: inout Stream, to path: String) -> Int32 {
+    var text: [UInt8] = []
+    do {
+      for device in stream.engine.deviceIDs {
+        guard let record = try stream.engine.checkpointRecord(device: device) else { continue }
+        text.append(contentsOf: record.utf8)
+        text.append(10)
+      }
+    } catch {
+      printError("geofence stream: --state-out: \(error)")
+      return ExitStatus.ioError
+    }
+    if path == "-" {
+      stream.output.append(contentsOf: text)
+      return stream.flushOutput() ? ExitStatus.ok : ExitStatus.ioError
+    }
+    do {
+      try Data(text).write(to: URL(fileURLWithPath: path), options: .atomic)
+    } catch {
+      printError("geofence stream: --state-out \(path): \(error.localizedDescription)")
+      return ExitStatus.ioError
+    }
+    return ExitStatus.ok
+  }
+}
+
+extension StreamCommand.Stream {
+  /// A line of standard input that is not a fix (`fixProblem` says why), tried as a
+  /// checkpoint record (with `--state-in -`); a line that is neither is reported and skipped.
+  mutating func restoreRecord(
+    _ bytes: UnsafeBufferPointer<UInt8>, number: Int, name: String, fixProblem: String
+  ) -> Int32 {
+    do {
+      try engine.restoreDevice(fromCheckpointRecord: bytes)
+      counts.restoredDevices += 1
+      return ExitStatus.ok
+    } catch {
+      return bad("\(name):\(number): not a fix (\(fixProblem)), and \(error); line skipped")
+    }
+  }
+}
