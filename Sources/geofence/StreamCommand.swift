@@ -459,6 +459,10 @@ enum StreamCommand {
         case .success(let f): parsed = f
         case .failure(let why):
           if acceptsRecords {
+            // The fixes before the record are taken first, so that a record after its
+            // device's first fix is refused as it would be without batching.
+            let taken = processBatch()
+            if taken != ExitStatus.ok { return taken }
             return restoreRecord(bytes, number: number, name: name, fixProblem: "\(why)")
           }
           return bad("\(name):\(number): \(why); line skipped")
