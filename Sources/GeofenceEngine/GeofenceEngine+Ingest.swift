@@ -154,7 +154,9 @@ extension GeofenceEngine {
     let geofence = live.slotGeofences[slot]
     let id = eventID(
       slot: slot, type: t.type,
-      time: usesTime ? t.fix.time.map { String(Int64(($0 * 1000).rounded())) } : nil,
+      time: usesTime
+        ? t.fix.time.map { String(Int64(($0 * 1000).rounded())) + (t.inferred ? "~" : "") }
+        : nil,
       fixIndex: t.fix.sourceIndex, device: device)
     return GeofenceEvent(
       id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
@@ -164,12 +166,13 @@ extension GeofenceEngine {
       longitude: t.fix.coordinate.longitude, accuracy: t.fix.horizontalAccuracy,
       distanceMeters: t.distanceMeters, dwellSeconds: t.dwellSeconds,
       visitSeconds: t.visitSeconds, afterGap: g.afterGap, gapStart: g.gapStart,
-      fixIndex: t.fix.sourceIndex >= 0 ? t.fix.sourceIndex : nil)
+      fixIndex: t.fix.sourceIndex >= 0 ? t.fix.sourceIndex : nil, inferred: t.inferred)
   }
 
   /// The stable event id (see the type's "Event ids"): `OutboxEventID` over geofence id,
-  /// lifetime, type, fix time in whole milliseconds (`time`, already formatted) or `#` and the
-  /// fix index for a track without times, and device.
+  /// lifetime, type, fix time in whole milliseconds (`time`, already formatted; followed by
+  /// `~` for an inferred event, whose time is the interpolated one, so that it never shares an
+  /// id with an event of a fix) or `#` and the fix index for a track without times, and device.
   func eventID(slot: Int, type: TransitionType, time: String?, fixIndex: Int, device: String)
     -> String
   {

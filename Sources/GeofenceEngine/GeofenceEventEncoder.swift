@@ -34,9 +34,11 @@ public enum EventFormat: String, CaseIterable, Sendable {
 /// | `after_gap`, `gap_start` | boolean; RFC 3339 or `null` |
 /// | `removal` | boolean |
 /// | `fix_index` | 0-based fix in its file (only when known) |
+/// | `inferred` | `true` for an inferred crossing (``GeofenceEvent/inferred``); absent otherwise |
 /// | `track` | the input file (only when the caller names one) |
 ///
-/// CSV has one column per member (`metadata` as JSON text), with empty fields for `null`.
+/// CSV has one column per member (`metadata` as JSON text), with empty fields for `null`;
+/// the `inferred` column (`true` or empty) only with ``includesInferredColumn``.
 ///
 /// Not `Sendable`-sensitive: a value. Each call allocates its output string.
 public struct GeofenceEventEncoder: Sendable {
@@ -45,6 +47,9 @@ public struct GeofenceEventEncoder: Sendable {
   /// input, so a run repeated (or restarted) on the same input writes the same bytes.
   public var includesProcessingTime: Bool
   private var featureCount = 0
+  /// Whether CSV output has an `inferred` column, after `track`. Default false, so that CSV
+  /// without crossing inference keeps its columns; JSON writes `inferred` whenever it is true.
+  public var includesInferredColumn = false
 
   public init(format: EventFormat = .jsonl, includesProcessingTime: Bool = false) {
     self.format = format
@@ -61,7 +66,9 @@ public struct GeofenceEventEncoder: Sendable {
   public func header() -> String {
     switch format {
     case .jsonl: return ""
-    case .csv: return Self.csvColumns.joined(separator: ",") + "\n"
+    case .csv:
+      return Self.csvColumns.joined(separator: ",") + (includesInferredColumn ? ",inferred" : "")
+        + "\n"
     case .geojson: return "{\"type\":\"FeatureCollection\",\"features\":[\n"
     }
   }
@@ -143,6 +150,7 @@ public struct GeofenceEventEncoder: Sendable {
     member("removal", e.isRemoval ? "true" : "false")
     if let i = e.fixIndex { member("fix_index", String(i)) }
     if let track { quoted("track", track) }
+    if e.inferred { member("inferred", "true") }
     return s
   }
 
@@ -158,6 +166,10 @@ public struct GeofenceEventEncoder: Sendable {
       e.gapStart.map { RFC3339.format($0) } ?? "", e.isRemoval ? "true" : "false",
       e.fixIndex.map(String.init) ?? "", track ?? "",
     ]
+    if includesInferredColumn {
+      return (fields + [e.inferred ? "true" : ""]).map(Self.csvField).joined(separator: ",")
+        + "\n"
+    }
     return fields.map(Self.csvField).joined(separator: ",") + "\n"
   }
 
