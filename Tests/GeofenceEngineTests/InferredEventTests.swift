@@ -72,4 +72,40 @@ struct InferredEventTests {
     #expect(csv.encode(enter) == line.dropLast() + ",true\n")
     #expect(csv.encode(plain) == line.dropLast() + ",\n")
   }
+
+  /// Across a monitoring gap nothing is inferred: the segment spans the time the device was
+  /// not monitored. The same fixes without the gap infer the pair.
+  @Test func noInferenceAcrossAMonitoringGap() throws {
+    var rules = TransitionConfiguration()
+    rules.crossingInference = CrossingInference()
+    let regions = RegionSet(geofences: [
+      Geofence(
+        id: "town",
+        region: try CircularRegion(
+          center: Coordinate(latitude: 0.005, longitude: 0), radiusMeters: 1000))
+    ])
+    func run(gap: Bool) throws -> [GatedEvent] {
+      var gate = MonitoringGate(
+        detector: TransitionDetector(regions: regions, configuration: rules),
+        state: AuthorizationTimeline.granted)
+      var events: [GatedEvent] = []
+      gate.process(
+        LocationFix(
+          coordinate: try Coordinate(latitude: 0, longitude: -0.03), time: 1000,
+          horizontalAccuracy: 10), into: &events)
+      if gap {
+        var denied = AuthorizationTimeline.granted
+        denied.status = .denied
+        gate.update(denied, at: 1050)
+        gate.update(AuthorizationTimeline.granted, at: 1100)
+      }
+      gate.process(
+        LocationFix(
+          coordinate: try Coordinate(latitude: 0, longitude: 0.03), time: 1200,
+          horizontalAccuracy: 10), into: &events)
+      return events
+    }
+    #expect(try run(gap: false).map(\.transition.type) == [.enter, .exit])
+    #expect(try run(gap: true).isEmpty)
+  }
 }
