@@ -174,6 +174,7 @@ extension GeofenceEngine {
     let id = eventID(
       slot: slot, type: t.type,
       milliseconds: usesTime ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
+      inferred: t.inferred,
       fixIndex: t.fix.sourceIndex, device: device)
     return GeofenceEvent(
       id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
@@ -183,19 +184,26 @@ extension GeofenceEngine {
       longitude: t.fix.coordinate.longitude, accuracy: t.fix.horizontalAccuracy,
       distanceMeters: t.distanceMeters, dwellSeconds: t.dwellSeconds,
       visitSeconds: t.visitSeconds, afterGap: g.afterGap, gapStart: g.gapStart,
-      fixIndex: t.fix.sourceIndex >= 0 ? t.fix.sourceIndex : nil)
+      fixIndex: t.fix.sourceIndex >= 0 ? t.fix.sourceIndex : nil, inferred: t.inferred)
   }
 
   /// The stable event id (see the type's "Event ids"): `OutboxEventID` over geofence id,
-  /// lifetime, type, fix time in whole milliseconds (`milliseconds`, as decimal digits) or `#`
-  /// and the fix index for a track without times, and device.
+  /// lifetime, type, fix time in whole milliseconds (`milliseconds`, as decimal digits,
+  /// followed by `~` for an inferred event, whose time is the interpolated one, so that it
+  /// never shares an id with an event of a fix) or `#` and the fix index for a track without
+  /// times, and device.
   /// - Complexity: O(bytes of the components); one allocation (the id).
   func eventID(
-    slot: Int, type: TransitionType, milliseconds: Int64?, fixIndex: Int, device: String
+    slot: Int, type: TransitionType, milliseconds: Int64?, inferred: Bool = false,
+    fixIndex: Int, device: String
   ) -> String {
     var id = live.eventFields[slot].eventID
     id.add(type.rawValue)
-    if let milliseconds { id.add(decimal: milliseconds) } else { id.add("#\(fixIndex)") }
+    if let milliseconds {
+      if inferred { id.add(String(milliseconds) + "~") } else { id.add(decimal: milliseconds) }
+    } else {
+      id.add("#\(fixIndex)")
+    }
     id.add(device)
     return id.id()
   }

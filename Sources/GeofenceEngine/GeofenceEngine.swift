@@ -37,7 +37,10 @@ import RetryTiming
 /// ## Event ids
 /// ``OutboxEventID/derive(_:prefix:)`` over (geofence id, geofence lifetime, type, fix time in
 /// whole milliseconds or `#` and the fix's index for a track without times, device): the same
-/// transition computed again has the same id, which the outbox and the server store once.
+/// transition computed again has the same id, which the outbox and the server store once. An
+/// inferred ENTER or EXIT (``CrossingInference``) uses its interpolated time followed by `~`:
+/// stable (the interpolation depends only on the two fixes and the region), and never the id
+/// of an event at a fix.
 ///
 /// ## Storage
 /// ``Storage/directory(_:)`` keeps `geofences.sqlite` (the synced set), `outbox.sqlite` (when

@@ -54,6 +54,10 @@ public struct GeofenceEvent: Hashable, Sendable {
   public var isRemoval: Bool
   /// 0-based index of the causing fix in its file as written (replay of files only).
   public var fixIndex: Int?
+  /// True for an ENTER or EXIT inferred between two fixes (``CrossingInference``): `time`,
+  /// `latitude` and `longitude` are interpolated where the segment between the fixes enters
+  /// or leaves the geofence, and ``fixIndex`` is the later fix's.
+  public var inferred: Bool
 
   public init(
     id: String, type: TransitionType, geofenceID: String, geofenceName: String? = nil,
@@ -61,7 +65,8 @@ public struct GeofenceEvent: Hashable, Sendable {
     anonymousID: String? = nil, time: Double?, processedAt: Double? = nil, latitude: Double,
     longitude: Double, accuracy: Double? = nil, distanceMeters: Double,
     dwellSeconds: Double? = nil, visitSeconds: Double? = nil, afterGap: Bool = false,
-    gapStart: Double? = nil, isRemoval: Bool = false, fixIndex: Int? = nil
+    gapStart: Double? = nil, isRemoval: Bool = false, fixIndex: Int? = nil,
+    inferred: Bool = false
   ) {
     self.id = id
     self.type = type
@@ -84,6 +89,7 @@ public struct GeofenceEvent: Hashable, Sendable {
     self.gapStart = gapStart
     self.isRemoval = isRemoval
     self.fixIndex = fixIndex
+    self.inferred = inferred
   }
 }
 

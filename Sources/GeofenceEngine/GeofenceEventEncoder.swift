@@ -34,9 +34,11 @@ public enum EventFormat: String, CaseIterable, Sendable {
 /// | `after_gap`, `gap_start` | boolean; RFC 3339 or `null` |
 /// | `removal` | boolean |
 /// | `fix_index` | 0-based fix in its file (only when known) |
+/// | `inferred` | `true` for an inferred crossing (``GeofenceEvent/inferred``); absent otherwise |
 /// | `track` | the input file (only when the caller names one) |
 ///
-/// CSV has one column per member (`metadata` as JSON text), with empty fields for `null`.
+/// CSV has one column per member (`metadata` as JSON text), with empty fields for `null`;
+/// the `inferred` column (`true` or empty) only with ``includesInferredColumn``.
 ///
 /// A value. ``encode(_:track:into:)`` writes into the caller's buffer and allocates only when
 /// it grows (JSON Lines, GeoJSON); the `String` forms allocate their result.
@@ -46,6 +48,9 @@ public struct GeofenceEventEncoder: Sendable {
   /// input, so a run repeated (or restarted) on the same input writes the same bytes.
   public var includesProcessingTime: Bool
   private var featureCount = 0
+  /// Whether CSV output has an `inferred` column, after `track`. Default false, so that CSV
+  /// without crossing inference keeps its columns; JSON writes `inferred` whenever it is true.
+  public var includesInferredColumn = false
 
   public init(format: EventFormat = .jsonl, includesProcessingTime: Bool = false) {
     self.format = format
@@ -62,7 +67,9 @@ public struct GeofenceEventEncoder: Sendable {
   public func header() -> String {
     switch format {
     case .jsonl: return ""
-    case .csv: return Self.csvColumns.joined(separator: ",") + "\n"
+    case .csv:
+      return Self.csvColumns.joined(separator: ",") + (includesInferredColumn ? ",inferred" : "")
+        + "\n"
     case .geojson: return "{\"type\":\"FeatureCollection\",\"features\":[\n"
     }
   }
@@ -209,6 +216,7 @@ public struct GeofenceEventEncoder: Sendable {
       JSONText.appendInteger(Int64(i), to: &out)
     }
     if let track { string(",\"track\":", track) }
+    if e.inferred { JSONText.append(",\"inferred\":true", to: &out) }
   }
 
   private func csvLine(_ e: GeofenceEvent, track: String?) -> String {
@@ -230,7 +238,9 @@ public struct GeofenceEventEncoder: Sendable {
     fields += [accuracy, Self.rounded(e.distanceMeters), dwell, visit]
     fields += [e.afterGap ? "true" : "false", gapStart, e.isRemoval ? "true" : "false", fixIndex]
     fields = fields.map(Self.csvField)
-    return (text + fields + [Self.csvTextField(track ?? "")]).joined(separator: ",") + "\n"
+    var all = text + fields + [Self.csvTextField(track ?? "")]
+    if includesInferredColumn { all.append(e.inferred ? "true" : "") }
+    return all.joined(separator: ",") + "\n"
   }
 
   /// Shortest round-trip decimal text of a finite number, or `null` (``JSONText``).

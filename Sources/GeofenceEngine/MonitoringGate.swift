@@ -43,7 +43,9 @@ public enum GateOutcome: Hashable, Sendable {
 ///   fix with the last reported state: every event of that fix is flagged
 ///   ``GatedEvent/afterGap`` with ``GatedEvent/gapStart``, and the gap closes. So ENTER and
 ///   EXIT still alternate per region. (With time confirmation, an event confirmed at a later
-///   fix is not flagged.)
+///   fix is not flagged.) Crossings inferred from the segment between the last fix before the
+///   gap and that fix (``GeofenceTransitions/CrossingInference``) are dropped: they would say
+///   where the device went while it was not monitored.
 /// - Whether queued events must be deleted (consent withdrawn) is the decision's
 ///   ``AuthorizationDecision/mustDeleteQueuedEvents``; the gate reports it from
 ///   ``update(_:at:)`` and the caller (``MonitoringPipeline``) deletes.
@@ -124,6 +126,9 @@ public struct MonitoringGate: Sendable {
     if case .accepted = outcome {
       let gap = gapStart
       for e in scratch {
+        // A crossing inferred across the gap would report where the device went while it
+        // was not monitored.
+        if gap != nil && e.inferred { continue }
         events.append(GatedEvent(transition: e, afterGap: gap != nil, gapStart: gap))
       }
       gapStart = nil

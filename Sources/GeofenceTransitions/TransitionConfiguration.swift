@@ -74,6 +74,13 @@ public struct TransitionConfiguration: Hashable, Sendable {
   /// `Int.max`.
   public var confirmationSeconds: Double? = nil
 
+  /// Inference of the regions passed through between two accepted fixes (see
+  /// ``CrossingInference``), or `nil` for none: only fixes inside a region enter it.
+  ///
+  /// Default nil (off): measured on the real tracks in `data/tracks` (docs/engine.md,
+  /// "Crossings between sparse fixes"). Ignored by detectors without times.
+  public var crossingInference: CrossingInference? = nil
+
   /// The defaults described on each field.
   public init() {}
 

@@ -57,6 +57,10 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
   public var candidateCount: Int
   /// Fixes accepted so far (>= 0).
   public var acceptedFixCount: Int
+  /// With crossing inference: the first accepted fix of the run at the place last reported
+  /// (see ``CrossingInference/samePlaceMeters``); `nil` otherwise, and in checkpoints written
+  /// before it existed.
+  public var stayStart: Anchor? = nil
   /// ``DropCounts`` in ``DropReason/allCases`` order.
   public var dropCounts: [Int]
 }
@@ -85,7 +89,7 @@ extension TransitionDetector {
       lastAccepted: anchor(lastAccepted), speedReferenceTime: speedReferenceTime,
       lastFilteredTime: lastFilteredTime, candidate: anchor(candidate),
       candidateCount: candidateCount, acceptedFixCount: acceptedFixCount,
-      dropCounts: DropReason.allCases.map { dropCounts[$0] })
+      stayStart: anchor(stayStart), dropCounts: DropReason.allCases.map { dropCounts[$0] })
   }
 
   /// Restores a detector saved with ``checkpoint``.
@@ -112,7 +116,7 @@ extension TransitionDetector {
     }
     guard c.dropCounts.count == DropReason.allCases.count, c.candidateCount >= 0,
       c.acceptedFixCount >= 0, case .some(let last) = anchor(c.lastAccepted),
-      case .some(let candidate) = anchor(c.candidate)
+      case .some(let candidate) = anchor(c.candidate), case .some(let stay) = anchor(c.stayStart)
     else { return nil }
     self.init(regions: regions, configuration: configuration, usesTime: c.usesTime)
     for v in c.visits {
@@ -137,6 +141,7 @@ extension TransitionDetector {
       pendingEnters.append(PendingEnter(slot: slot, count: p.count, since: p.since, seen: false))
     }
     lastAccepted = last
+    stayStart = stay
     self.candidate = candidate
     speedReferenceTime = c.speedReferenceTime
     lastFilteredTime = c.lastFilteredTime

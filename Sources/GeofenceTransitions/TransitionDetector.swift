@@ -33,7 +33,10 @@ import GeofenceIndex
 ///   ``TransitionConfiguration/confirmationSeconds``), an ENTER or EXIT condition must hold
 ///   on consecutive accepted fixes before the event is emitted, at the confirming fix.
 ///
-/// Events of one fix are appended in this order: every EXIT, then every ENTER, then every
+/// With ``TransitionConfiguration/crossingInference`` on, the inferred ENTER/EXIT pairs of the
+/// regions the segment from the previous accepted fix passes through come first, in time
+/// order (see ``CrossingInference``). Then the events of the fix itself, in this order:
+/// every EXIT, then every ENTER, then every
 /// DWELL (a region entered at this fix with a loitering delay of 0 dwells at once); within
 /// each group by the UTF-8 byte order of the region id (``RegionSet/precedes(_:_:)``).
 ///
@@ -179,12 +182,18 @@ public struct TransitionDetector: Sendable {
   private var exits: [Emission] = []
   private var enters: [Emission] = []
   private var dwells: [Emission] = []
+  /// The inferred events of the current segment (``CrossingInference``), reused.
+  var inferredScratch: [InferredEmission] = []
   /// The last accepted fix (time checks and speed reference).
   var lastAccepted: Anchor? = nil
   /// Time the speed test measures from: the time of the last accepted fix, except that an
   /// accepted fix repeating the previous accepted fix's exact coordinates keeps the earlier
   /// time (see ``OutlierFilter``).
   var speedReferenceTime: Double = .nan
+  /// With crossing inference: the first accepted fix of the current run of accepted fixes
+  /// within ``CrossingInference/samePlaceMeters`` of it (its time and position; accuracy
+  /// unused), the earliest time the device may have left the place it was last reported at.
+  var stayStart: Anchor? = nil
   /// Time of the previous fix that reached the outlier filter.
   var lastFilteredTime: Double = -.infinity
   /// The last rejected fix and the number of consistent distinct rejected fixes up to it.
@@ -235,6 +244,12 @@ public struct TransitionDetector: Sendable {
     let time = usesTime ? (fix.time ?? .nan) : .nan
     let accuracy = fix.horizontalAccuracy ?? 0
     let isFirst = acceptedFixCount == 0
+    if usesTime, let rules = configuration.crossingInference {
+      if let previous = lastAccepted {
+        inferCrossings(from: previous, to: fix, time: time, rules: rules, into: &events)
+      }
+      updateStay(fix, time: time, rules: rules)
+    }
     if lastAccepted?.coordinate != fix.coordinate { speedReferenceTime = time }
     lastAccepted = Anchor(coordinate: fix.coordinate, time: time, accuracy: accuracy)
     acceptedFixCount += 1
@@ -303,7 +318,7 @@ public struct TransitionDetector: Sendable {
   /// Decided first on ``distanceUpperBound(_:_:)``, which needs no trigonometry and settles
   /// almost every fix of a real track (a step of metres against a bound of tens of metres);
   /// the haversine distance decides the rest, so the outcome is that of the haversine test.
-  private static func isPlausible(from a: Anchor, to b: Anchor, maxSpeed: Double) -> Bool {
+  static func isPlausible(from a: Anchor, to b: Anchor, maxSpeed: Double) -> Bool {
     let bound = distanceUpperBound(a.coordinate, b.coordinate) - a.accuracy - b.accuracy
     if bound <= 0 || bound <= maxSpeed * (b.time - a.time) { return true }
     let d = haversineDistance(a.coordinate, b.coordinate)

@@ -17,7 +17,8 @@ public struct TransitionEvent: Hashable, Sendable {
   /// The region's slot in the ``RegionSet`` (its position in the array the set was built
   /// from).
   public var slot: Int32
-  /// The fix at which the transition was detected.
+  /// The fix at which the transition was detected (for an inferred event, the interpolated
+  /// point; see ``inferred``).
   public var fix: LocationFix
   /// Great-circle distance in metres from the region's centre to the fix.
   public var distanceMeters: Double
@@ -27,10 +28,14 @@ public struct TransitionEvent: Hashable, Sendable {
   /// For ``TransitionType/exit``: the fix time minus the enter time of the visit that ends, in
   /// seconds (>= 0). `nil` for enter and dwell, and for a detector without times.
   public var visitSeconds: Double?
+  /// True for an ENTER or EXIT inferred from a segment between two fixes that passes through
+  /// the region (``CrossingInference``): ``fix`` is then the interpolated point, not a fix the
+  /// device reported. False for every other event.
+  public var inferred: Bool
 
   public init(
     type: TransitionType, slot: Int32, fix: LocationFix, distanceMeters: Double,
-    dwellSeconds: Double? = nil, visitSeconds: Double? = nil
+    dwellSeconds: Double? = nil, visitSeconds: Double? = nil, inferred: Bool = false
   ) {
     self.type = type
     self.slot = slot
@@ -38,6 +43,7 @@ public struct TransitionEvent: Hashable, Sendable {
     self.distanceMeters = distanceMeters
     self.dwellSeconds = dwellSeconds
     self.visitSeconds = visitSeconds
+    self.inferred = inferred
   }
 }
 

@@ -57,6 +57,11 @@ enum ReplayCommand {
       --no-outlier-filter          accept every fix whatever its implied speed
       --confirm-fixes K            a transition must hold for K fixes [1]
       --confirm-seconds T          ... or for T seconds [off]
+      --infer-crossings            also ENTER and EXIT (flagged "inferred": true, times and
+                                   positions interpolated) the regions that the segment
+                                   between two accepted fixes outside them passes through
+                                   (at most 300 s and 20 km apart, both fixes accurate to
+                                   100 m and to the region's radius) [off]
 
     exit status: 0 success; 64 usage error; 65 a track or geofence file could not be parsed,
     a track gave no usable fix (the other files are still replayed), or no geofence loaded at
@@ -71,7 +76,9 @@ enum ReplayCommand {
       "max-accuracy", "loitering-delay", "max-speed", "confirm-fixes", "confirm-seconds",
       "os-budget",
     ],
-    flags: ["help", "quiet", "no-dwell", "no-initial-trigger", "no-outlier-filter"])
+    flags: [
+      "help", "quiet", "no-dwell", "no-initial-trigger", "no-outlier-filter", "infer-crossings",
+    ])
 
   static func run(_ argv: [String]) async -> Int32 {
     let args: CommandLineArguments
@@ -178,6 +185,7 @@ enum ReplayCommand {
       if args.flag("no-outlier-filter") { c.outlierFilter = nil }
       if let k = try args.int("confirm-fixes", range: 1...1_000_000) { c.confirmationFixCount = k }
       if let t = try args.double("confirm-seconds", range: 0...1e9) { c.confirmationSeconds = t }
+      if args.flag("infer-crossings") { c.crossingInference = CrossingInference() }
       configuration = c
     }
   }
@@ -240,6 +248,7 @@ enum ReplayCommand {
 
     // Tracks: each file on its own (its devices start afresh).
     var encoder = GeofenceEventEncoder(format: options.format)
+    encoder.includesInferredColumn = options.configuration.crossingInference != nil
     var out = StandardOutput()
     var budgetTable = OSBudgetTable(
       budgets: options.osBudgets, geofences: options.osBudgets.isEmpty ? [] : geofences)

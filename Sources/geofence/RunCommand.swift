@@ -61,7 +61,7 @@ enum RunCommand {
       --quiet                 no summary
 
     detector: the options of 'geofence replay' (--preset, --hysteresis-min, --max-accuracy,
-    --loitering-delay, --no-dwell, ...).
+    --loitering-delay, --no-dwell, --infer-crossings, ...).
 
     Time bound: the network part of the command ends within 2 x --deadline (the sync within
     one, the uploads within the other), whatever the server does; the rest is the replay of

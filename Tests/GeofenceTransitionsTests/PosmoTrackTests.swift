@@ -72,13 +72,13 @@ private func utcSeconds(_ text: String) -> Double? {
   return Double(days) * 86_400 + hh * 3600 + mm * 60 + ss
 }
 
-private struct Town {
+struct Town {
   var id: String
   var name: String
   var center: Coordinate
 }
 
-private struct PosmoFixture {
+struct PosmoFixture {
   var fixes: [LocationFix]
   var towns: [Town]
   var regions: RegionSet

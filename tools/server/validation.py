@@ -139,7 +139,8 @@ def validate_event(raw: Any) -> str | None:
     Required: ``id``, ``type`` (enter, exit, dwell), ``geofence_id``, ``device_id``, ``time``
     (RFC 3339), ``latitude``, ``longitude``. Optional, checked when present and not null:
     ``user_id`` (string), ``accuracy`` (metres, >= 0), ``distance_m`` (number), ``dwell_s``
-    (seconds, >= 0), ``after_gap`` (boolean), ``gap_start`` (RFC 3339). Other keys are kept as-is.
+    (seconds, >= 0), ``after_gap`` (boolean), ``gap_start`` (RFC 3339), ``inferred`` (boolean:
+    an ENTER or EXIT inferred between two fixes). Other keys are kept as-is.
     """
     if not isinstance(raw, dict):
         return "event must be a JSON object"
@@ -180,7 +181,7 @@ def validate_event(raw: Any) -> str | None:
             return f"{key} must be a non-negative number"
     if raw.get("distance_m") is not None and not _is_number(raw["distance_m"]):
         return "distance_m must be a number"
-    for key in ("after_gap", "removal"):
+    for key in ("after_gap", "removal", "inferred"):
         if raw.get(key) is not None and not isinstance(raw[key], bool):
             return f"{key} must be a boolean"
     for key in ("gap_start", "processed_at"):

@@ -62,6 +62,7 @@ def test_attempt_and_idempotency_key_are_recorded(server: Server) -> None:
     (event("r16", url=7), "url"),
     (event("r17", anonymous_id=3), "anonymous_id"),
     (event("r18", processed_at="soon"), "processed_at"),
+    (event("r19", inferred="true"), "inferred"),
 ])
 def test_invalid_event_is_rejected_and_the_rest_accepted(
     server: Server, bad: dict, reason_part: str
@@ -103,6 +104,13 @@ def test_the_engines_event_members_are_kept_as_sent(server: Server) -> None:
                  dwell_s=None, visit_s=431.25, after_gap=False, gap_start=None, removal=True)
     assert server.post_events(key, [full]).json()["accepted"] == ["engine"]
     assert server.events_report(key)["events"][0]["event"] == full
+
+
+def test_an_inferred_crossing_is_kept_with_its_flag(server: Server) -> None:
+    key = server.new_key()
+    inferred = event("crossed", type="enter", distance_m=1500.0, fix_index=408, inferred=True)
+    assert server.post_events(key, [inferred]).json()["accepted"] == ["crossed"]
+    assert server.events_report(key)["events"][0]["event"] == inferred
 
 
 def test_an_event_of_a_track_without_times_has_a_null_time(server: Server) -> None:
