@@ -13,6 +13,8 @@ let package = Package(
       name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    .systemLibrary(
+      name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
     // Pure, value-typed core.
     .target(name: "GeofenceGeometry"),
@@ -24,13 +26,15 @@ let package = Package(
     // Bridges to C.
     .target(name: "GEOSBridge", dependencies: ["CGEOS"]),
     .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
+    .target(name: "XMLStream", dependencies: ["CLibXML2"]),
 
     // Formats.
     .target(name: "DelimitedText"),
     .target(name: "JSONText"),
     .target(
       name: "GeofenceDefinitions", dependencies: ["GeofenceGeometry", "DelimitedText", "JSONText"]),
-    .target(name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText"]),
+    .target(
+      name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText", "XMLStream"]),
 
     // Time, HTTP, sync and outbox.
     .target(name: "RetryTiming"),
