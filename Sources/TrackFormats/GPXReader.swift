@@ -241,6 +241,18 @@ final class GPXParseHandler: XMLStreamHandler {
     if let last = stack.popLast(), last == "extensions" { extensionsOpen -= 1 }
   }
 
+  /// `text` without leading and trailing XML white space (space, tab, CR, LF: XML 1.0 `S`).
+  static func trimmingXMLSpace(_ text: String) -> Substring {
+    func isSpace(_ c: Character) -> Bool {
+      c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n"
+    }
+    guard let first = text.firstIndex(where: { !isSpace($0) }) else {
+      return text[text.endIndex...]
+    }
+    let last = text.lastIndex(where: { !isSpace($0) }) ?? first
+    return text[first...last]
+  }
+
   private func finish(_ point: PendingPoint) {
     let index: Int
     let element: String
@@ -272,10 +284,10 @@ final class GPXParseHandler: XMLStreamHandler {
     }
     guard let latText = point.lat else { return skip("<\(element)> has no lat attribute; skipped") }
     guard let lonText = point.lon else { return skip("<\(element)> has no lon attribute; skipped") }
-    guard let lat = Double(latText.trimmingCharacters(in: .whitespaces)) else {
+    guard let lat = Double(Self.trimmingXMLSpace(latText)) else {
       return skip("<\(element)> lat=\"\(latText)\" is not a number; skipped")
     }
-    guard let lon = Double(lonText.trimmingCharacters(in: .whitespaces)) else {
+    guard let lon = Double(Self.trimmingXMLSpace(lonText)) else {
       return skip("<\(element)> lon=\"\(lonText)\" is not a number; skipped")
     }
     let coordinate: Coordinate
@@ -286,7 +298,7 @@ final class GPXParseHandler: XMLStreamHandler {
     }
     var time: Double?
     if let raw = point.time {
-      let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+      let trimmed = String(Self.trimmingXMLSpace(raw))
       switch TrackTime.interpret(trimmed) {
       case .empty:
         break
@@ -305,7 +317,7 @@ final class GPXParseHandler: XMLStreamHandler {
     }
     var accuracy: Double?
     if let raw = point.hAcc {
-      accuracy = Double(raw.trimmingCharacters(in: .whitespacesAndNewlines))
+      accuracy = Double(Self.trimmingXMLSpace(raw))
     }
     let fix = LocationFix(
       coordinate: coordinate, time: time, horizontalAccuracy: accuracy, sourceIndex: index)
