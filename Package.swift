@@ -85,6 +85,7 @@ let package = Package(
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
+    .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(
       name: "GeofenceDefinitionsTests",
       dependencies: ["GeofenceDefinitions", "GeofenceGeometry", "GeofenceTestSupport"]),

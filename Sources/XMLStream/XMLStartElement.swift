@@ -13,7 +13,7 @@ public struct XMLStartElement {
   public let namespaceURI: String?
   /// 1-based line where the start tag ends.
   public let line: Int
-  /// 1-based column, in bytes, just after the start tag.
+  /// 1-based column, in bytes, of the start tag's end: its `>`, or the `/` of `/>`.
   public let column: Int
 
   /// libxml2's attribute array: `count` groups of five pointers (local name, prefix, URI,
@@ -42,8 +42,11 @@ public struct XMLStartElement {
           Self.equals(local, wantedBytes),
           let start = attributes[base + 3], let end = attributes[base + 4]
         else { continue }
-        return String(
+        let value = String(
           decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+        // Without entity substitution libxml2 hands on every `&` of a value (from `&amp;` or
+        // `&#38;`) as the five characters `&#38;`, and no other `&` can occur in it.
+        return value.contains("&#38;") ? value.replacingAll("&#38;", with: "&") : value
       }
       return nil
     }
@@ -75,4 +78,18 @@ public protocol XMLStreamHandler: AnyObject {
   /// entity and character references replaced. One text may arrive in several calls. The
   /// buffer is valid only during the call.
   func characters(_ utf8: UnsafeBufferPointer<UInt8>)
+}
+
+extension String {
+  /// `self` with every non-overlapping `target`, from the left, replaced by `replacement`.
+  fileprivate func replacingAll(_ target: String, with replacement: String) -> String {
+    var result = ""
+    var rest = self[...]
+    while let range = rest.firstRange(of: target) {
+      result += rest[..<range.lowerBound]
+      result += replacement
+      rest = rest[range.upperBound...]
+    }
+    return result + rest
+  }
 }

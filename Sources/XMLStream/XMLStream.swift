@@ -33,6 +33,11 @@ public enum XMLStream {
     _ bytes: UnsafeRawBufferPointer, documentName: String, handler: Handler
   ) throws(XMLStreamError) {
     XMLStreamSession.initializeLibrary
+    // libxml2's push parser calls an empty input "Extra content at the end of the document".
+    if bytes.isEmpty {
+      throw XMLStreamError(
+        code: XMLStreamError.emptyDocumentCode, message: "Document is empty", line: 1, column: 1)
+    }
     let session = XMLStreamSessionFor(handler)
     try session.run(bytes, documentName: documentName)
   }
