@@ -72,7 +72,7 @@ public enum GPXReader {
   static func describe(_ error: XMLStreamError) -> String {
     let column = error.column.map { " at column \($0)" } ?? ""
     switch error.code {
-    case XMLStreamError.emptyDocumentCode where error.message.hasPrefix("Document is empty"):
+    case XMLStreamError.emptyDocumentCode:
       return "the file is empty or holds no XML element (\(error.message))"
     case XMLStreamError.invalidCharacterCode where error.message.contains("UTF-8"):
       return

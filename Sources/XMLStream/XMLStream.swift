@@ -54,10 +54,13 @@ class XMLStreamSession {
   /// Bytes handed to `xmlParseChunk` at a time (a document larger than `Int32.max` bytes
   /// cannot be passed in one call).
   static let chunkBytes = 1 << 20
+  /// `XML_ERR_DOCUMENT_END`: content after the root element, or (push parser) no root at all.
+  static let documentEndCode = 5
 
   var context: xmlParserCtxtPtr?
   var firstError: XMLStreamError?
   var stopped = false
+  var sawElement = false
   /// Interned names: libxml2 interns names and namespace URIs in the parser's dictionary, so
   /// one pointer always holds the same text during a parse.
   private var names: [UnsafeRawPointer: String] = [:]
@@ -150,7 +153,15 @@ class XMLStreamSession {
       if stopped || firstError != nil { break }
     } while offset < all.count
     if stopped { return }
-    if let firstError { throw firstError }
+    if var firstError {
+      // The push parser calls a document that ends before its root element (white space
+      // only, a declaration only, a lone `<`) "Extra content at the end of the document".
+      if !sawElement && firstError.code == Self.documentEndCode {
+        firstError.code = XMLStreamError.emptyDocumentCode
+        firstError.message = "Document has no root element"
+      }
+      throw firstError
+    }
     if context.pointee.wellFormed == 0 {
       let (line, column) = position
       throw XMLStreamError(
@@ -165,6 +176,7 @@ class XMLStreamSession {
     _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?
   ) {
     guard !stopped else { return }
+    sawElement = true
     let (line, column) = position
     let element = XMLStartElement(
       localName: name(localName) ?? "", prefix: name(prefix), namespaceURI: name(uri),

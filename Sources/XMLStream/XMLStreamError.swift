@@ -27,7 +27,8 @@ public struct XMLStreamError: Error, Hashable, Sendable, CustomStringConvertible
 
   /// The code that means the input bytes are not valid in the document's encoding.
   public static let invalidCharacterCode = 9
-  /// The code that means the document holds no element at all.
+  /// The code (`XML_ERR_DOCUMENT_EMPTY`) that means the document holds no element at all: it
+  /// is empty, white space, or ends before its root element.
   public static let emptyDocumentCode = 4
 
   /// `line L, column C: message`, leaving out the parts libxml2 did not give.

@@ -186,4 +186,15 @@ import Testing
     #expect(e.line == 3)
     #expect(e.reason == "not well-formed XML at column 51: Entity 't' not defined")
   }
+
+  @Test(arguments: [
+    ("", "Document is empty"), ("  \n ", "Document has no root element"),
+    ("<", "Document has no root element"),
+    ("<?xml version=\"1.0\"?>\n", "Document has no root element"),
+  ])
+  func documentWithoutRootElementIsReportedAsSuch(text: String, libxml2Message: String) throws {
+    let e = try malformed("none.gpx", Array(text.utf8))
+    #expect(e.reason == "the file is empty or holds no XML element (\(libxml2Message))")
+    #expect(e.pointsRead == 0)
+  }
 }
