@@ -13,6 +13,8 @@ let package = Package(
       name: "CGEOS", pkgConfig: "geos", providers: [.apt(["libgeos-dev"])]),
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    .systemLibrary(
+      name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
     // Pure, value-typed core.
     .target(name: "GeofenceGeometry"),
@@ -24,6 +26,7 @@ let package = Package(
     // Bridges to C.
     .target(name: "GEOSBridge", dependencies: ["CGEOS"]),
     .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
+    .target(name: "XMLStream", dependencies: ["CLibXML2"]),
 
     // Formats.
     .target(name: "NumberText"),
@@ -33,7 +36,8 @@ let package = Package(
       name: "GeofenceDefinitions",
       dependencies: ["GeofenceGeometry", "DelimitedText", "JSONText", "NumberText"]),
     .target(
-      name: "TrackFormats", dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText"]),
+      name: "TrackFormats",
+      dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText", "XMLStream"]),
 
     // Time, HTTP, sync and outbox.
     .target(name: "RetryTiming"),
@@ -85,6 +89,7 @@ let package = Package(
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
+    .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(
       name: "GeofenceDefinitionsTests",
       dependencies: ["GeofenceDefinitions", "GeofenceGeometry", "GeofenceTestSupport"]),

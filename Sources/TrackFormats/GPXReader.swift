@@ -1,53 +1,64 @@
 import Foundation
 import GeofenceGeometry
-
-#if canImport(FoundationXML)
-  import FoundationXML
-#endif
+import XMLStream
 
 /// Reads GPX 1.0 and 1.1 files into fixes.
 ///
 /// - Points: `trkpt` and `rtept` elements, in document order, outside `extensions` and not
-///   nested in another point; they share one `sourceIndex` counter. When a file has neither but has `wpt` elements, the waypoints
-///   are read as the track and a warning says so.
-/// - Names are matched by local name, so namespace prefixes (`<gpx:trkpt>`) and missing or
-///   non-standard namespaces are accepted. Everything else (`extensions`, `metadata`, unknown
-///   elements) is skipped; only a `<time>` that is a direct child of the point is its time.
-/// - Horizontal accuracy is taken from an `hAcc` element inside the point's extensions
-///   (HealthFit, Garmin TrackPointExtension v2), in metres. `hdop` is unitless and not used.
-/// - Encodings: whatever the XML declaration names and libxml2 supports (UTF-8, UTF-16,
-///   ISO-8859-1, ...); a UTF-8 byte-order mark is accepted.
+///   nested in another point; they share one `sourceIndex` counter. When a file has neither
+///   but has `wpt` elements (children of the root), the waypoints are read as the track and a
+///   warning says so.
+/// - Namespaces: the root must be `gpx` in the GPX 1.1 namespace
+///   (``gpx11Namespace``), the GPX 1.0 namespace (``gpx10Namespace``), or no namespace at
+///   all (accepted for the many files written without `xmlns`); any prefix may be used. The
+///   GPX elements (`trkpt`, `rtept`, `wpt`, `time`, `extensions`) count only in the root's
+///   namespace: an element of another namespace with the same local name (`<x:trkpt>`) is
+///   skipped like any unknown element. Attributes `lat` and `lon` are read unprefixed, as GPX
+///   writes them. Only a `<time>` that is a direct child of the point is its time.
+/// - Horizontal accuracy is taken from an `hAcc` element, of any namespace, inside the point's
+///   extensions (HealthFit, Garmin TrackPointExtension v2), in metres. `hdop` is unitless and
+///   not used.
+/// - Encodings: a byte-order mark (UTF-8, UTF-16) or the XML declaration's `encoding`
+///   (UTF-8, UTF-16, ISO-8859-1, and the others libxml2 and iconv know). A file with neither
+///   must be UTF-8: an invalid byte sequence (for example a Latin-1 `ß` in `<gpxx:Straße>`) is
+///   an error naming its line, column and bytes, never a guess.
 /// - Times: see ``RFC3339/parse(_:)``. A time without a zone is read as UTC, with one warning
 ///   per file. An unreadable time, or one outside ``TrackReader/plausibleTimes``, leaves the
 ///   fix's time `nil` with a warning naming the line.
 /// - A point with a missing or invalid `lat`/`lon` is skipped and listed in `skippedRows`.
-/// - External entities are never loaded.
+/// - External entities and DTDs are never loaded (see ``XMLStream``); an entity declared in
+///   the document's internal subset is not defined, so a reference to it is an error.
 public enum GPXReader {
+  /// The GPX 1.1 namespace, from the GPX 1.1 schema (topografix.com/GPX/1/1/gpx.xsd).
+  public static let gpx11Namespace = "http://www.topografix.com/GPX/1/1"
+  /// The GPX 1.0 namespace, from the GPX 1.0 schema (topografix.com/GPX/1/0/gpx.xsd).
+  public static let gpx10Namespace = "http://www.topografix.com/GPX/1/0"
+
   /// Reads a whole GPX document.
   ///
   /// - Parameters:
   ///   - data: the file's bytes.
   ///   - fileName: the name used in issues and errors (normally the last path component).
   /// - Returns: the fixes, warnings and skipped points, with `format == .gpx`.
-  /// - Throws: `TrackReadError.malformed` naming the line when the bytes are not well-formed
-  ///   XML (including a truncated file) or the root element is not `gpx`; the points read
-  ///   before the error are counted in the error and not returned.
+  /// - Throws: `TrackReadError.malformed` naming the line, and in the reason the column and
+  ///   libxml2's description of the problem, when the bytes are not well-formed XML
+  ///   (including a truncated file) or not valid in the document's encoding; also when the
+  ///   root element is not a GPX `gpx` element. The points read before the error are counted
+  ///   in the error and not returned.
   /// - Complexity: O(n) in the file size; one `LocationFix` per point plus the XML parser's
-  ///   own allocations.
+  ///   buffers.
   public static func read(data: Data, fileName: String) throws(TrackReadError) -> TrackReadResult {
     let handler = GPXParseHandler(fileName: fileName)
-    let parser = XMLParser(data: data)
-    parser.shouldProcessNamespaces = false
-    parser.shouldReportNamespacePrefixes = false
-    parser.shouldResolveExternalEntities = false
-    parser.delegate = handler
-    let finished = parser.parse()
+    let outcome: Result<Void, XMLStreamError> = data.withUnsafeBytes { bytes in
+      Result { () throws(XMLStreamError) in
+        try XMLStream.parse(bytes, documentName: fileName, handler: handler)
+      }
+    }
     if let failure = handler.failure { throw failure }
-    if !finished || handler.parseError != nil {
-      let code = handler.parseError?.code ?? (parser.parserError as NSError?)?.code ?? -1
+    if case .failure(let error) = outcome {
       throw .malformed(
-        file: fileName, line: handler.parseErrorLine ?? parser.lineNumber,
-        reason: describeXMLError(code: code), pointsRead: handler.pointsRead)
+        file: fileName, line: error.line, reason: describe(error),
+        pointsRead: handler.pointsRead)
     }
     guard handler.rootSeen else {
       throw .malformed(
@@ -56,32 +67,26 @@ public enum GPXReader {
     return handler.result()
   }
 
-  static func describeXMLError(code: Int) -> String {
-    switch XMLParser.ErrorCode(rawValue: code) {
-    case .some(.prematureDocumentEndError):
-      return "not well-formed XML: the document ends early (truncated file?)"
-    case .some(.emptyDocumentError):
-      return "the file is empty"
-    case .some(.documentStartError), .some(.notWellBalancedError):
-      return "not well-formed XML: unbalanced or missing elements"
-    case .some(.tagNameMismatchError):
-      return "not well-formed XML: an end tag does not match its start tag"
-    case .some(.gtRequiredError), .some(.ltRequiredError):
-      return "not well-formed XML: a tag is cut off or unterminated"
-    case .some(.extraContentError):
-      return "not well-formed XML: content after the root element"
-    case .some(.encodingNotSupportedError), .some(.unknownEncodingError):
-      return "the XML declaration names an encoding that is not supported"
-    case .some(.invalidCharacterError):
-      return "not well-formed XML: invalid character or entity"
+  /// The reason of a `.malformed` error for libxml2's `error`: what is wrong, at which column,
+  /// in libxml2's words.
+  static func describe(_ error: XMLStreamError) -> String {
+    let column = error.column.map { " at column \($0)" } ?? ""
+    switch error.code {
+    case XMLStreamError.emptyDocumentCode:
+      return "the file is empty or holds no XML element (\(error.message))"
+    case XMLStreamError.invalidCharacterCode where error.message.contains("UTF-8"):
+      return
+        "invalid UTF-8\(column): \(error.message); a file without a byte-order mark or an"
+        + " encoding in its XML declaration must be UTF-8 (declare, for example,"
+        + " <?xml version=\"1.0\" encoding=\"ISO-8859-1\"?> for Latin-1)"
     default:
-      return "not well-formed XML (XML parser error \(code))"
+      return "not well-formed XML\(column): \(error.message)"
     }
   }
 }
 
 /// The SAX state of one GPX parse. Not thread-safe; one per `GPXReader.read` call.
-final class GPXParseHandler: NSObject, XMLParserDelegate {
+final class GPXParseHandler: XMLStreamHandler {
   private enum PointKind { case track, route, waypoint }
 
   private struct PendingPoint {
@@ -99,17 +104,19 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
 
   let fileName: String
   private(set) var failure: TrackReadError?
-  private(set) var parseError: NSError?
-  private(set) var parseErrorLine: Int?
   private(set) var rootSeen = false
+  /// The root's namespace (one of the two GPX namespaces, or `nil` for none): GPX elements
+  /// count only in it.
+  private var gpxNamespace: String?
 
+  /// Open elements: the local name of a GPX element, `""` for an element of another namespace.
   private var stack: [String] = []
   /// Number of open `extensions` elements: points inside them are not points of the file.
   private var extensionsOpen = 0
   private var pending: PendingPoint?
   private var capture: Capture?
   private var captureDepth = 0
-  private var text = ""
+  private var text: [UInt8] = []
 
   private var trackFixes: [LocationFix] = []
   private var trackWarnings: [TrackIssue] = []
@@ -155,84 +162,75 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
       fixes: trackFixes, warnings: warnings, skippedRows: trackSkipped, format: .gpx)
   }
 
-  private static func localName(_ name: String) -> Substring {
-    if let colon = name.lastIndex(of: ":") { return name[name.index(after: colon)...] }
-    return name[...]
-  }
-
-  func parser(
-    _ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-    qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]
-  ) {
-    let local = Self.localName(elementName)
+  func startElement(_ element: XMLStartElement) -> XMLStreamDecision {
     if !rootSeen {
       rootSeen = true
-      if local != "gpx" {
+      guard element.localName == "gpx" else {
         failure = .malformed(
-          file: fileName, line: parser.lineNumber,
-          reason: "the root element is <\(elementName)>, not <gpx>: not a GPX file",
+          file: fileName, line: element.line,
+          reason: "the root element is <\(element.qualifiedName)>, not <gpx>: not a GPX file",
           pointsRead: 0)
-        parser.abortParsing()
-        return
+        return .stop
+      }
+      switch element.namespaceURI {
+      case nil, GPXReader.gpx11Namespace?, GPXReader.gpx10Namespace?:
+        gpxNamespace = element.namespaceURI
+      case let other?:
+        failure = .malformed(
+          file: fileName, line: element.line,
+          reason:
+            "the root element <\(element.qualifiedName)> is in the namespace \"\(other)\", not"
+            + " GPX 1.1 (\(GPXReader.gpx11Namespace)) or 1.0 (\(GPXReader.gpx10Namespace)):"
+            + " not a GPX file",
+          pointsRead: 0)
+        return .stop
       }
     }
-    let parent = stack.last
-    stack.append(String(local))
+    let isGPX = element.namespaceURI == gpxNamespace
+    let local = isGPX ? element.localName : ""
+    let parentIsRoot = stack.count == 1
+    stack.append(local)
     if local == "extensions" { extensionsOpen += 1 }
     if var point = pending {
       if capture == nil {
         if local == "time" && stack.count == point.depth + 1 {
           capture = .time
-          point.timeLine = parser.lineNumber
+          point.timeLine = element.line
           pending = point
-        } else if local == "hAcc" {
+        } else if element.localName == "hAcc" {
           capture = .hAcc
         }
         if capture != nil {
           captureDepth = stack.count
-          text = ""
+          text.removeAll(keepingCapacity: true)
         }
       }
-      return
+      return .proceed
     }
-    guard extensionsOpen == 0 else { return }
+    guard extensionsOpen == 0 else { return .proceed }
     let kind: PointKind
     switch local {
     case "trkpt": kind = .track
     case "rtept": kind = .route
-    case "wpt" where parent == "gpx": kind = .waypoint
-    default: return
-    }
-    var lat: String?
-    var lon: String?
-    for (key, value) in attributeDict {
-      switch Self.localName(key) {
-      case "lat": lat = value
-      case "lon": lon = value
-      default: break
-      }
+    case "wpt" where parentIsRoot: kind = .waypoint
+    default: return .proceed
     }
     pending = PendingPoint(
-      kind: kind, depth: stack.count, line: parser.lineNumber, lat: lat, lon: lon, time: nil,
-      timeLine: parser.lineNumber, hAcc: nil)
+      kind: kind, depth: stack.count, line: element.line, lat: element.attribute("lat"),
+      lon: element.attribute("lon"), time: nil, timeLine: element.line, hAcc: nil)
+    return .proceed
   }
 
-  func parser(_ parser: XMLParser, foundCharacters string: String) {
-    if capture != nil { text += string }
+  func characters(_ utf8: UnsafeBufferPointer<UInt8>) {
+    if capture != nil { text.append(contentsOf: utf8) }
   }
 
-  func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
-    if capture != nil { text += String(decoding: CDATABlock, as: UTF8.self) }
-  }
-
-  func parser(
-    _ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?,
-    qualifiedName qName: String?
-  ) {
+  func endElement(localName: String, namespaceURI: String?) {
     if let c = capture, stack.count == captureDepth {
+      let value = String(decoding: text, as: UTF8.self)
       switch c {
-      case .time: pending?.time = text
-      case .hAcc: pending?.hAcc = text
+      case .time: pending?.time = value
+      case .hAcc: pending?.hAcc = value
       }
       capture = nil
     }
@@ -243,11 +241,16 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
     if let last = stack.popLast(), last == "extensions" { extensionsOpen -= 1 }
   }
 
-  func parser(_ parser: XMLParser, parseErrorOccurred parseError: any Error) {
-    if self.parseError == nil {
-      self.parseError = parseError as NSError
-      parseErrorLine = parser.lineNumber
+  /// `text` without leading and trailing XML white space (space, tab, CR, LF: XML 1.0 `S`).
+  static func trimmingXMLSpace(_ text: String) -> Substring {
+    func isSpace(_ c: Character) -> Bool {
+      c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n"
     }
+    guard let first = text.firstIndex(where: { !isSpace($0) }) else {
+      return text[text.endIndex...]
+    }
+    let last = text.lastIndex(where: { !isSpace($0) }) ?? first
+    return text[first...last]
   }
 
   private func finish(_ point: PendingPoint) {
@@ -281,10 +284,10 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
     }
     guard let latText = point.lat else { return skip("<\(element)> has no lat attribute; skipped") }
     guard let lonText = point.lon else { return skip("<\(element)> has no lon attribute; skipped") }
-    guard let lat = Double(latText.trimmingCharacters(in: .whitespaces)) else {
+    guard let lat = Double(Self.trimmingXMLSpace(latText)) else {
       return skip("<\(element)> lat=\"\(latText)\" is not a number; skipped")
     }
-    guard let lon = Double(lonText.trimmingCharacters(in: .whitespaces)) else {
+    guard let lon = Double(Self.trimmingXMLSpace(lonText)) else {
       return skip("<\(element)> lon=\"\(lonText)\" is not a number; skipped")
     }
     let coordinate: Coordinate
@@ -295,7 +298,7 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
     }
     var time: Double?
     if let raw = point.time {
-      let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+      let trimmed = String(Self.trimmingXMLSpace(raw))
       switch TrackTime.interpret(trimmed) {
       case .empty:
         break
@@ -314,7 +317,7 @@ final class GPXParseHandler: NSObject, XMLParserDelegate {
     }
     var accuracy: Double?
     if let raw = point.hAcc {
-      accuracy = Double(raw.trimmingCharacters(in: .whitespacesAndNewlines))
+      accuracy = Double(Self.trimmingXMLSpace(raw))
     }
     let fix = LocationFix(
       coordinate: coordinate, time: time, horizontalAccuracy: accuracy, sourceIndex: index)

@@ -171,3 +171,30 @@ private func temporaryDirectory() throws -> URL {
     #expect(r.stdout.isEmpty)
   }
 }
+
+/// A GPX file with invalid UTF-8 in its markup is reported with its line and column, and the
+/// files around it still replay.
+@Test func gpxWithInvalidUTF8IsReportedAndTheOtherFilesReplay() throws {
+  let dir = try temporaryDirectory()
+  defer { try? FileManager.default.removeItem(at: dir) }
+  let regions = dir.appendingPathComponent("r.json")
+  try #"[{"id":"A","latitude":46.0,"longitude":7.0,"radius":500}]"#.write(
+    to: regions, atomically: true, encoding: .utf8)
+  let bad = dir.appendingPathComponent("bad.gpx")
+  try Data(Array("<gpx><a".utf8) + [0xEF] + Array("/></gpx>\n".utf8)).write(to: bad)
+  let good = dir.appendingPathComponent("good.gpx")
+  try """
+  <?xml version="1.0"?>
+  <gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><trk><trkseg>
+  <trkpt lat="46.01" lon="7.0"><time>2020-01-01T00:00:00Z</time></trkpt>
+  <trkpt lat="46.0" lon="7.0"><time>2020-01-01T00:01:00Z</time></trkpt>
+  </trkseg></trk></gpx>
+  """.write(to: good, atomically: true, encoding: .utf8)
+
+  let r = try CommandRunner.run(["replay", "--regions", regions.path, bad.path, good.path])
+  #expect(r.status == 65)
+  #expect(r.stderr.contains("bad.gpx:1: invalid UTF-8 at column 8: "))
+  #expect(CLI.objects(r.stdout).count == 1)
+  #expect(r.stdout.contains(#""type":"enter","geofence_id":"A""#))
+  #expect(r.stdout.contains(#""fix_index":1"#))
+}
