@@ -1,3 +1,4 @@
+import JSONText
 /// Deterministic event ids: the same components always give the same id, on every platform and
 /// in every run, so an event created again from the same input (after a crash, say) has the id
 /// of the first one and the server stores it once.
@@ -63,21 +64,9 @@ public enum OutboxEventID {
     /// making the string.
     /// - Complexity: O(1); allocates nothing.
     public mutating func add(decimal n: Int64) {
-      var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: -2^63 takes 20
-      var count = 0
-      var magnitude = n.magnitude
-      withUnsafeMutableBytes(of: &digits) { d in
-        repeat {
-          d[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-          magnitude /= 10
-          count += 1
-        } while magnitude > 0
-        if n < 0 {
-          d[23 - count] = UInt8(ascii: "-")
-          count += 1
-        }
-        mixCount(count)
-        for byte in d[(24 - count)...] { mix(byte) }
+      JSONText.withDecimalDigits(n) { digits in
+        mixCount(digits.count)
+        for byte in digits { mix(byte) }
       }
     }
 

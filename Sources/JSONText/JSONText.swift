@@ -126,17 +126,28 @@ public enum JSONText {
   /// Appends the decimal digits of `n` (with `-` when negative).
   /// - Complexity: O(1); allocates only when `out` grows.
   public static func appendInteger(_ n: Int64, to out: inout [UInt8]) {
-    if n < 0 { out.append(UInt8(ascii: "-")) }
-    var magnitude = n.magnitude
-    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: 2^63 has 19 digits
+    withDecimalDigits(n) { out.append(contentsOf: $0) }
+  }
+
+  /// Calls `body` with the bytes of `String(n)`: its decimal digits, `-` first when negative.
+  /// - Complexity: O(1); allocates nothing.
+  public static func withDecimalDigits<R>(_ n: Int64, _ body: (UnsafeRawBufferPointer) -> R)
+    -> R
+  {
+    var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: -2^63 takes 20
     var count = 0
-    withUnsafeMutableBytes(of: &digits) { d in
+    var magnitude = n.magnitude
+    return withUnsafeMutableBytes(of: &digits) { d in
       repeat {
         d[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
         magnitude /= 10
         count += 1
       } while magnitude > 0
-      out.append(contentsOf: UnsafeRawBufferPointer(rebasing: d[(24 - count)...]))
+      if n < 0 {
+        d[23 - count] = UInt8(ascii: "-")
+        count += 1
+      }
+      return body(UnsafeRawBufferPointer(rebasing: d[(24 - count)...]))
     }
   }
 
