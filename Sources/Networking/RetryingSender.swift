@@ -118,6 +118,9 @@ public struct RetryingSender {
           lastRetryAfterSeconds: lastRetryAfter)
       }
       var outgoing = try request(attempts + 1)
+      // A send whose own timeout was cut to the time left, and that then timed out, ran into
+      // the deadline: it ends as such, whatever the transport's clock said a moment before.
+      let cutByDeadline = left < outgoing.timeoutSeconds
       outgoing.timeoutSeconds = min(outgoing.timeoutSeconds, left)
       attempts += 1
       let result: Result<HTTPResponse, TransportError>
@@ -131,12 +134,16 @@ public struct RetryingSender {
           ending: ending, attempts: attempts, waits: waits, lastRetryAfterSeconds: retryAfter)
       }
       let failure: Failure
+      let ranIntoDeadline = cutByDeadline && result == .failure(.timedOut)
       switch try classify(result) {
       case .success(let value): return outcome(.succeeded(value))
-      case .fail(let error): return outcome(.failed(error))
+      case .fail(let error):
+        if ranIntoDeadline { return outcome(.deadlinePassed(lastFailure: error)) }
+        return outcome(.failed(error))
       case .retry(let error): failure = error
       }
       lastFailure = failure
+      if ranIntoDeadline { return outcome(.deadlinePassed(lastFailure: failure)) }
       if let deadline, clock.now() >= deadline {
         return outcome(.deadlinePassed(lastFailure: failure))
       }

@@ -29,8 +29,9 @@ enum PlanCommand {
       --margin METRES         kept between the refresh circle and the nearest geofence not
                               chosen, beside the accuracy (default 50)
 
-    exit status: 0; 64 usage error; 65 a geofence file could not be parsed; 66 an input file
-    or the store is missing.
+    exit status: 0; 64 usage error; 65 a geofence file or --registered-file could not be
+    parsed, or the store is damaged ('geofence repair'); 66 an input file or the store is
+    missing; 69 the store holds no synced set.
     """
 
   static let spec = CommandLineArguments.Spec(
@@ -47,6 +48,7 @@ enum PlanCommand {
     var accuracy: Double
     var configuration: RegionBudgetPlanner.Configuration
     var registered: [String]
+    var registeredFile: String?
     var quiet: Bool
 
     init(_ args: CommandLineArguments) throws(UsageError) {
@@ -88,20 +90,31 @@ enum PlanCommand {
         budget: budget, minimumRefreshRadiusMeters: minimum, maximumRefreshRadiusMeters: maximum,
         marginMeters: try args.double("margin", range: 0...1e7) ?? 50)
       registered = args.all("registered")
+      if registered.contains(where: { $0.isEmpty }) {
+        throw UsageError("--registered needs a geofence id, got an empty one")
+      }
       quiet = args.flag("quiet")
-      if let file = args.last("registered-file") {
+      registeredFile = args.last("registered-file")
+    }
+
+    /// Adds the ids of `--registered-file` (one per line, blank lines skipped).
+    /// - Returns: why the file cannot be read, or nil.
+    mutating func readRegisteredFile() -> String? {
+      if let file = registeredFile {
+        if let problem = inputProblem(file) { return "--registered-file \(file): \(problem)" }
         guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
-          throw UsageError("--registered-file \(file): cannot be read as UTF-8 text")
+          return "--registered-file \(file): cannot be read as UTF-8 text"
         }
         registered += text.split(whereSeparator: \.isNewline).map {
           $0.trimmingCharacters(in: .whitespaces)
         }.filter { !$0.isEmpty }
       }
+      return nil
     }
   }
 
   static func run(_ argv: [String]) -> Int32 {
-    let options: Options
+    var options: Options
     do throws(UsageError) {
       let args = try CommandLineArguments(argv, spec: spec)
       if args.flag("help") {
@@ -113,6 +126,10 @@ enum PlanCommand {
       printError("geofence plan: \(error.message)\nRun 'geofence plan --help' for usage.")
       return ExitStatus.usage
     }
+    if let problem = options.readRegisteredFile() {
+      printError("geofence plan: \(problem)")
+      return problem.hasSuffix("UTF-8 text") ? ExitStatus.dataError : ExitStatus.noInput
+    }
     let geofences: [Geofence]
     if let store = options.store {
       let path = URL(fileURLWithPath: store).appendingPathComponent("geofences.sqlite").path
@@ -120,10 +137,15 @@ enum PlanCommand {
         printError("geofence plan: no geofence store in \(store) (run 'geofence sync' first)")
         return ExitStatus.noInput
       }
+      if let status = damagedStoreStatus(store, command: "plan") { return status }
       do {
-        geofences = try GeofenceEngine(
-          configuration: .init(checkpoints: .none), storage: .directory(store)
-        ).geofences
+        let engine = try GeofenceEngine(
+          configuration: .init(checkpoints: .none), storage: .directory(store))
+        guard (try? engine.setState())?.version != nil else {
+          printError("geofence plan: no synced geofence set in \(store); run 'geofence sync' first")
+          return ExitStatus.unavailable
+        }
+        geofences = engine.geofences
       } catch {
         printError("geofence plan: \(store): \(error)")
         return ExitStatus.ioError

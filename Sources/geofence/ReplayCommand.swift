@@ -202,6 +202,8 @@ enum ReplayCommand {
 
     // Geofences.
     var loads: [GeofenceLoadResult] = []
+    // Valid definitions per --regions file (nil: the file could not be read), in order.
+    var validPerFile: [Int?] = []
     for (path, radius) in options.regionFiles {
       progress.update("reading geofences \(path)")
       if let problem = inputProblem(path) {
@@ -210,13 +212,15 @@ enum ReplayCommand {
         return ExitStatus.noInput
       }
       do {
-        loads.append(
-          try GeofenceFileReader.read(
-            contentsOf: URL(fileURLWithPath: path), defaultRadiusMeters: radius))
+        let load = try GeofenceFileReader.read(
+          contentsOf: URL(fileURLWithPath: path), defaultRadiusMeters: radius)
+        loads.append(load)
+        validPerFile.append(load.geofences.count)
       } catch {
         progress.clear()
         printError("geofence replay: \(error)")
         worsen(ExitStatus.dataError)
+        validPerFile.append(nil)
       }
     }
     let merged = GeofenceLoadResult.merging(loads)
@@ -340,12 +344,13 @@ enum ReplayCommand {
       for s in summaries { printError(s) }
       printError("events: \(totals)")
       var perFile: [String] = []
-      for (i, file) in options.regionFiles.enumerated() where i < loads.count {
-        perFile.append("\(file.path) \(loads[i].geofences.count)")
+      for (i, file) in options.regionFiles.enumerated() where i < validPerFile.count {
+        perFile.append(file.path + (validPerFile[i].map { " \($0)" } ?? " unreadable"))
       }
+      // Per file: its valid definitions, before ids repeated across files are rejected.
       printError(
         "geofences: \(geofences.count) loaded, \(merged.rejected.count) rejected"
-          + (perFile.isEmpty ? "" : " (" + perFile.joined(separator: ", ") + ")"))
+          + (perFile.isEmpty ? "" : " (valid per file: " + perFile.joined(separator: ", ") + ")"))
     }
     return status
   }

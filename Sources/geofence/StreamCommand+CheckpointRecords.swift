@@ -9,8 +9,10 @@ extension StreamCommand {
   static let checkpointRecordHelp = """
       --state-in FILE         restore devices from checkpoint records before the input: JSON
                               Lines {"checkpoint": {...}, "device_id": "..."} as --state-out
-                              writes them. '-': the records come on standard input (JSON
-                              Lines input only), each before its device's first fix.
+                              writes them; a FILE with a line that is not a record is refused
+                              (exit 65, nothing streamed: that device would start afresh).
+                              '-': the records come on standard input (JSON Lines input
+                              only), each before its device's first fix.
       --state-out FILE        after the input ends, write the record of every device seen
                               (restored or fed), sorted by device id. '-': to standard
                               output, after the events. Not with --state.
@@ -47,7 +49,8 @@ extension StreamCommand {
 
   /// Restores every record of `path` (one per line; blank lines skipped).
   /// - Returns: ``ExitStatus/ok``, ``ExitStatus/noInput`` when the file cannot be read, or
-  ///   ``ExitStatus/dataError`` when a line is not a record (the others are still restored).
+  ///   ``ExitStatus/dataError`` when a line is not a record (every such line is reported; the
+  ///   caller then streams nothing).
   static func restoreRecords(from path: String, into stream: inout Stream) -> Int32 {
     if let problem = inputProblem(path) {
       printError("geofence stream: --state-in \(path): \(problem)")
@@ -67,7 +70,7 @@ extension StreamCommand {
         stream.counts.restoredDevices += 1
       } catch {
         status = ExitStatus.dataError
-        if !stream.quiet { printError("rejected: \(path):\(number): \(error); line skipped") }
+        printError("rejected: \(path):\(number): \(error)")
       }
     }
     return status

@@ -208,8 +208,17 @@ enum StreamCommand {
     if !stream.flushOutput() { return ExitStatus.ioError }
     var status = ExitStatus.ok
     if let path = records.input, path != "-" {
+      // A record that cannot be restored would start its device afresh: its visits would be
+      // entered again, with new ids. Nothing is streamed then.
       status = restoreRecords(from: path, into: &stream)
-      if status == ExitStatus.noInput { return status }
+      if status != ExitStatus.ok {
+        if status == ExitStatus.dataError {
+          printError(
+            "geofence stream: --state-in \(path) holds records that cannot be restored; nothing streamed"
+          )
+        }
+        return status
+      }
     }
     stream.acceptsRecords = records.inputIsStandardInput
     let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
