@@ -154,16 +154,7 @@ final class RecordingListener: @unchecked Sendable {
       let text = String(decoding: head, as: UTF8.self)
       lock.withLock { recorded.append(text) }
       let reply = answer(text)
-      reply.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-          let n = send(client, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-          if n <= 0 { break }
-          offset += n
-        }
-      }
-      shutdown(client, Int32(SHUT_RDWR))
-      close(client)
+      answerAndClose(client, reply)
     }
   }
 }

@@ -38,16 +38,7 @@ final class LoopbackListener: @unchecked Sendable {
         if n <= 0 { break }
         head.append(contentsOf: buffer[0..<n])
       }
-      answer.withUnsafeBytes { raw in
-        var offset = 0
-        while offset < raw.count {
-          let n = send(client, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
-          if n <= 0 { break }
-          offset += n
-        }
-      }
-      shutdown(client, Int32(SHUT_RDWR))
-      close(client)
+      answerAndClose(client, answer)
     }
   }
 }
@@ -74,4 +65,19 @@ func listeningLoopbackSocket() throws -> (Int32, UInt16) {
     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
   }
   return (fd, UInt16(bigEndian: address.sin_port))
+}
+
+/// Writes all of `data` to the connection `client` (stopping if the peer goes away), then
+/// shuts it down and closes it.
+func answerAndClose(_ client: Int32, _ data: Data) {
+  data.withUnsafeBytes { raw in
+    var offset = 0
+    while offset < raw.count {
+      let n = send(client, raw.baseAddress! + offset, raw.count - offset, Int32(MSG_NOSIGNAL))
+      if n <= 0 { break }
+      offset += n
+    }
+  }
+  shutdown(client, Int32(SHUT_RDWR))
+  close(client)
 }
