@@ -144,13 +144,7 @@ final class RecordingListener: @unchecked Sendable {
     while true {
       let client = accept(socketFD, nil, nil)
       guard client >= 0 else { return }
-      var head = Data()
-      var buffer = [UInt8](repeating: 0, count: 4096)
-      while !head.contains(Data("\r\n\r\n".utf8)) {
-        let n = recv(client, &buffer, buffer.count, 0)
-        if n <= 0 { break }
-        head.append(contentsOf: buffer[0..<n])
-      }
+      let head = readRequestHead(client)
       let text = String(decoding: head, as: UTF8.self)
       lock.withLock { recorded.append(text) }
       let reply = answer(text)

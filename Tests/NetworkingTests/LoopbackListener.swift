@@ -31,13 +31,7 @@ final class LoopbackListener: @unchecked Sendable {
     while true {
       let client = accept(fd, nil, nil)
       guard client >= 0 else { return }
-      var head = Data()
-      var buffer = [UInt8](repeating: 0, count: 4096)
-      while !head.contains(Data("\r\n\r\n".utf8)) {
-        let n = recv(client, &buffer, buffer.count, 0)
-        if n <= 0 { break }
-        head.append(contentsOf: buffer[0..<n])
-      }
+      _ = readRequestHead(client)
       answerAndClose(client, answer)
     }
   }
@@ -80,4 +74,17 @@ func answerAndClose(_ client: Int32, _ data: Data) {
   }
   shutdown(client, Int32(SHUT_RDWR))
   close(client)
+}
+
+/// Reads from the connection `client` up to the end of a request head (the blank line), or
+/// until the peer stops sending.
+func readRequestHead(_ client: Int32) -> Data {
+  var head = Data()
+  var buffer = [UInt8](repeating: 0, count: 4096)
+  while !head.contains(Data("\r\n\r\n".utf8)) {
+    let n = recv(client, &buffer, buffer.count, 0)
+    if n <= 0 { break }
+    head.append(contentsOf: buffer[0..<n])
+  }
+  return head
 }
