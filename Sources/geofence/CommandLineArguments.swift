@@ -130,3 +130,37 @@ enum ExitStatus {
   /// EX_SOFTWARE: an internal error.
   static let software: Int32 = 70
 }
+
+extension CommandLineArguments {
+  /// The arguments of a command that takes `--store DIR`, the given `flags` (and `--help`)
+  /// and nothing else, with the store folder; or the exit status when the command ends
+  /// here: 0 after printing `help` for `--help`, 64 (with the reason and a pointer to
+  /// `--help` on standard error) for a usage error.
+  static func storeCommand(
+    _ argv: [String], command: String, help: String, flags: [String]
+  ) -> Result<(arguments: CommandLineArguments, store: String), ExitCode> {
+    do throws(UsageError) {
+      let args = try CommandLineArguments(
+        argv, spec: .init(valued: ["store"], flags: Set(["help"] + flags)))
+      if args.flag("help") {
+        print(help)
+        return .failure(ExitCode(ExitStatus.ok))
+      }
+      guard let store = args.last("store") else { throw UsageError("give --store DIR") }
+      if !args.positionals.isEmpty {
+        throw UsageError("unexpected argument '\(args.positionals[0])'")
+      }
+      return .success((args, store))
+    } catch {
+      printError(
+        "geofence \(command): \(error.message)\nRun 'geofence \(command) --help' for usage.")
+      return .failure(ExitCode(ExitStatus.usage))
+    }
+  }
+}
+
+/// An exit status as an `Error`, for ``CommandLineArguments/storeCommand(_:command:help:flags:)``.
+struct ExitCode: Error {
+  let status: Int32
+  init(_ status: Int32) { self.status = status }
+}

@@ -28,21 +28,11 @@ enum RepairCommand {
   static func run(_ argv: [String]) -> Int32 {
     let args: CommandLineArguments
     let directory: String
-    do throws(UsageError) {
-      args = try CommandLineArguments(
-        argv, spec: .init(valued: ["store"], flags: ["help", "check"]))
-      if args.flag("help") {
-        print(help)
-        return ExitStatus.ok
-      }
-      guard let d = args.last("store") else { throw UsageError("give --store DIR") }
-      if !args.positionals.isEmpty {
-        throw UsageError("unexpected argument '\(args.positionals[0])'")
-      }
-      directory = d
-    } catch {
-      printError("geofence repair: \(error.message)\nRun 'geofence repair --help' for usage.")
-      return ExitStatus.usage
+    switch CommandLineArguments.storeCommand(
+      argv, command: "repair", help: help, flags: ["check"])
+    {
+    case .success(let parsed): (args, directory) = parsed
+    case .failure(let end): return end.status
     }
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),

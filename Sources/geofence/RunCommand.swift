@@ -300,21 +300,11 @@ enum RunCommand {
   static func outbox(_ argv: [String]) -> Int32 {
     let args: CommandLineArguments
     let directory: String
-    do throws(UsageError) {
-      args = try CommandLineArguments(
-        argv, spec: .init(valued: ["store"], flags: ["help", "json", "dead-letters"]))
-      if args.flag("help") {
-        print(outboxHelp)
-        return ExitStatus.ok
-      }
-      guard let d = args.last("store") else { throw UsageError("give --store DIR") }
-      if !args.positionals.isEmpty {
-        throw UsageError("unexpected argument '\(args.positionals[0])'")
-      }
-      directory = d
-    } catch {
-      printError("geofence outbox: \(error.message)\nRun 'geofence outbox --help' for usage.")
-      return ExitStatus.usage
+    switch CommandLineArguments.storeCommand(
+      argv, command: "outbox", help: outboxHelp, flags: ["json", "dead-letters"])
+    {
+    case .success(let parsed): (args, directory) = parsed
+    case .failure(let end): return end.status
     }
     guard Store.exists(directory) else {
       printError("geofence outbox: no outbox in \(directory)")
