@@ -15,9 +15,10 @@ struct DeviceCheckpoint: Codable, Sendable {
   var lastSeenLatitude: Double?
   var lastSeenLongitude: Double?
 
-  /// The one JSON encoding of a checkpoint (the `checkpoint` column of `state.sqlite` and the
-  /// `checkpoint` member of a checkpoint record): sorted keys; non-finite times, which the
-  /// detector uses for "never" and "no time", as the strings `"inf"`, `"-inf"` and `"nan"`.
+  /// Foundation's encoder with the strategy of the checkpoint's JSON (sorted keys; non-finite
+  /// times, which the detector uses for "never" and "no time", as the strings `"inf"`,
+  /// `"-inf"` and `"nan"`), for the engine-wide values of `state.sqlite`. Checkpoints
+  /// themselves are written by ``appendJSON(to:)`` (the same text, without `Codable`).
   static func makeEncoder() -> JSONEncoder {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys]
@@ -35,8 +36,8 @@ struct DeviceCheckpoint: Codable, Sendable {
   }
 }
 
-/// `state.sqlite` of an engine's store: one row per device (a JSON checkpoint) and the
-/// engine-wide authorization state.
+/// `state.sqlite` of an engine's store: one row per device (a JSON checkpoint, see
+/// ``DeviceCheckpoint/appendJSON(to:)``) and the engine-wide authorization state.
 ///
 /// WAL with `synchronous = FULL`: a committed checkpoint survives a process kill and a power
 /// loss. Not `Sendable`; owned by one ``GeofenceEngine``.
@@ -44,6 +45,10 @@ final class DeviceStateStore {
   let database: Database
   private let encoder: JSONEncoder
   private let decoder: JSONDecoder
+  /// The prepared statements of ``load(device:)`` and ``save(_:forgetting:)``, made at first
+  /// use: a stream restores and saves thousands of devices per batch.
+  private var loadStatement: Statement?
+  private var saveStatement: Statement?
 
   init(path: String) throws(SQLiteError) {
     database =
@@ -63,11 +68,18 @@ final class DeviceStateStore {
   /// The saved device, or nil (none saved, or a row that cannot be decoded: the device
   /// starts afresh).
   func load(device: String) throws(SQLiteError) -> DeviceCheckpoint? {
-    let statement = try database.prepare(
-      "SELECT checkpoint FROM device_state WHERE device_id = ?")
+    let statement: Statement
+    if let prepared = loadStatement {
+      statement = prepared
+    } else {
+      statement = try database.prepare("SELECT checkpoint FROM device_state WHERE device_id = ?")
+      loadStatement = statement
+    }
+    // Reset after reading: a statement left open would pin the write-ahead log's snapshot.
+    defer { statement.reset() }
     try statement.bind(device, at: 1)
     guard try statement.step(), let text = statement.string(at: 0) else { return nil }
-    return try? decoder.decode(DeviceCheckpoint.self, from: Data(text.utf8))
+    return try? DeviceCheckpoint(json: Array(text.utf8))
   }
 
   /// Number of saved devices.
@@ -82,16 +94,22 @@ final class DeviceStateStore {
     throws
   {
     try database.transaction {
-      let upsert = try database.prepare(
-        "INSERT INTO device_state (device_id, checkpoint) VALUES (?, ?) "
-          + "ON CONFLICT (device_id) DO UPDATE SET checkpoint = excluded.checkpoint")
+      let upsert: Statement
+      if let prepared = saveStatement {
+        upsert = prepared
+      } else {
+        upsert = try database.prepare(
+          "INSERT INTO device_state (device_id, checkpoint) VALUES (?, ?) "
+            + "ON CONFLICT (device_id) DO UPDATE SET checkpoint = excluded.checkpoint")
+        saveStatement = upsert
+      }
       for (device, checkpoint) in devices {
-        let data = try encoder.encode(checkpoint)
         upsert.reset()
         try upsert.bind(device, at: 1)
-        try upsert.bind(String(decoding: data, as: UTF8.self), at: 2)
+        try upsert.bind(checkpoint.jsonText, at: 2)
         _ = try upsert.step()
       }
+      upsert.reset()
       for device in forgotten {
         try database.execute("DELETE FROM device_state WHERE device_id = ?", [.text(device)])
       }

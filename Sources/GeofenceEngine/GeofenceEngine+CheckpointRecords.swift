@@ -1,4 +1,5 @@
-import Foundation
+import GeofenceDefinitions
+import JSONText
 
 /// Device checkpoints as self-contained JSON records, for moving device state between engines
 /// through a pipe or a table (a batch job that continues yesterday's visits today), where
@@ -22,13 +23,12 @@ extension GeofenceEngine {
   /// - Complexity: O(m + p) for m visits and p pending enters; allocates.
   public func checkpointRecord(device: String) throws(EngineError) -> String? {
     guard let d = try loadedDevice(device) else { return nil }
-    let record = CheckpointRecord(checkpoint: Self.checkpoint(of: d), deviceID: device)
-    do {
-      return String(decoding: try DeviceCheckpoint.makeEncoder().encode(record), as: UTF8.self)
-    } catch {
-      // Every member is a plain value; only a non-finite number without a strategy fails.
-      throw .store("checkpoint record of \(device): \(error)")
-    }
+    var out: [UInt8] = Array("{\"checkpoint\":".utf8)
+    Self.checkpoint(of: d).appendJSON(to: &out)
+    JSONText.append(",\"device_id\":", to: &out)
+    JSONText.appendQuoted(device, to: &out)
+    out.append(UInt8(ascii: "}"))
+    return String(decoding: out, as: UTF8.self)
   }
 
   /// Restores a device from a record of ``checkpointRecord(device:)``, as if this engine had
@@ -50,8 +50,11 @@ extension GeofenceEngine {
   {
     let decoded: CheckpointRecord
     do {
-      decoded = try DeviceCheckpoint.makeDecoder().decode(
-        CheckpointRecord.self, from: Data(record))
+      guard case .object(let members) = try JSONDocument.parse(record),
+        let checkpoint = members["checkpoint"], case .string(let id)? = members["device_id"]
+      else { throw CheckpointJSONError(message: "not a record") }
+      decoded = CheckpointRecord(
+        checkpoint: try DeviceCheckpoint(jsonValue: checkpoint), deviceID: id)
     } catch {
       throw .invalidCheckpoint(
         "not a checkpoint record {\"checkpoint\": {...}, \"device_id\": \"...\"}")
@@ -72,12 +75,7 @@ extension GeofenceEngine {
 }
 
 /// One line of ``GeofenceEngine/checkpointRecord(device:)``.
-struct CheckpointRecord: Codable {
+struct CheckpointRecord {
   var checkpoint: DeviceCheckpoint
   var deviceID: String
-
-  enum CodingKeys: String, CodingKey {
-    case checkpoint
-    case deviceID = "device_id"
-  }
 }

@@ -229,7 +229,10 @@ extension GeofenceEngine {
   /// transaction. Nothing to do in memory.
   /// - Throws: ``EngineError/store(_:)``.
   public func checkpoint() throws(EngineError) {
-    try checkpoint(devices: devices.filter { $0.value.dirty }.map(\.key))
+    // By index: iterating the pairs would copy (retain) every device's buffers.
+    var dirty: [String] = []
+    for i in devices.indices where devices.values[i].dirty { dirty.append(devices.keys[i]) }
+    try checkpoint(devices: dirty)
   }
 
   func checkpoint(devices ids: [String]) throws(EngineError) {
@@ -237,8 +240,8 @@ extension GeofenceEngine {
     var rows: [(String, DeviceCheckpoint)] = []
     rows.reserveCapacity(ids.count)
     for id in ids {
-      guard let d = devices[id] else { continue }
-      rows.append((id, Self.checkpoint(of: d)))
+      guard let i = devices.index(forKey: id) else { continue }
+      rows.append((id, Self.checkpoint(of: devices.values[i])))
     }
     do { try stateStore.save(rows) } catch { throw .store("checkpoint: \(error)") }
     for id in ids { devices[id]?.dirty = false }
@@ -270,7 +273,9 @@ extension GeofenceEngine {
     guard storage != .inMemory, configuration.checkpoints != .none, devices.count > limit
     else { return 0 }
     var clean: [(lastUse: UInt64, id: String)] = []
-    for (id, d) in devices where !d.dirty { clean.append((d.lastUse, id)) }
+    for i in devices.indices where !devices.values[i].dirty {
+      clean.append((devices.values[i].lastUse, devices.keys[i]))
+    }
     let excess = min(devices.count - max(limit, 0), clean.count)
     guard excess > 0 else { return 0 }
     clean.sort { $0.lastUse < $1.lastUse }

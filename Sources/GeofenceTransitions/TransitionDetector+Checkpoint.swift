@@ -22,6 +22,16 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     /// Consecutive accepted fixes satisfying the EXIT rule, and the time of the first.
     public var exitCount: Int
     public var exitSince: Double
+
+    public init(
+      regionID: String, enterTime: Double, dwellEmitted: Bool, exitCount: Int, exitSince: Double
+    ) {
+      self.regionID = regionID
+      self.enterTime = enterTime
+      self.dwellEmitted = dwellEmitted
+      self.exitCount = exitCount
+      self.exitSince = exitSince
+    }
   }
 
   /// A region whose ENTER condition held but is not yet confirmed.
@@ -29,6 +39,12 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     public var regionID: String
     public var count: Int
     public var since: Double
+
+    public init(regionID: String, count: Int, since: Double) {
+      self.regionID = regionID
+      self.count = count
+      self.since = since
+    }
   }
 
   /// A reference fix of the outlier filter: position (degrees), time (s), accuracy (m).
@@ -37,6 +53,13 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     public var longitude: Double
     public var time: Double
     public var accuracy: Double
+
+    public init(latitude: Double, longitude: Double, time: Double, accuracy: Double) {
+      self.latitude = latitude
+      self.longitude = longitude
+      self.time = time
+      self.accuracy = accuracy
+    }
   }
 
   /// Whether the detector uses fix times (false for a track without any).
@@ -63,6 +86,25 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
   public var stayStart: Anchor? = nil
   /// ``DropCounts`` in ``DropReason/allCases`` order.
   public var dropCounts: [Int]
+
+  /// Every member (outside this module the checkpoint is rebuilt from its JSON this way).
+  public init(
+    usesTime: Bool, visits: [Visit], pendingEnters: [PendingEnter], lastAccepted: Anchor?,
+    speedReferenceTime: Double, lastFilteredTime: Double, candidate: Anchor?,
+    candidateCount: Int, acceptedFixCount: Int, stayStart: Anchor? = nil, dropCounts: [Int]
+  ) {
+    self.usesTime = usesTime
+    self.visits = visits
+    self.pendingEnters = pendingEnters
+    self.lastAccepted = lastAccepted
+    self.speedReferenceTime = speedReferenceTime
+    self.lastFilteredTime = lastFilteredTime
+    self.candidate = candidate
+    self.candidateCount = candidateCount
+    self.acceptedFixCount = acceptedFixCount
+    self.stayStart = stayStart
+    self.dropCounts = dropCounts
+  }
 }
 
 extension TransitionDetector {
