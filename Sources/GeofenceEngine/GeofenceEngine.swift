@@ -214,10 +214,7 @@ public final class GeofenceEngine {
       }
     }
     do {
-      if case .directory(let d) = storage {
-        try FileManager.default.createDirectory(
-          atPath: d, withIntermediateDirectories: true)
-      }
+      if case .directory(let d) = storage { try Self.makeStoreDirectory(d) }
       geofenceStore =
         storage == .inMemory
         ? try GeofenceStore.inMemory() : try GeofenceStore(path: path("geofences.sqlite"))

@@ -129,4 +129,32 @@ import Testing
       ["stream"] + Self.regionArguments + ["--state", dir.path, "--state-out", state])
     #expect(usage.status == 64, "\(usage.stderr)")
   }
+
+  /// A `--state` path that cannot be a directory is named with the reason, not a raw
+  /// Foundation error, and nothing is streamed.
+  @Test func unusableStatePathsAreNamed() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+      "state-path-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let file = dir.appendingPathComponent("file").path
+    try "x".write(toFile: file, atomically: true, encoding: .utf8)
+    let input = Self.jsonl(try Self.fixes().prefix(5))
+    for (path, reason) in [
+      (file, "\(file): exists and is not a directory"),
+      (file + "/sub/state", "\(file) is not a directory"),
+    ] {
+      let r = try CLI.run(["stream"] + Self.regionArguments + ["--state", path], input: input)
+      #expect(r.status == 74, "\(r.stderr)")
+      #expect(r.stderr.contains(reason), "\(r.stderr)")
+      #expect(!r.stderr.contains("NSCocoaErrorDomain"), "\(r.stderr)")
+      #expect(r.stdout.isEmpty)
+    }
+    // Missing parents are made.
+    let nested = dir.appendingPathComponent("a/b/state").path
+    let ok = try CLI.run(
+      ["stream", "--quiet"] + Self.regionArguments + ["--state", nested], input: input)
+    #expect(ok.status == 0, "\(ok.stderr)")
+    #expect(FileManager.default.fileExists(atPath: nested + "/state.sqlite"))
+  }
 }
