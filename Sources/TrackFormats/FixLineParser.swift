@@ -27,7 +27,8 @@ public struct StreamFix: Sendable {
 /// - `accuracy` (optional, or `null`): horizontal accuracy in metres, a number.
 ///
 /// Other members are skipped, whatever their value (their strings are not checked for valid
-/// escapes). Duplicate members: the last wins. A number longer than 63 characters is refused
+/// escapes). A line that repeats one of the five members is refused (which of two device ids
+/// or positions is meant cannot be told; RFC 8259 §4 leaves duplicate names to the reader). A number longer than 63 characters is refused
 /// (RFC 8259 §9 lets a parser limit numbers; GNSS values need about 20).
 ///
 /// The parser works on the line's UTF-8 bytes. In the steady state it allocates nothing per
@@ -56,6 +57,8 @@ public enum FixLineParser {
     var longitude: Double?
     var accuracy: Double?
     var first = true
+    /// The known members read so far, one bit each (``Key/rawValue``).
+    var seen: UInt8 = 0
     while true {
       p.skipSpace()
       if p.take(UInt8(ascii: "}")) { break }
@@ -68,7 +71,15 @@ public enum FixLineParser {
       p.skipSpace()
       guard p.take(UInt8(ascii: ":")) else { return fail("expected ':'", at: p) }
       p.skipSpace()
-      switch Key(line, key) {
+      let member = Key(line, key)
+      if member != .other {
+        let bit: UInt8 = 1 << member.rawValue
+        guard seen & bit == 0 else {
+          return .failure(Failure(description: "\(member.name) is given twice"))
+        }
+        seen |= bit
+      }
+      switch member {
       case .deviceID:
         guard let range = p.stringRange() else {
           return .failure(Failure(description: "device_id must be a string"))
@@ -143,8 +154,20 @@ public enum FixLineParser {
     .failure(Failure(description: "\(what) at column \(p.i + 1)"))
   }
 
-  private enum Key {
+  private enum Key: UInt8 {
     case deviceID, time, latitude, longitude, accuracy, other
+
+    /// The member's name in the line.
+    var name: String {
+      switch self {
+      case .deviceID: return "device_id"
+      case .time: return "time"
+      case .latitude: return "latitude"
+      case .longitude: return "longitude"
+      case .accuracy: return "accuracy"
+      case .other: return "another member"
+      }
+    }
 
     init(_ line: UnsafeBufferPointer<UInt8>, _ r: Range<Int>) {
       func equals(_ s: StaticString) -> Bool {

@@ -91,11 +91,24 @@ private let t0 = 1_796_014_800.0
     #expect(f.fix.horizontalAccuracy == nil)
   }
 
-  @Test func allowsSpaceAndTakesTheLastDuplicate() throws {
+  @Test func allowsSpaceAndRefusesARepeatedMember() throws {
     let f = try parsed(
-      " { \"device_id\" : \"a\" ,\t\"time\":1796014800, \"latitude\":1, \"latitude\":2 ,\"longitude\":3 } "
+      " { \"device_id\" : \"a\" ,\t\"time\":1796014800, \"latitude\":1 ,\"longitude\":3 } "
     )
-    #expect(f.fix.coordinate.latitude == 2)
+    #expect(f.fix.coordinate.latitude == 1 && f.fix.coordinate.longitude == 3)
+    #expect(
+      failure(#"{"device_id":"a","time":1796014800,"latitude":1,"latitude":2,"longitude":3}"#)
+        == "latitude is given twice")
+    #expect(
+      failure(#"{"device_id":"a","time":1796014800,"device_id":"b","latitude":1,"longitude":3}"#)
+        == "device_id is given twice")
+    #expect(
+      failure(#"{"device_id":"a","time":1,"time":1796014800,"latitude":1,"longitude":3}"#)
+        == "time is given twice")
+    // Unknown members may repeat: they are skipped.
+    let other = try parsed(
+      #"{"x":1,"device_id":"a","x":2,"time":1796014800,"latitude":1,"longitude":3}"#)
+    #expect(other.deviceID == "a")
   }
 
   /// Each malformed line fails, and the description names the member (or the structure).
