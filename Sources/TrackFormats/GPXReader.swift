@@ -40,11 +40,13 @@ public enum GPXReader {
   ///   - data: the file's bytes.
   ///   - fileName: the name used in issues and errors (normally the last path component).
   /// - Returns: the fixes, warnings and skipped points, with `format == .gpx`.
+  /// - Returns: also when the bytes stop being well-formed XML (a truncated file, an invalid
+  ///   byte) after at least one point: then the points before the fault, with
+  ///   ``TrackReadResult/truncation`` naming its line, column and libxml2's description.
   /// - Throws: `TrackReadError.malformed` naming the line, and in the reason the column and
   ///   libxml2's description of the problem, when the bytes are not well-formed XML
-  ///   (including a truncated file) or not valid in the document's encoding; also when the
-  ///   root element is not a GPX `gpx` element. The points read before the error are counted
-  ///   in the error and not returned.
+  ///   (including a truncated file) or not valid in the document's encoding before any point;
+  ///   also when the root element is not a GPX `gpx` element.
   /// - Complexity: O(n) in the file size; one `LocationFix` per point plus the XML parser's
   ///   buffers.
   public static func read(data: Data, fileName: String) throws(TrackReadError) -> TrackReadResult {
@@ -56,9 +58,20 @@ public enum GPXReader {
     }
     if let failure = handler.failure { throw failure }
     if case .failure(let error) = outcome {
-      throw .malformed(
-        file: fileName, line: error.line, reason: describe(error),
-        pointsRead: handler.pointsRead)
+      guard handler.rootSeen, handler.pointsRead > 0 else {
+        throw .malformed(
+          file: fileName, line: error.line, reason: describe(error),
+          pointsRead: handler.pointsRead)
+      }
+      // The points before the fault are sound: keep them, and say where the file breaks off.
+      var partial = handler.result()
+      let n = handler.pointsRead
+      partial.truncation = TrackIssue(
+        file: fileName, line: error.line,
+        message: describe(error) + "; the file breaks off here: "
+          + (n == 1 ? "the point before it is used" : "the \(n) points before it are used")
+          + ", nothing after it is read")
+      return partial
     }
     guard handler.rootSeen else {
       throw .malformed(

@@ -52,30 +52,36 @@ public struct TrackReadResult: Hashable, Sendable {
   public var skippedRows: [TrackIssue]
   /// The layout the file was read as.
   public var format: TrackFileFormat
+  /// When the file breaks off (a GPX file truncated or not well-formed after some points):
+  /// where and why. ``fixes`` then holds the points before the fault and nothing after it;
+  /// callers report the file as damaged (exit 65) and still use those points.
+  public var truncation: TrackIssue?
 
   public init(
     fixes: [LocationFix], warnings: [TrackIssue], skippedRows: [TrackIssue],
-    format: TrackFileFormat
+    format: TrackFileFormat, truncation: TrackIssue? = nil
   ) {
     self.fixes = fixes
     self.warnings = warnings
     self.skippedRows = skippedRows
     self.format = format
+    self.truncation = truncation
   }
 }
 
 /// Why a track file could not be read at all.
 ///
-/// A reader either returns every readable fix of a whole file or throws one of these; it never
-/// returns the fixes of a file that ends early.
+/// A reader returns every readable fix of a file or throws one of these. A GPX file that breaks
+/// off after some points is returned with the points before the fault and
+/// ``TrackReadResult/truncation`` set, not thrown.
 public enum TrackReadError: Error, Hashable, Sendable, CustomStringConvertible {
   /// The file could not be opened or read (missing, a directory, no permission).
   case unreadable(file: String, reason: String)
   /// The contents match no supported layout (neither XML nor delimited text).
   case unrecognizedFormat(file: String, reason: String)
-  /// The file is of a known kind but broken: not well-formed XML, truncated, an XML root
-  /// other than `<gpx>`, or empty. `pointsRead` counts the points read before the error; they
-  /// are discarded.
+  /// The file is of a known kind but broken before any point could be read: not well-formed
+  /// XML, truncated, an XML root other than `<gpx>`, or empty. `pointsRead` counts the points
+  /// read before the error (0, but for a root other than `<gpx>`).
   case malformed(file: String, line: Int?, reason: String, pointsRead: Int)
   /// A delimited-text header names no latitude or no longitude column.
   /// `header` holds the header fields as written (trimmed).

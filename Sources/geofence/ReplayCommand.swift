@@ -282,6 +282,11 @@ enum ReplayCommand {
         worsen(ExitStatus.dataError)
         continue
       }
+      if let cut = track.truncation {
+        progress.clear()
+        printError("geofence replay: \(cut)")
+        worsen(ExitStatus.dataError)
+      }
       progress.update("replaying \(track.fixes.count) fixes of \(path)")
       engine.forgetDevicesInMemory()
       let rep: TrackReplayReport

@@ -203,6 +203,10 @@ enum RunCommand {
       }
       do {
         let track = try TrackReader.read(contentsOf: URL(fileURLWithPath: path))
+        if let cut = track.truncation {
+          printError("geofence run: \(cut)")
+          if status == ExitStatus.ok { status = ExitStatus.dataError }
+        }
         if !quiet {
           ReplayCommand.report(
             rejections: track.skippedRows.map(\.description), what: "track rows")

@@ -80,13 +80,15 @@ import Testing
         """.utf8)
   }
 
-  @Test func undeclaredLatin1TagIsAnErrorNamingLineAndColumn() throws {
-    let e = try malformed("latin1.gpx", Self.latin1Track(declaring: nil))
-    #expect(e.line == 5)
-    #expect(e.pointsRead == 1)
-    #expect(e.reason.hasPrefix("invalid UTF-8 at column 58: Input is not proper UTF-8"))
-    #expect(e.reason.contains("Bytes: 0xDF 0x65 0x3E 0x4C"))
-    #expect(e.description.hasSuffix("(1 point read before the error; none returned)"))
+  @Test func undeclaredLatin1TagBreaksTheFileOffNamingLineAndColumn() throws {
+    let r = try GPXReader.read(data: Data(Self.latin1Track(declaring: nil)), fileName: "latin1.gpx")
+    #expect(r.fixes.count == 1)
+    #expect(r.fixes.first?.time == 1_577_836_800)
+    let cut = try #require(r.truncation)
+    #expect(cut.line == 5)
+    #expect(cut.message.hasPrefix("invalid UTF-8 at column 58: Input is not proper UTF-8"))
+    #expect(cut.message.contains("Bytes: 0xDF 0x65 0x3E 0x4C"))
+    #expect(cut.message.hasSuffix("the point before it is used, nothing after it is read"))
   }
 
   @Test func declaredLatin1TagIsRead() throws {
@@ -162,11 +164,13 @@ import Testing
       <trkpt lat="1" lon="2">
       </trkseg></trk></gpx>
       """
-    let e = try malformed("mismatch.gpx", Array(text.utf8))
+    let r = try GPXReader.read(data: Data(text.utf8), fileName: "mismatch.gpx")
+    #expect(r.fixes.count == 1)
     #expect(
-      e.description
+      r.truncation?.description
         == "mismatch.gpx:5: not well-formed XML at column 10: Opening and ending tag mismatch:"
-        + " trkpt line 4 and trkseg (1 point read before the error; none returned)")
+        + " trkpt line 4 and trkseg; the file breaks off here: the point before it is used,"
+        + " nothing after it is read")
   }
 
   /// An external entity is never loaded: its declaration is ignored, so the reference is an

@@ -190,7 +190,7 @@ func check(_ r: TrackReadResult, _ e: FileExpectation) throws {
     <gpx version="1.1" creator="test" xmlns="http://www.topografix.com/GPX/1/1">
     """
 
-  @Test func truncatedFileThrowsWithPointsReadAndLine() throws {
+  @Test func truncatedFileKeepsThePointsBeforeTheCut() throws {
     let text = """
       \(Self.header)
       <trk><trkseg>
@@ -199,28 +199,35 @@ func check(_ r: TrackReadResult, _ e: FileExpectation) throws {
       <trkpt lat="1.2" lon="2"><time>2020-01-01T00:00:02Z</time></trkpt>
       <trkpt lat="1.3" lon="2"><time>2020-01-01T00:0
       """
-    let e = try #require(TrackFixtures.error("cut.gpx", text))
-    guard case .malformed(let file, let line, let reason, let pointsRead) = e else {
-      Issue.record("expected .malformed, got \(e)")
-      return
-    }
-    #expect(file == "cut.gpx")
-    #expect(line == 7)
-    #expect(pointsRead == 3)
-    #expect(reason.contains("not well-formed"))
-    #expect(e.description.contains("cut.gpx:7:"))
-    #expect(e.description.contains("3 points read before the error"))
+    let r = try TrackFixtures.read("cut.gpx", text)
+    #expect(r.fixes.map(\.coordinate.latitude) == [1, 1.1, 1.2])
+    #expect(r.fixes.map(\.time) == [1_577_836_800, 1_577_836_801, 1_577_836_802])
+    let cut = try #require(r.truncation)
+    #expect(cut.file == "cut.gpx")
+    #expect(cut.line == 7)
+    #expect(cut.message.contains("not well-formed"))
+    #expect(cut.description.hasPrefix("cut.gpx:7: "))
+    #expect(cut.message.contains("the 3 points before it are used"))
   }
 
-  @Test func fileCutBetweenElementsThrows() throws {
+  @Test func fileCutBetweenElementsKeepsItsPoint() throws {
     let text = "\(Self.header)\n<trk><trkseg>\n<trkpt lat=\"1\" lon=\"2\"></trkpt>\n"
-    let e = try #require(TrackFixtures.error("cut2.gpx", text))
+    let r = try TrackFixtures.read("cut2.gpx", text)
+    #expect(r.fixes.map(\.coordinate) == [Coordinate(uncheckedLatitude: 1, longitude: 2)])
+    let cut = try #require(r.truncation)
+    #expect(cut.line != nil)
+    #expect(cut.message.contains("the point before it"))
+  }
+
+  @Test func fileCutBeforeAnyPointThrows() throws {
+    let text = "\(Self.header)\n<trk><trkseg>\n<trkpt lat=\"1\" lon="
+    let e = try #require(TrackFixtures.error("cut3.gpx", text))
     guard case .malformed(_, let line, _, let pointsRead) = e else {
       Issue.record("expected .malformed, got \(e)")
       return
     }
-    #expect(line != nil)
-    #expect(pointsRead == 1)
+    #expect(line == 4)
+    #expect(pointsRead == 0)
   }
 
   @Test func xmlWhoseRootIsNotGPXThrows() throws {
