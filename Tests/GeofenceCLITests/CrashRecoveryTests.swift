@@ -261,6 +261,91 @@ struct CrashRecoveryTests {
         + String(format: "%.2f s", restartSeconds))
   }
 
+  /// `run` delivering to the server's batch API and to a webhook at once, SIGKILLed at seeded
+  /// random moments, then run again to the end: each destination ends with every event
+  /// exactly once by id (the receivers deduplicate by id, so a resend after a kill is a
+  /// duplicate receipt, never a second event), and both cursors have passed every event.
+  @Test func twoDestinationsEachGetEveryEventOnceDespiteKills() async throws {
+    let seed: UInt64 = 20_261_202
+    var random = SeededGenerator(seed: seed)
+    let secret = "kill-test-secret"
+    let server = try await ReferenceServer.start(
+      keys: ["two"], arguments: ["--webhook-secret", secret])
+    defer { server.stop() }
+    let dir = temporaryDirectory()
+    // 60 regions over 3 tracks: 20 regions per track, one ENTER and one EXIT each.
+    let (regions, tracks) = try writeFixture(in: dir, regions: 60, tracks: 3)
+    let store = dir.appendingPathComponent("store").path
+    func runArguments(_ tracks: [String]) -> [String] {
+      [
+        "run", "--server", server.baseURL.absoluteString, "--key", "two", "--store", store,
+        "--destination", "server", "--destination",
+        "webhook=\(server.baseURL.absoluteString)/v1/webhook", "--webhook-secret", secret,
+        "--batch-size", "2", "--no-dwell", "--quiet", "--regions", regions,
+      ] + tracks
+    }
+    // Both receivers commit, then answer 40 ms late: most of a run is spent between a
+    // receiver's commit and its answer, where a kill makes a resend.
+    for path in ["/v1/events", "/v1/webhook"] {
+      try await server.armFault([
+        "path": path, "kind": "timeout", "delay_s": 0.04, "count": 1_000_000,
+      ])
+    }
+    func webhookReport() async throws -> [String: Any] {
+      let (status, body) = try await server.request("GET", "/admin/webhook")
+      #expect(status == 200)
+      return try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
+    }
+    // Bounded by rounds, not wall time: a loaded machine only makes rounds slower.
+    var kills = 0
+    var next = 0
+    var rounds = 0
+    while (next < tracks.count || kills < 6) && rounds < 200 {
+      rounds += 1
+      let track = next < tracks.count ? next : Int.random(in: 0..<tracks.count, using: &random)
+      let p = Process()
+      p.executableURL = geofenceBinary
+      p.arguments = runArguments([tracks[track]])
+      p.standardOutput = FileHandle.nullDevice
+      p.standardError = FileHandle.nullDevice
+      // 40 events of a track: 20 batches and 40 webhook posts, each answered 40 ms late, so
+      // a clean run lasts at least 2.4 s; most kills land while both are delivering.
+      let delay = Double.random(in: 0.3...(kills < 10 ? 2.5 : 8), using: &random)
+      let until = Date().addingTimeInterval(delay)
+      try p.run()
+      while p.isRunning && Date() < until { usleep(2_000) }
+      if p.isRunning {
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        kills += 1
+      } else {
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "seed \(seed)")
+        if track == next { next += 1 }
+      }
+    }
+    #expect(next == tracks.count, "seed \(seed): \(rounds) rounds completed \(next) tracks")
+    #expect(kills >= 6, "seed \(seed): only \(kills) kills landed in \(rounds) rounds")
+    let final = try geofence(runArguments(tracks))
+    #expect(final.status == 0, "seed \(seed): \(final.err)")
+
+    let uploaded = try await server.events(key: "two")
+    let hooked = try await webhookReport()
+    let serverIDs = (uploaded["events"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+    let webhookIDs = (hooked["events"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+    // 60 regions, one ENTER and one EXIT each: 120 events, each stored once by each receiver.
+    #expect(serverIDs.count == 120 && Set(serverIDs).count == 120, "seed \(seed)")
+    #expect(webhookIDs.count == 120 && Set(webhookIDs) == Set(serverIDs), "seed \(seed)")
+    #expect(hooked["refused_count"] as? Int == 0, "every signature verified")
+    let counts = try geofence(["outbox", "--store", store, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Int]
+    #expect(object?["pending"] == 0 && object?["in_flight"] == 0 && object?["dead_letters"] == 0)
+    print(
+      "two-destination crash test (seed \(seed)): \(rounds) rounds, \(kills) kills; server "
+        + "\(uploaded["event_count"] ?? 0) events from \(uploaded["delivery_count"] ?? 0) receipts, "
+        + "webhook \(hooked["event_count"] ?? 0) events from \(hooked["delivery_count"] ?? 0) receipts")
+  }
+
   /// (type, geofence, time) of each stored event; ids differ between stores (device ids).
   private func eventKeys(_ server: ReferenceServer, key: String) async throws -> [String] {
     let events = try await server.events(key: key)["events"] as? [[String: Any]] ?? []
