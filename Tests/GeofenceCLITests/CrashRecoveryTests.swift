@@ -79,6 +79,13 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
       "run", "--server", "http://127.0.0.1:1", "--key", "k", "--store", "/tmp/x", "--regions", "r",
       "--batch-size", "501", "t",
     ],
+    ["run", "--store", "/tmp/x", "--destination", "webhook=http://h/x", "--regions", "r", "t"],
+    ["run", "--store", "/tmp/x", "--destination", "webhook=ftp://h/x", "--webhook-secret", "s",
+     "--regions", "r", "t"],
+    ["run", "--store", "/tmp/x", "--destination", "kafka", "--regions", "r", "t"],
+    ["run", "--store", "/tmp/x", "--destination", "file=", "--regions", "r", "t"],
+    ["run", "--store", "/tmp/x", "--destination", "stdout", "--flush-count", "0", "--regions",
+     "r", "t"],
     ["outbox"], ["outbox", "--store", "/tmp/x", "extra"], ["outbox", "--bogus"],
     ["upload", "--store", "/tmp/x"], ["upload", "--server", "http://h", "--store", "/tmp/x"],
     ["upload", "--server", "http://h", "--key", "k", "--store", "/tmp/x", "--timeout", "0"],
@@ -107,6 +114,39 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     #expect(r.status == 75, "\(r.err)")
     let counts = try geofence(["outbox", "--store", store])
     #expect(counts.out.contains("pending       6"), "\(counts.out)")
+  }
+
+  /// The file and standard-output destinations, without a server: both get the same 6
+  /// events (3 regions, ENTER and EXIT each) in the same order, once; a second run of the
+  /// same track adds nothing to either (the ids are known).
+  @Test func fileAndStdoutDestinationsGetEveryEventOnce() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 3)
+    let store = dir.appendingPathComponent("store").path
+    let file = dir.appendingPathComponent("events.jsonl").path
+    let arguments = [
+      "run", "--store", store, "--destination", "file=\(file)", "--destination", "stdout",
+      "--sessions", "--no-dwell", "--regions", regions, tracks[0],
+    ]
+    let r = try geofence(arguments)
+    #expect(r.status == 0, "\(r.err)")
+    let stdoutLines = r.out.split(separator: "\n").map(String.init)
+    let fileLines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+      .map(String.init)
+    #expect(stdoutLines.count == 6 && stdoutLines == fileLines)
+    let objects = try stdoutLines.map {
+      try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+    }
+    #expect(objects.map { $0["type"] as? String } == ["enter", "exit", "enter", "exit", "enter", "exit"])
+    #expect(objects.map { $0["geofence_id"] as? String } == ["r0", "r0", "r1", "r1", "r2", "r2"])
+    // One session (the run lasts seconds), events 1...6.
+    #expect(objects.map { $0["event_index"] as? Int } == [1, 2, 3, 4, 5, 6])
+    #expect(Set(objects.map { $0["session_index"] as? Int }) == [1])
+    #expect(r.err.contains("delivery file: 1 batches; delivered 6"), "\(r.err)")
+    #expect(r.err.contains("delivery stdout: 1 batches; delivered 6"), "\(r.err)")
+    let again = try geofence(arguments)
+    #expect(again.status == 0 && again.out.isEmpty, "\(again.err)")
+    #expect(try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").count == 6)
   }
 
   @Test func outboxOfAMissingStoreExits66() throws {
