@@ -55,7 +55,8 @@ enum RunCommand {
                               one signed JSON POST per event to URL (http or https), headers
                               Idempotency-Key (the event id), X-Geofence-Timestamp and
                               X-Geofence-Signature: sha256=HMAC-SHA256(secret, "T." + body);
-                              retried as the upload is; an event over 64 KiB is dead-lettered
+                              retried as the upload is (--timeout, --max-attempts); an event
+                              over 64 KiB is dead-lettered
       --destination file=PATH JSON Lines appended to PATH, rotated at --file-max-bytes into
                               PATH.1 ... PATH.5
       --destination stdout    JSON Lines on standard output
@@ -498,7 +499,14 @@ enum RunCommand {
             sync.deadlineSeconds = deadlineSeconds
             return sync
           } : nil,
-        identity: .persisted, checkpoints: .manual, destinations: delivery.destinations,
+        identity: .persisted, checkpoints: .manual,
+        destinations: delivery.destinations.map {
+          // The webhook retries as the upload does: --timeout and --max-attempts.
+          guard case .webhook(var w) = $0 else { return $0 }
+          w.timeoutSeconds = timeoutSeconds
+          w.retry = RetryPolicy(maximumAttempts: maxAttempts)
+          return .webhook(w)
+        },
         flushPolicy: delivery.flushPolicy, sessions: delivery.sessions)
     }
   }
