@@ -56,14 +56,16 @@ public struct DeadLetter: Hashable, Sendable {
 public struct OutboxCounts: Hashable, Sendable, CustomStringConvertible {
   /// Waiting to be sent.
   public var pending: Int
-  /// Sent in a batch whose answer has not been applied yet. After a restart they go back to
-  /// pending (``Outbox/init(path:configuration:clock:)``).
+  /// Sent to some destination in a batch whose answer has not been applied yet. After a
+  /// restart they go back to pending (``Outbox/init(path:configuration:clock:recoverInFlight:)``).
   public var inFlight: Int
   /// Rejected by the server, in the dead-letter table.
   public var deadLetters: Int
   /// Evicted since the outbox was created because the cap was reached (never silently).
   public var evicted: Int
-  /// Confirmed by the server (accepted or duplicate) since the outbox was created.
+  /// Deliveries confirmed since the outbox was created, over every destination (an event
+  /// delivered to the server and to a webhook counts twice; with the server alone, the events
+  /// it listed as accepted or duplicate). ``Outbox/counts(destination:)`` splits it.
   public var delivered: Int
   /// Deleted by ``Outbox/deleteAll()`` (consent withdrawn) since the outbox was created.
   public var deleted: Int

@@ -114,7 +114,9 @@ enum RunCommand {
     usage: geofence outbox --store DIR [--json] [--dead-letters]
 
     Shows the event outbox of a store: pending, in flight, dead letters, and the lifetime
-    counts of evicted, delivered and deleted (consent withdrawn) events.
+    counts of evicted, delivered and deleted (consent withdrawn) events; then each
+    destination's cursor: pending, in flight, delivered, filtered, dead letters (text only;
+    --json keeps its flat counts).
 
       --store DIR             the store given to 'geofence run'
       --json                  one JSON object instead of text
@@ -369,6 +371,9 @@ enum RunCommand {
         directory: directory, configuration: OutboxConfiguration(), inspectOnly: true)
       let c = try store.outbox.counts()
       let dead = args.flag("dead-letters") ? try store.outbox.deadLetters() : []
+      let cursors = try store.outbox.destinations().map {
+        ($0, try store.outbox.counts(destination: $0))
+      }
       if args.flag("json") {
         var object: [String: Any] = [
           "pending": c.pending, "in_flight": c.inFlight, "dead_letters": c.deadLetters,
@@ -376,7 +381,10 @@ enum RunCommand {
         ]
         if args.flag("dead-letters") {
           object["dead_letter_events"] = dead.map {
-            ["id": $0.id, "reason": $0.reason, "payload": $0.payload, "attempts": $0.attempts]
+            [
+              "id": $0.id, "reason": $0.reason, "payload": $0.payload, "attempts": $0.attempts,
+              "destination": $0.destination,
+            ]
           }
         }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -388,7 +396,8 @@ enum RunCommand {
         print("evicted       \(c.evicted)")
         print("delivered     \(c.delivered)")
         print("deleted       \(c.deleted)")
-        for d in dead { print("dead letter \(d.id): \(d.reason): \(d.payload)") }
+        for (name, d) in cursors { print("destination \(name): \(d)") }
+        for d in dead { print("dead letter \(d.id) (\(d.destination)): \(d.reason): \(d.payload)") }
       }
       return ExitStatus.ok
     } catch {

@@ -198,6 +198,40 @@ final class RecordingDestination: EventDestination {
     #expect(seen == [[s2, "2", "2"], [s3, "3", "1"]])
   }
 
+  /// Stages of one destination: only ENTERs, positions to 2 decimals (hand-rounded below);
+  /// the other destination gets every event as stored.
+  @Test func shippedStagesFilterTypesAndCoarsenPositionsForOneDestination() async throws {
+    let center = Coordinate(uncheckedLatitude: 46.991234, longitude: 6.938765)
+    let engine = try GeofenceEngine(
+      configuration: .init(outbox: .init()), storage: .directory(directory.path),
+      geofences: [
+        Geofence(id: "N", region: try CircularRegion(center: center, radiusMeters: 100))
+      ], clock: clock)
+    let coarse = RecordingDestination(name: "coarse")
+    let full = RecordingDestination(name: "full")
+    try engine.add(
+      destination: coarse,
+      stages: DeliveryStages(
+        before: [EventTypeFilter(keeping: [.enter])],
+        enrichment: [CoordinateRedaction(decimals: 2)]))
+    try engine.add(destination: full)
+    try engine.ingest(LocationFix(coordinate: center, time: 1_796_014_800), device: "d")
+    let away = Coordinate(uncheckedLatitude: 46.9, longitude: 6.938765)
+    try engine.ingest(LocationFix(coordinate: away, time: 1_796_015_800), device: "d")
+    let report = try await engine.deliver()
+    #expect(report.destinations.map(\.report.filtered) == [1, 0])
+    #expect(coarse.objects.map { $0["type"] as? String } == ["enter"])
+    #expect(coarse.objects[0]["latitude"] as? Double == 46.99)
+    #expect(coarse.objects[0]["longitude"] as? Double == 6.94)
+    #expect(full.objects.map { $0["type"] as? String } == ["enter", "exit"])
+    #expect(full.objects[0]["latitude"] as? Double == 46.991234)
+    #expect(try engine.destinationCounts("coarse").filtered == 1)
+    #expect(
+      CoordinateRedaction(decimals: nil).process(
+        OutboxEvent(id: "x", payload: #"{"type":"enter","latitude":1.5,"longitude":2.5,"n":1}"#))?
+        .payload == #"{"type":"enter","n":1}"#)
+  }
+
   @Test func withoutSessionsEventsCarryNoSessionMembers() async throws {
     let (engine, recorder) = try engine()
     try engine.ingest(fix(0), device: "d")
