@@ -145,8 +145,7 @@ public final class DestinationDelivery {
   ///   - outbox: the queue; the destination's cursor is registered on the first call.
   ///   - destination: where events go.
   ///   - stages: run on each event before it is handed over. Default none.
-  public init(outbox: Outbox, destination: any EventDestination, stages: DeliveryStages = .none)
-  {
+  public init(outbox: Outbox, destination: any EventDestination, stages: DeliveryStages = .none) {
     precondition(destination.name != Outbox.serverDestination, "the server's cursor is taken")
     precondition(destination.maxBatchEvents >= 1, "maxBatchEvents must be >= 1")
     self.outbox = outbox
@@ -182,7 +181,8 @@ public final class DestinationDelivery {
       report.rejected += rejected.count
       report.filtered += dropped.count
       if delivered.count + rejected.count < ids.count {
-        report.stopped = answer.failure ?? "\(ids.count - delivered.count - rejected.count) "
+        report.stopped =
+          answer.failure ?? "\(ids.count - delivered.count - rejected.count) "
           + "events neither delivered nor rejected"
       }
     }

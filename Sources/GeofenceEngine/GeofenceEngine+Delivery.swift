@@ -162,8 +162,7 @@ extension GeofenceEngine {
   /// Sets the stages of the destination named `name` (``EventOutbox/Outbox/serverDestination``
   /// for the server's batch API).
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` for an unknown name.
-  public func setStages(_ stages: DeliveryStages, forDestination name: String) throws(EngineError)
-  {
+  public func setStages(_ stages: DeliveryStages, forDestination name: String) throws(EngineError) {
     if name == Outbox.serverDestination {
       serverStages = stages
       return

@@ -41,7 +41,9 @@ struct DeliveryOptions {
       case ("webhook", let url?):
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
           scheme == "http" || scheme == "https", parsed.host?.isEmpty == false
-        else { throw UsageError("--destination webhook=URL needs an http or https URL, got '\(url)'") }
+        else {
+          throw UsageError("--destination webhook=URL needs an http or https URL, got '\(url)'")
+        }
         guard let secret = args.last("webhook-secret") ?? secretFromEnvironment, !secret.isEmpty
         else {
           throw UsageError(

@@ -583,7 +583,9 @@ enum RunCommand {
     if uploaded && pendingSomewhere {
       if let stop = report.stopped { printError("geofence: events remain queued: \(stop)") }
       for (name, r) in destinations.destinations {
-        if let stop = r.stopped { printError("geofence: events remain queued for \(name): \(stop)") }
+        if let stop = r.stopped {
+          printError("geofence: events remain queued for \(name): \(stop)")
+        }
       }
       return tempFailure
     }

@@ -90,7 +90,8 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     let outbox = try Outbox(path: path, clock: clock)
     let receiver = FakeWebhookReceiver(clock: clock, upAt: 0)
     let webhook = WebhookDestination(
-      configuration: WebhookConfiguration(url: URL(string: "http://127.0.0.1:9/h")!, secret: "Jefe"),
+      configuration: WebhookConfiguration(
+        url: URL(string: "http://127.0.0.1:9/h")!, secret: "Jefe"),
       transport: receiver, clock: clock)
     try outbox.enqueue(OutboxEvent(id: "a1", payload: #"{"type":"enter"}"#))
     _ = try await DestinationDelivery(outbox: outbox, destination: webhook).flush()
@@ -137,11 +138,14 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
         url: URL(string: "http://127.0.0.1:9/h")!, secret: "k", maximumBodyBytes: 40),
       transport: receiver, clock: clock)
     try outbox.enqueue(OutboxEvent(id: "small", payload: #"{"n":1}"#))
-    try outbox.enqueue(OutboxEvent(id: "big", payload: #"{"pad":"\#(String(repeating: "x", count: 40))"}"#))
+    try outbox.enqueue(
+      OutboxEvent(id: "big", payload: #"{"pad":"\#(String(repeating: "x", count: 40))"}"#))
     let report = try await DestinationDelivery(outbox: outbox, destination: webhook).flush()
     #expect(receiver.received == ["small"] && receiver.requests == 1)
     #expect(report.rejected == 1)
-    #expect(try outbox.deadLetters().first?.reason.hasPrefix("event of 61 bytes over the webhook's cap of 40") == true)
+    #expect(
+      try outbox.deadLetters().first?.reason.hasPrefix(
+        "event of 61 bytes over the webhook's cap of 40") == true)
   }
 
   /// Stages run per destination at delivery time: the file gets the events without
@@ -278,6 +282,7 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     #expect(p.nextDueTime(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 129) == 130)
     #expect(p.nextDueTime(pending: 20, oldestCreatedAt: 100, newestCreatedAt: 129) == -.infinity)
     #expect(p.nextDueTime(pending: 0, oldestCreatedAt: nil, newestCreatedAt: nil) == nil)
-    #expect(FlushPolicy.manual.nextDueTime(pending: 5, oldestCreatedAt: 1, newestCreatedAt: 2) == nil)
+    #expect(
+      FlushPolicy.manual.nextDueTime(pending: 5, oldestCreatedAt: 1, newestCreatedAt: 2) == nil)
   }
 }

@@ -80,12 +80,16 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
       "--batch-size", "501", "t",
     ],
     ["run", "--store", "/tmp/x", "--destination", "webhook=http://h/x", "--regions", "r", "t"],
-    ["run", "--store", "/tmp/x", "--destination", "webhook=ftp://h/x", "--webhook-secret", "s",
-     "--regions", "r", "t"],
+    [
+      "run", "--store", "/tmp/x", "--destination", "webhook=ftp://h/x", "--webhook-secret", "s",
+      "--regions", "r", "t",
+    ],
     ["run", "--store", "/tmp/x", "--destination", "kafka", "--regions", "r", "t"],
     ["run", "--store", "/tmp/x", "--destination", "file=", "--regions", "r", "t"],
-    ["run", "--store", "/tmp/x", "--destination", "stdout", "--flush-count", "0", "--regions",
-     "r", "t"],
+    [
+      "run", "--store", "/tmp/x", "--destination", "stdout", "--flush-count", "0", "--regions",
+      "r", "t",
+    ],
     ["outbox"], ["outbox", "--store", "/tmp/x", "extra"], ["outbox", "--bogus"],
     ["upload", "--store", "/tmp/x"], ["upload", "--server", "http://h", "--store", "/tmp/x"],
     ["upload", "--server", "http://h", "--key", "k", "--store", "/tmp/x", "--timeout", "0"],
@@ -137,7 +141,8 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     let objects = try stdoutLines.map {
       try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
     }
-    #expect(objects.map { $0["type"] as? String } == ["enter", "exit", "enter", "exit", "enter", "exit"])
+    #expect(
+      objects.map { $0["type"] as? String } == ["enter", "exit", "enter", "exit", "enter", "exit"])
     #expect(objects.map { $0["geofence_id"] as? String } == ["r0", "r0", "r1", "r1", "r2", "r2"])
     // One session (the run lasts seconds), events 1...6.
     #expect(objects.map { $0["event_index"] as? Int } == [1, 2, 3, 4, 5, 6])
@@ -371,7 +376,9 @@ struct CrashRecoveryTests {
 
     let uploaded = try await server.events(key: "two")
     let hooked = try await webhookReport()
-    let serverIDs = (uploaded["events"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+    let serverIDs = (uploaded["events"] as? [[String: Any]] ?? []).compactMap {
+      $0["id"] as? String
+    }
     let webhookIDs = (hooked["events"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
     // 60 regions, one ENTER and one EXIT each: 120 events, each stored once by each receiver.
     #expect(serverIDs.count == 120 && Set(serverIDs).count == 120, "seed \(seed)")
@@ -383,7 +390,8 @@ struct CrashRecoveryTests {
     print(
       "two-destination crash test (seed \(seed)): \(rounds) rounds, \(kills) kills; server "
         + "\(uploaded["event_count"] ?? 0) events from \(uploaded["delivery_count"] ?? 0) receipts, "
-        + "webhook \(hooked["event_count"] ?? 0) events from \(hooked["delivery_count"] ?? 0) receipts")
+        + "webhook \(hooked["event_count"] ?? 0) events from \(hooked["delivery_count"] ?? 0) receipts"
+    )
   }
 
   /// (type, geofence, time) of each stored event; ids differ between stores (device ids).

@@ -31,7 +31,9 @@ final class RecordingDestination: EventDestination {
 @Suite(.serialized) struct DeliveryTests {
   static let metersPerDegree = Double.pi / 180 * EarthModel.meanRadiusMeters
   static let geofence = Geofence(
-    id: "A", region: try! CircularRegion(center: Coordinate(uncheckedLatitude: 0, longitude: 0), radiusMeters: 100))
+    id: "A",
+    region: try! CircularRegion(
+      center: Coordinate(uncheckedLatitude: 0, longitude: 0), radiusMeters: 100))
   let clock = ManualClock()
   let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
     "delivery-tests-\(UUID().uuidString)")
@@ -176,7 +178,10 @@ final class RecordingDestination: EventDestination {
     try engine.ingest(fix(2), device: "d")  // session 2 (more than 30 min), event 1
     _ = try await engine.deliver()
     var seen = recorder.objects.map {
-      [$0["session_id"] as? String ?? "", "\($0["session_index"] ?? "")", "\($0["event_index"] ?? "")"]
+      [
+        $0["session_id"] as? String ?? "", "\($0["session_index"] ?? "")",
+        "\($0["event_index"] ?? "")",
+      ]
     }
     let s1 = String(Int64(t0 * 1000))
     let s2 = String(Int64((t0 + 3_600.001) * 1000))
@@ -192,7 +197,10 @@ final class RecordingDestination: EventDestination {
     try engine.ingest(fix(4), device: "d")  // session 3, event 1
     _ = try await engine.deliver()
     seen = recorder.objects.map {
-      [$0["session_id"] as? String ?? "", "\($0["session_index"] ?? "")", "\($0["event_index"] ?? "")"]
+      [
+        $0["session_id"] as? String ?? "", "\($0["session_index"] ?? "")",
+        "\($0["event_index"] ?? "")",
+      ]
     }
     let s3 = String(Int64((t0 + 3_660.001) * 1000))
     #expect(seen == [[s2, "2", "2"], [s3, "3", "1"]])
