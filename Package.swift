@@ -14,6 +14,8 @@ let package = Package(
     .systemLibrary(
       name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
     .systemLibrary(
+      name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+    .systemLibrary(
       name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
     // Pure, value-typed core.
@@ -41,7 +43,7 @@ let package = Package(
 
     // Time, HTTP, sync and outbox.
     .target(name: "RetryTiming"),
-    .target(name: "Networking", dependencies: ["RetryTiming"]),
+    .target(name: "Networking", dependencies: ["RetryTiming", "CCrypto"]),
     .target(
       name: "GeofenceSync",
       dependencies: [

@@ -32,25 +32,40 @@ public struct OutboxConfiguration: Hashable, Sendable {
   }
 }
 
-/// A persisted, ordered queue of events waiting for upload.
+/// A persisted, ordered queue of events waiting for delivery to one or more destinations.
 ///
 /// Events live in one SQLite file opened with write-ahead logging and `synchronous = FULL`:
 /// when ``enqueue(_:)`` returns, the event survives a crash or a power loss. Events keep their
-/// enqueue order (a sequence number); batches are taken from the front, so an event is never
-/// sent before an event enqueued earlier (an EXIT never overtakes its ENTER).
+/// enqueue order (a sequence number that is never reused); every destination reads them in
+/// that order, so an event is never sent before an event enqueued earlier (an EXIT never
+/// overtakes its ENTER).
 ///
-/// ## States
-/// - **pending**: waiting;
-/// - **in flight**: part of the batch being sent; a batch is marked in flight in one
-///   transaction before it is sent, and removed (accepted or duplicate), dead-lettered
-///   (rejected) or put back to pending when the answer is applied;
-/// - **dead letter**: rejected by the server, kept with the reason in a separate table.
+/// ## Destinations and cursors
+/// Each destination (the server's batch API, a webhook, a file, ...) has its own durable
+/// **cursor**, a row of the `cursors` table named by the destination: every event at or
+/// before the cursor is settled for it (delivered, or dead-lettered for it). Events after the
+/// cursor that were settled out of order (a batch answer that left earlier events out) or are
+/// being sent are kept as **marks** beside the cursor, with their attempt count; the cursor
+/// moves over them once everything before them is settled. So a slow or failing destination
+/// only holds its own cursor back: the others keep delivering.
 ///
-/// Opening an outbox puts every in-flight event back to pending: they are the oldest, so they
-/// are sent first, with the same ids.
+/// An event leaves the outbox once every registered destination's cursor has passed it
+/// (``register(destination:)``); with no destination registered, events stay queued (up to
+/// ``OutboxConfiguration/capacity``).
+///
+/// ## States, per destination
+/// - **pending**: after the destination's cursor and not settled for it;
+/// - **in flight**: part of the batch being sent to it; a batch is marked in flight in one
+///   transaction before it is sent, and settled (delivered, or dead-lettered when rejected) or
+///   put back to pending when the answer is applied;
+/// - **dead letter**: rejected by that destination, kept with the reason in a separate table.
+///
+/// Opening an outbox puts every in-flight event back to pending: they are the oldest after
+/// the cursor, so they are sent first, with the same ids (at-least-once delivery; receivers
+/// deduplicate by id, the idempotency key).
 ///
 /// **Threads.** Not `Sendable`: use an outbox from one isolation domain, like its ``Database``.
-/// Two processes may open the same file (SQLite locks it), but only one should upload.
+/// Two processes may open the same file (SQLite locks it), but only one should deliver.
 public final class Outbox {
   /// The settings.
   public let configuration: OutboxConfiguration
@@ -86,6 +101,36 @@ public final class Outbox {
     """
     CREATE TABLE delivered_ids (seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE);
     """,
+    // Version 3: one cursor per destination. The in-flight flags and attempt counts of the
+    // events belonged to the one uploader; they move to its marks as destination "server".
+    """
+    CREATE TABLE cursors (destination TEXT PRIMARY KEY, seq INTEGER NOT NULL);
+    CREATE TABLE marks (
+      destination TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      attempts INTEGER NOT NULL DEFAULT 0,
+      state INTEGER NOT NULL DEFAULT 0,
+      PRIMARY KEY (destination, seq)
+    ) WITHOUT ROWID;
+    INSERT INTO marks (destination, seq, attempts, state)
+      SELECT 'server', seq, attempts, 0 FROM events WHERE attempts > 0;
+    CREATE TABLE dead_letters_v3 (
+      destination TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      id TEXT NOT NULL,
+      payload TEXT NOT NULL,
+      reason TEXT NOT NULL,
+      dead_at REAL NOT NULL,
+      attempts INTEGER NOT NULL,
+      PRIMARY KEY (destination, seq)
+    );
+    INSERT INTO dead_letters_v3 SELECT 'server', seq, id, payload, reason, dead_at, attempts
+      FROM dead_letters;
+    DROP TABLE dead_letters;
+    ALTER TABLE dead_letters_v3 RENAME TO dead_letters;
+    ALTER TABLE events DROP COLUMN in_flight;
+    ALTER TABLE events DROP COLUMN attempts;
+    """,
   ]
 
   /// Opens (creating when missing) the outbox in the SQLite file at `path`, and puts events
@@ -106,7 +151,7 @@ public final class Outbox {
     database = try Database(path: path, options: .init(writeAheadLogging: true))
     try database.migrate(Self.migrations)
     if recoverInFlight {
-      try database.execute("UPDATE events SET in_flight = 0 WHERE in_flight <> 0")
+      try database.execute("UPDATE marks SET state = 0 WHERE state = 1")
     }
     insertStatement = try database.prepare(
       "INSERT OR IGNORE INTO events (id, payload, created_at) SELECT ?1, ?2, ?3 "
@@ -194,8 +239,9 @@ public final class Outbox {
   public func counts() throws -> OutboxCounts {
     let s = try database.prepare(
       """
-      SELECT (SELECT count(*) FROM events WHERE in_flight = 0),
-             (SELECT count(*) FROM events WHERE in_flight <> 0),
+      SELECT (SELECT count(*) FROM events)
+               - (SELECT count(DISTINCT seq) FROM marks WHERE state = 1),
+             (SELECT count(DISTINCT seq) FROM marks WHERE state = 1),
              (SELECT count(*) FROM dead_letters),
              (SELECT value FROM counters WHERE name = 'evicted'),
              (SELECT value FROM counters WHERE name = 'delivered'),
@@ -227,29 +273,29 @@ public final class Outbox {
   /// The dead letters, oldest first.
   public func deadLetters() throws -> [DeadLetter] {
     let s = try database.prepare(
-      "SELECT id, payload, reason, dead_at, attempts FROM dead_letters ORDER BY seq")
+      "SELECT id, payload, reason, dead_at, attempts, destination FROM dead_letters "
+        + "ORDER BY seq, destination")
     var result: [DeadLetter] = []
     while try s.step() {
       result.append(
         DeadLetter(
           id: s.string(at: 0) ?? "", payload: s.string(at: 1) ?? "", reason: s.string(at: 2) ?? "",
-          deadAt: s.double(at: 3), attempts: Int(s.int64(at: 4))))
+          deadAt: s.double(at: 3), attempts: Int(s.int64(at: 4)),
+          destination: s.string(at: 5) ?? ""))
     }
     return result
   }
 
-  /// When the next batch is due without a ``OutboxUploader/flush()``: now when at least
-  /// ``OutboxConfiguration/maxBatchEvents`` events are pending, else the oldest pending
-  /// event's creation time plus ``OutboxConfiguration/maxBatchIntervalSeconds``; `nil` when
-  /// nothing is pending.
-  public func nextBatchDueTime() throws -> Double? {
-    let s = try database.prepare(
-      "SELECT count(*), min(created_at) FROM events WHERE in_flight = 0")
-    _ = try s.step()
-    let count = Int(s.int64(at: 0))
-    guard count > 0 else { return nil }
-    if count >= configuration.maxBatchEvents { return -Double.infinity }
-    return s.double(at: 1) + configuration.maxBatchIntervalSeconds
+  /// When the next batch for `destination` is due without a ``OutboxUploader/flush()``: now
+  /// when at least ``OutboxConfiguration/maxBatchEvents`` events are pending for it, else its
+  /// oldest pending event's creation time plus ``OutboxConfiguration/maxBatchIntervalSeconds``;
+  /// `nil` when nothing is pending for it.
+  /// - Parameter destination: the cursor's name. Default ``serverDestination``.
+  public func nextBatchDueTime(destination: String = Outbox.serverDestination) throws -> Double? {
+    let p = try pendingSummary(destination: destination)
+    guard p.count > 0 else { return nil }
+    if p.count >= configuration.maxBatchEvents { return -Double.infinity }
+    return (p.oldestCreatedAt ?? clock.now()) + configuration.maxBatchIntervalSeconds
   }
 
   // MARK: Deletion
@@ -266,104 +312,21 @@ public final class Outbox {
       try database.execute("DELETE FROM dead_letters")
       n += database.changes
       try database.execute("DELETE FROM delivered_ids")
+      try database.execute("DELETE FROM marks")
       try bump("deleted", by: n)
       return n
     }
   }
 
-  // MARK: Batches (used by the uploader)
-
-  /// A batch taken from the front of the queue and marked in flight.
-  struct Batch {
-    var seqs: [Int64]
-    var events: [OutboxEvent]
-    /// The highest attempt count among its events after this attempt (1 for a first send).
-    var attempt: Int
-  }
-
-  /// Marks the first `limit` pending events in flight and increments their attempt counts, in
-  /// one transaction. Returns `nil` when nothing is pending.
-  func takeBatch(limit: Int) throws -> Batch? {
-    try database.transaction {
-      let s = try database.prepare(
-        "SELECT seq, id, payload, created_at, attempts FROM events WHERE in_flight = 0 "
-          + "ORDER BY seq LIMIT ?")
-      try s.bind(.integer(Int64(limit)), at: 1)
-      var batch = Batch(seqs: [], events: [], attempt: 0)
-      while try s.step() {
-        batch.seqs.append(s.int64(at: 0))
-        batch.events.append(
-          OutboxEvent(
-            id: s.string(at: 1) ?? "", payload: s.string(at: 2) ?? "{}",
-            createdAt: s.double(at: 3)))
-        batch.attempt = max(batch.attempt, Int(s.int64(at: 4)) + 1)
-      }
-      guard !batch.seqs.isEmpty else { return nil }
-      try database.execute(
-        "UPDATE events SET in_flight = 1, attempts = attempts + 1 WHERE seq IN (\(list(batch.seqs)))"
-      )
-      return batch
-    }
-  }
-
-  /// Increments the attempt counts of a batch sent again.
-  func markRetry(_ batch: Batch) throws {
-    try database.execute(
-      "UPDATE events SET attempts = attempts + 1 WHERE seq IN (\(list(batch.seqs)))")
-  }
-
-  /// Applies a server answer: removes `delivered` ids, dead-letters `rejected` ones, and puts
-  /// the rest of `batch` back to pending. One transaction.
-  func settle(_ batch: Batch, delivered: Set<String>, rejected: [String: String]) throws {
-    try database.transaction {
-      var gone: [Int64] = []
-      var back: [Int64] = []
-      var deliveredSeqs: [Int64] = []
-      let now = clock.now()
-      for (seq, event) in zip(batch.seqs, batch.events) {
-        if let reason = rejected[event.id] {
-          try database.execute(
-            "INSERT OR REPLACE INTO dead_letters (seq, id, payload, reason, dead_at, attempts) "
-              + "SELECT seq, id, payload, ?, ?, attempts FROM events WHERE seq = ?",
-            [.text(reason), .real(now), .integer(seq)])
-          gone.append(seq)
-        } else if delivered.contains(event.id) {
-          gone.append(seq)
-          deliveredSeqs.append(seq)
-        } else {
-          back.append(seq)
-        }
-      }
-      if !gone.isEmpty {
-        if configuration.deliveredIDMemory > 0 && !deliveredSeqs.isEmpty {
-          try database.execute(
-            "INSERT OR IGNORE INTO delivered_ids (id) SELECT id FROM events "
-              + "WHERE seq IN (\(list(deliveredSeqs))) ORDER BY seq")
-          try database.execute(
-            "DELETE FROM delivered_ids WHERE seq <= (SELECT max(seq) FROM delivered_ids) - ?",
-            [.integer(Int64(configuration.deliveredIDMemory))])
-        }
-        try database.execute("DELETE FROM events WHERE seq IN (\(list(gone)))")
-        try bump("delivered", by: deliveredSeqs.count)
-      }
-      if !back.isEmpty {
-        try database.execute("UPDATE events SET in_flight = 0 WHERE seq IN (\(list(back)))")
-      }
-    }
-  }
-
-  /// Puts the in-flight events of `batch` back to pending (the answer was lost or useless).
-  func release(_ batch: Batch) throws {
-    try database.execute("UPDATE events SET in_flight = 0 WHERE seq IN (\(list(batch.seqs)))")
-  }
-
-  private func bump(_ counter: String, by n: Int) throws {
+  func bump(_ counter: String, by n: Int) throws {
     guard n != 0 else { return }
     try database.execute(
-      "UPDATE counters SET value = value + ? WHERE name = ?", [.integer(Int64(n)), .text(counter)])
+      "INSERT INTO counters (name, value) VALUES (?2, ?1) "
+        + "ON CONFLICT(name) DO UPDATE SET value = value + ?1",
+      [.integer(Int64(n)), .text(counter)])
   }
 
-  private func list(_ seqs: [Int64]) -> String {
+  func list(_ seqs: [Int64]) -> String {
     seqs.map(String.init).joined(separator: ",")
   }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 
 /// One event in the outbox: a stable id, a JSON payload and the time it was created.
 ///
@@ -22,6 +23,17 @@ public struct OutboxEvent: Hashable, Sendable {
     self.payload = payload
     self.createdAt = createdAt
   }
+
+  /// The event as every destination receives it: `{"id":ID,<the payload's members>}`, the
+  /// `id` member first and the payload's members as they were given.
+  /// - Complexity: O(n) in the payload's length.
+  public var jsonObject: String {
+    var text = #"{"id":"# + JSONText.quoted(id)
+    let members = payload.drop { $0 != "{" }.dropFirst()
+    if members.contains(where: { !$0.isWhitespace && $0 != "}" }) { text += "," }
+    text += members
+    return text
+  }
 }
 
 /// An event the server rejected, kept aside with the reason.
@@ -33,22 +45,27 @@ public struct DeadLetter: Hashable, Sendable {
   public var reason: String
   /// When it was dead-lettered, on the outbox's clock (seconds since the Unix epoch).
   public var deadAt: Double
-  /// Upload attempts it took part in.
+  /// Delivery attempts it took part in.
   public var attempts: Int
+  /// The destination that rejected it (``Outbox/serverDestination`` for the server's batch
+  /// API).
+  public var destination: String = Outbox.serverDestination
 }
 
 /// How many events are where.
 public struct OutboxCounts: Hashable, Sendable, CustomStringConvertible {
   /// Waiting to be sent.
   public var pending: Int
-  /// Sent in a batch whose answer has not been applied yet. After a restart they go back to
-  /// pending (``Outbox/init(path:configuration:clock:)``).
+  /// Sent to some destination in a batch whose answer has not been applied yet. After a
+  /// restart they go back to pending (``Outbox/init(path:configuration:clock:recoverInFlight:)``).
   public var inFlight: Int
   /// Rejected by the server, in the dead-letter table.
   public var deadLetters: Int
   /// Evicted since the outbox was created because the cap was reached (never silently).
   public var evicted: Int
-  /// Confirmed by the server (accepted or duplicate) since the outbox was created.
+  /// Deliveries confirmed since the outbox was created, over every destination (an event
+  /// delivered to the server and to a webhook counts twice; with the server alone, the events
+  /// it listed as accepted or duplicate). ``Outbox/counts(destination:)`` splits it.
   public var delivered: Int
   /// Deleted by ``Outbox/deleteAll()`` (consent withdrawn) since the outbox was created.
   public var deleted: Int

@@ -97,6 +97,8 @@ public final class OutboxUploader {
   public let retryPolicy: RetryPolicy
   /// The total deadline of each request, seconds (``Networking/HTTPRequest/timeoutSeconds``).
   public let requestTimeoutSeconds: Double
+  /// The stages every event passes before it is sent (``DeliveryStages``). Default none.
+  public var stages: DeliveryStages = .none
   private let apiKey: String
   private var sender: RetryingSender
 
@@ -138,6 +140,7 @@ public final class OutboxUploader {
   /// - Throws: ``SQLiteError`` from the outbox.
   @discardableResult
   public func flush() async throws -> UploadReport {
+    try outbox.register(destination: Outbox.serverDestination)
     var report = UploadReport()
     var partialAnswers = 0
     while report.stopped == nil, try await sendBatch(&report, &partialAnswers) {}
@@ -150,6 +153,7 @@ public final class OutboxUploader {
   /// - Throws: ``SQLiteError`` from the outbox.
   @discardableResult
   public func sendDueBatches() async throws -> UploadReport {
+    try outbox.register(destination: Outbox.serverDestination)
     var report = UploadReport()
     var partialAnswers = 0
     while report.stopped == nil, let due = try outbox.nextBatchDueTime(), due <= outbox.clock.now()
@@ -166,9 +170,9 @@ public final class OutboxUploader {
       headers: [
         "Authorization": "Bearer \(apiKey)", "Content-Type": "application/json",
         "X-Attempt": String(batch.attempt),
-        "Idempotency-Key": OutboxEventID.derive(batch.events.map(\.id), prefix: "batch-"),
+        "Idempotency-Key": OutboxEventID.derive(batch.sendable.map(\.id), prefix: "batch-"),
       ],
-      body: Self.body(batch.events), timeoutSeconds: requestTimeoutSeconds)
+      body: Self.body(batch.sendable), timeoutSeconds: requestTimeoutSeconds)
   }
 
   /// A usable answer to one batch.
@@ -216,6 +220,11 @@ public final class OutboxUploader {
       return false
     }
     while true {
+      stages.prepare(&batch)
+      if batch.sendable.isEmpty {
+        try outbox.settle(batch, delivered: [], rejected: [:])
+        return true
+      }
       let outbox = self.outbox
       var current = batch
       let outcome = try await sender.send(
@@ -256,7 +265,7 @@ public final class OutboxUploader {
           answer, to: batch, retryAfter: outcome.lastRetryAfterSeconds, &report, &partialAnswers)
         return true
       case .split(let status, let message):
-        if batch.events.count > 1 {
+        if batch.sendable.count > 1 {
           try outbox.release(batch)
           guard let smaller = try outbox.takeBatch(limit: max(1, batch.events.count / 2)) else {
             return false
@@ -265,7 +274,7 @@ public final class OutboxUploader {
           continue
         }
         let reason = "HTTP \(status)" + (message.isEmpty ? "" : ": \(message)")
-        try outbox.settle(batch, delivered: [], rejected: [batch.events[0].id: reason])
+        try outbox.settle(batch, delivered: [], rejected: [batch.sendable[0].id: reason])
         report.batches += 1
         report.rejected += 1
         return true
@@ -282,7 +291,7 @@ public final class OutboxUploader {
     _ answer: Answer, to batch: Outbox.Batch, retryAfter: Double?, _ report: inout UploadReport,
     _ partialAnswers: inout Int
   ) async throws {
-    let ids = Set(batch.events.map(\.id))
+    let ids = Set(batch.sendable.map(\.id))
     let delivered = Set(answer.accepted + answer.duplicates).intersection(ids)
     var rejected: [String: String] = [:]
     for (id, reason) in answer.rejected where ids.contains(id) && !delivered.contains(id) {
@@ -330,10 +339,7 @@ public final class OutboxUploader {
     var text = #"{"events":["#
     for (i, event) in events.enumerated() {
       if i > 0 { text += "," }
-      text += #"{"id":"# + JSONText.quoted(event.id)
-      let members = event.payload.drop { $0 != "{" }.dropFirst()
-      if members.contains(where: { !$0.isWhitespace && $0 != "}" }) { text += "," }
-      text += members
+      text += event.jsonObject
     }
     text += "]}"
     return Data(text.utf8)

@@ -103,6 +103,8 @@ extension GeofenceEngine {
             g, device: device, usesTime: timed, user: user, anonymous: anonymous,
             processedAt: now))
       }
+      try stampSession(&events, from: first, at: now)
+      if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
       try enqueue(events[first...])
     }
     if configuration.checkpoints == .everyFix, storage != .inMemory {
@@ -317,6 +319,11 @@ extension GeofenceEngine {
             d.dirty = true
           }
         }
+      }
+      if configuration.flushPolicy.onBackground, authorization.appState == .foreground,
+        state.appState == .background
+      {
+        flushRequested = true
       }
       authorization = state
       try stateStore.setValue(state, key: "authorization")

@@ -100,6 +100,7 @@ extension GeofenceEngine {
       }
     }
     removals.sort { ($0.deviceID, $0.geofenceID) < ($1.deviceID, $1.geofenceID) }
+    try stampSession(&removals, from: 0, at: now)
     try enqueue(removals[...])
     try checkpoint()
     return EngineSyncReport(
@@ -110,7 +111,8 @@ extension GeofenceEngine {
   // MARK: Upload
 
   /// Sends every queued event now, batch after batch (see ``EventOutbox/OutboxUploader``),
-  /// after saving the device checkpoints.
+  /// after saving the device checkpoints; the other destinations are flushed too (see
+  /// ``deliver(until:skipping:)``, whose report has them all).
   /// - Parameter deadline: the time on the engine's clock (seconds since the Unix epoch) after
   ///   which no request starts and no wait begins; `nil` (default) for now plus
   ///   ``UploadConfiguration/deadlineSeconds``. Pass one deadline to several calls to bound
@@ -120,9 +122,11 @@ extension GeofenceEngine {
   ///   configuration; ``EngineError/accountMismatch(stored:given:)`` when the outbox holds
   ///   events queued for another API key; ``EngineError/store(_:)``.
   public func flush(until deadline: Double? = nil) async throws(EngineError) -> UploadReport {
-    try checkpoint()
-    let uploader = try makeUploader(until: deadline)
-    do { return try await uploader.flush() } catch { throw .store("outbox: \(error)") }
+    guard outbox != nil else { throw .invalidConfiguration("no outbox configured") }
+    guard configuration.upload != nil else {
+      throw .invalidConfiguration("no upload server configured")
+    }
+    return try await deliver(until: deadline).server ?? UploadReport()
   }
 
   /// Sends only the batches that are due (full, or whose oldest event waited the batch
@@ -154,6 +158,7 @@ extension GeofenceEngine {
       outbox: outbox, server: upload.server, apiKey: upload.apiKey, transport: transport,
       retryPolicy: upload.retry, requestTimeoutSeconds: upload.timeoutSeconds)
     uploader.deadline = deadline ?? clock.now() + upload.deadlineSeconds
+    uploader.stages = serverStages
     return uploader
   }
 

@@ -48,6 +48,21 @@ import RetryTiming
 /// the outbox's account) and `identity.json` (with ``IdentityMode/persisted``).
 /// ``Storage/inMemory`` keeps everything in memory.
 ///
+/// ## Delivery
+/// Events go from the outbox to every destination: the server's batch API (``Configuration/upload``),
+/// ``Configuration/destinations`` (webhook, JSON Lines file, standard output) and any
+/// ``EventOutbox/EventDestination`` given to ``add(destination:stages:)``, each from its own
+/// cursor, through its ``EventOutbox/DeliveryStages``. ``deliver(until:skipping:)`` is the
+/// explicit flush; ``deliverDue(until:skipping:)`` applies the ``Configuration/flushPolicy``.
+///
+/// ## Configured once
+/// An engine's configuration is fixed when it is created. In one process, one engine that
+/// delivers (an upload or a destination configured) may be configured per store directory:
+/// a second one while the first lives is an error (``EngineError/invalidConfiguration(_:)``),
+/// not a no-op, because two engines moving the same cursors would send events twice and
+/// interleave the session counts. The claim ends when the engine is released. Engines that
+/// only read or fill the store may be opened beside it.
+///
 /// ## Checkpoints
 /// Device state (gate and detector) is saved to `state.sqlite` by ``checkpoint()``, and
 /// after every ``ingest(_:device:)`` with ``CheckpointPolicy/everyFix``. A restarted engine
@@ -131,6 +146,16 @@ public final class GeofenceEngine {
     public var emitsExitForRemovedGeofences: Bool
     /// Default ``CheckpointPolicy/everyFix`` for a directory, irrelevant in memory.
     public var checkpoints: CheckpointPolicy
+    /// Destinations beside the server's batch API (which ``upload`` configures), each with
+    /// its own cursor in the outbox. Default none. Needs an outbox.
+    public var destinations: [DestinationConfiguration]
+    /// When ``deliverDue(until:skipping:)`` delivers without an explicit flush. Default
+    /// ``EventOutbox/FlushPolicy/init(count:intervalSeconds:debounceSeconds:immediateOnTransition:onBackground:)``'s
+    /// (count 20, interval 30 s, on background).
+    public var flushPolicy: FlushPolicy
+    /// Sessions stamped on each event, or `nil` (the default) for none: events then carry no
+    /// session members, and outputs stay as they were.
+    public var sessions: SessionConfiguration?
 
     public init(
       transitions: TransitionConfiguration = TransitionConfiguration(),
@@ -138,8 +163,13 @@ public final class GeofenceEngine {
       initialAuthorization: AuthorizationState = AuthorizationTimeline.granted,
       outbox: OutboxConfiguration? = nil, upload: UploadConfiguration? = nil,
       sync: SyncConfiguration? = nil, identity: IdentityMode = .none,
-      emitsExitForRemovedGeofences: Bool = false, checkpoints: CheckpointPolicy = .everyFix
+      emitsExitForRemovedGeofences: Bool = false, checkpoints: CheckpointPolicy = .everyFix,
+      destinations: [DestinationConfiguration] = [], flushPolicy: FlushPolicy = FlushPolicy(),
+      sessions: SessionConfiguration? = nil
     ) {
+      self.destinations = destinations
+      self.flushPolicy = flushPolicy
+      self.sessions = sessions
       self.transitions = transitions
       self.authorization = authorization
       self.initialAuthorization = initialAuthorization
@@ -185,6 +215,17 @@ public final class GeofenceEngine {
   /// Counts since the engine was created.
   public internal(set) var report = EngineReport()
   var gated: [GatedEvent] = []
+  /// The destinations beside the server, in the order configured, then added.
+  var deliveries: [DestinationDelivery] = []
+  /// The stages of the server's batch API.
+  var serverStages = DeliveryStages.none
+  /// Set by a trigger (a transition, the app going to the background) that makes every
+  /// destination due at the next ``deliverDue(until:skipping:)``.
+  var flushRequested = false
+  /// The current session, when sessions are kept.
+  var session: SessionState?
+  /// The directory claimed in ``ConfiguredStores`` for delivery, released in `deinit`.
+  var claimedDirectory: String?
 
   /// Creates an engine, restoring what `storage` holds.
   ///
@@ -249,11 +290,16 @@ public final class GeofenceEngine {
     if let upload = configuration.upload, outbox != nil {
       try bindOutboxAccount(key: upload.apiKey)
     }
+    try setUpDelivery()
     if configuration.authorization.decide(authorization).mustDeleteQueuedEvents, let outbox {
       do { report.deletedForConsent += try outbox.deleteAll() } catch {
         throw .store("\(error)")
       }
     }
+  }
+
+  deinit {
+    if let claimedDirectory { ConfiguredStores.release(claimedDirectory) }
   }
 
   // MARK: Read access
@@ -311,10 +357,19 @@ public final class GeofenceEngine {
   /// The anonymous id events carry while nobody is signed in (``IdentityMode/persisted``).
   public var anonymousID: String? { userID == nil ? identityFile?.anonymousID : nil }
 
+  /// Longest user id accepted, in characters (Appy's limit).
+  public static let maximumUserIDCharacters = 128
+
   /// Signs `user` in (or out with `nil`). Events created from now on carry it; events
-  /// already created keep theirs.
-  /// - Throws: ``EngineError/store(_:)`` when the identity cannot be saved.
+  /// already created keep theirs (identity is stamped when an event is created).
+  ///
+  /// The id is trimmed of white space and line breaks first; an id that is then empty, or
+  /// longer than ``maximumUserIDCharacters`` characters (grapheme clusters), is refused and
+  /// the identity is unchanged.
+  /// - Throws: ``EngineError/invalidUserID(_:)`` for an empty or too long id;
+  ///   ``EngineError/store(_:)`` when the identity cannot be saved.
   public func identify(user: String?) throws(EngineError) {
+    let user = try user.map { (raw) throws(EngineError) -> String in try Self.validUserID(raw) }
     do {
       if let identityFile {
         try identityFile.setUser(user)
@@ -329,13 +384,28 @@ public final class GeofenceEngine {
     } catch { throw .store("\(error)") }
   }
 
-  /// Signs out and, with ``IdentityMode/persisted``, starts a new anonymous id. Region state
-  /// and queued events are kept.
+  /// `raw` trimmed, or the error that refuses it (see ``identify(user:)``).
+  public static func validUserID(_ raw: String) throws(EngineError) -> String {
+    let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
+    guard !trimmed.isEmpty else {
+      throw .invalidUserID("a user id must not be empty (after trimming white space)")
+    }
+    guard trimmed.count <= maximumUserIDCharacters else {
+      throw .invalidUserID(
+        "a user id has at most \(maximumUserIDCharacters) characters; this one has "
+          + "\(trimmed.count)")
+    }
+    return trimmed
+  }
+
+  /// Signs out and, with ``IdentityMode/persisted``, starts a new anonymous id; with
+  /// sessions, the next event starts a new session. Region state and queued events are kept.
   public func reset() throws(EngineError) {
     do {
       try identityFile?.reset()
       if identityFile == nil { try identify(user: nil) }
     } catch let e as EngineError { throw e } catch { throw .store("\(error)") }
+    try endSession()
   }
 }
 
@@ -349,6 +419,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   case sync(SyncError)
   /// The outbox holds events queued for another account (another API key's fingerprint).
   case accountMismatch(stored: String, given: String)
+  /// A user id was refused by ``GeofenceEngine/identify(user:)`` (the message says why).
+  case invalidUserID(String)
   /// A checkpoint record cannot be restored (the message says why; see
   /// ``GeofenceEngine/restoreDevice(fromCheckpointRecord:)``).
   case invalidCheckpoint(String)
@@ -363,6 +435,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
         "the outbox holds events of another account (key fingerprint \(stored)); this key's "
         + "fingerprint is \(given)"
     case .invalidCheckpoint(let m): return "invalid checkpoint record: \(m)"
+    case .invalidUserID(let m): return "invalid user id: \(m)"
     }
   }
 }

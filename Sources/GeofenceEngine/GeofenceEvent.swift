@@ -54,6 +54,14 @@ public struct GeofenceEvent: Hashable, Sendable {
   public var isRemoval: Bool
   /// 0-based index of the causing fix in its file as written (replay of files only).
   public var fixIndex: Int?
+  /// The session the event was created in (``GeofenceEngine/SessionConfiguration``): the
+  /// session's start on the engine's clock in whole milliseconds since the Unix epoch, as
+  /// decimal digits; `nil` when the engine keeps no sessions.
+  public var sessionID: String?
+  /// 1-based count of sessions on the store, this one included; `nil` without sessions.
+  public var sessionIndex: Int?
+  /// 1-based position of the event in its session; `nil` without sessions.
+  public var eventIndex: Int?
   /// True for an ENTER or EXIT inferred between two fixes (``CrossingInference``): `time`,
   /// `latitude` and `longitude` are interpolated where the segment between the fixes enters
   /// or leaves the geofence, and ``fixIndex`` is the later fix's.
@@ -66,8 +74,12 @@ public struct GeofenceEvent: Hashable, Sendable {
     longitude: Double, accuracy: Double? = nil, distanceMeters: Double,
     dwellSeconds: Double? = nil, visitSeconds: Double? = nil, afterGap: Bool = false,
     gapStart: Double? = nil, isRemoval: Bool = false, fixIndex: Int? = nil,
-    inferred: Bool = false
+    inferred: Bool = false, sessionID: String? = nil, sessionIndex: Int? = nil,
+    eventIndex: Int? = nil
   ) {
+    self.sessionID = sessionID
+    self.sessionIndex = sessionIndex
+    self.eventIndex = eventIndex
     self.id = id
     self.type = type
     self.geofenceID = geofenceID

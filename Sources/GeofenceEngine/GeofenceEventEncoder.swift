@@ -25,6 +25,7 @@ public enum EventFormat: String, CaseIterable, Sendable {
 /// | `url` | ``GeofenceEvent/url`` or `null` |
 /// | `device_id` | the device |
 /// | `user_id`, `anonymous_id` | who the event belongs to, or `null` |
+/// | `session_id`, `session_index`, `event_index` | the session (string, integers from 1); only when the engine keeps sessions |
 /// | `time` | RFC 3339 UTC with milliseconds, or `null` for a track without times |
 /// | `processed_at` | when the engine created it (RFC 3339); only with ``includesProcessingTime`` |
 /// | `latitude`, `longitude` | degrees, shortest round-trip decimal |
@@ -37,7 +38,8 @@ public enum EventFormat: String, CaseIterable, Sendable {
 /// | `inferred` | `true` for an inferred crossing (``GeofenceEvent/inferred``); absent otherwise |
 /// | `track` | the input file (only when the caller names one) |
 ///
-/// CSV has one column per member (`metadata` as JSON text), with empty fields for `null`;
+/// CSV has one column per member (`metadata` as JSON text; no session columns), with empty
+/// fields for `null`;
 /// the `inferred` column (`true` or empty) only with ``includesInferredColumn``.
 ///
 /// A value. ``encode(_:track:into:)`` writes into the caller's buffer and allocates only when
@@ -200,6 +202,13 @@ public struct GeofenceEventEncoder: Sendable {
     string(",\"device_id\":", e.deviceID)
     string(",\"user_id\":", e.userID)
     string(",\"anonymous_id\":", e.anonymousID)
+    if let session = e.sessionID {
+      string(",\"session_id\":", session)
+      JSONText.append(",\"session_index\":", to: &out)
+      JSONText.appendInteger(Int64(e.sessionIndex ?? 0), to: &out)
+      JSONText.append(",\"event_index\":", to: &out)
+      JSONText.appendInteger(Int64(e.eventIndex ?? 0), to: &out)
+    }
     time(",\"time\":", e.time)
     if processingTime { time(",\"processed_at\":", e.processedAt) }
     number(",\"latitude\":", e.latitude)

@@ -49,9 +49,43 @@ enum RunCommand {
                               store's anonymous id)
       --reset-identity        sign out and start a new anonymous id before the run
 
+    destinations (repeatable; default: server):
+      --destination server    the server's batch API, POST URL/v1/events (needs --server, --key)
+      --destination webhook=URL
+                              one signed JSON POST per event to URL (http or https), headers
+                              Idempotency-Key (the event id), X-Geofence-Timestamp and
+                              X-Geofence-Signature: sha256=HMAC-SHA256(secret, "T." + body);
+                              retried as the upload is (--timeout, --max-attempts); an event
+                              over 64 KiB is dead-lettered
+      --destination file=PATH JSON Lines appended to PATH, rotated at --file-max-bytes into
+                              PATH.1 ... PATH.5
+      --destination stdout    JSON Lines on standard output
+      --webhook-secret S      the webhook's HMAC secret (else $GEOFENCE_WEBHOOK_SECRET)
+      --file-max-bytes N      rotate the file destination at N bytes [10485760]
+                              Each destination has its own cursor in DIR/outbox.sqlite: a slow
+                              or failing one never holds the others back, and a crash loses
+                              nothing for any (delivery is at least once; receivers
+                              deduplicate by the event id).
+
+    flush policy (combined: a destination's events go out when any trigger fires; the run
+    always ends with a flush of everything):
+      --flush-count N         when N events are pending [20] (Hightouch flushAt, Appy)
+      --flush-interval S      when the oldest pending event waited S seconds [30]
+                              (Hightouch flushInterval); --batch-interval is the same option
+      --flush-debounce S      when S seconds passed since the newest pending event [off;
+                              Appy uses 2]
+      --flush-on-transition   after every fix that made an event (Klaviyo's immediate
+                              geofence flush) [off]
+      --no-flush-on-background
+                              do not flush when the app state turns to background [flush]
+
+    sessions:
+      --sessions              stamp session_id, session_index and event_index on each event; a
+                              new session after 30 min without events or after
+                              --reset-identity; kept in DIR/state.sqlite across runs
+
     outbox and upload (defaults in brackets):
-      --batch-size N          events per batch, 1-500 [20]
-      --batch-interval S      send a partial batch once its oldest event waited S seconds [30]
+      --batch-size N          events per batch to the server, 1-500 [20]
       --capacity N            most queued events; the oldest are evicted (counted) [10000]
       --timeout S             the total deadline of one HTTP request, body included [10]
       --max-attempts N        sends of one batch before giving up for now [8]
@@ -67,9 +101,10 @@ enum RunCommand {
     one, the uploads within the other), whatever the server does; the rest is the replay of
     the tracks, which depends only on the input.
 
-    exit status: 0 every event delivered (or dead-lettered); 64 usage error; 65 an input file
+    exit status: 0 every event delivered to every destination (or dead-lettered); 64 usage error; 65 an input file
     could not be parsed; 66 an input file is missing; 69 no --regions given, the sync failed
-    and no earlier set is stored; 75 events remain queued (server unreachable or refusing):
+    and no earlier set is stored; 75 events remain queued for a destination (unreachable or
+    refusing):
     run 'geofence upload' later (also when the server refused a whole batch, 400 or 401,
     or the deadline passed: no event is dead-lettered for those); 77 the outbox holds
     events queued with another --key.
@@ -79,7 +114,9 @@ enum RunCommand {
     usage: geofence outbox --store DIR [--json] [--dead-letters]
 
     Shows the event outbox of a store: pending, in flight, dead letters, and the lifetime
-    counts of evicted, delivered and deleted (consent withdrawn) events.
+    counts of evicted, delivered and deleted (consent withdrawn) events; then each
+    destination's cursor: pending, in flight, delivered, filtered, dead letters (text only;
+    --json keeps its flat counts).
 
       --store DIR             the store given to 'geofence run'
       --json                  one JSON object instead of text
@@ -127,11 +164,13 @@ enum RunCommand {
   static func run(_ argv: [String]) async -> Int32 {
     let spec = CommandLineArguments.Spec(
       valued: ReplayCommand.spec.valued.subtracting(["format", "svg"]).union(uploadOptions)
-        .union(["auth", "user"]),
-      flags: ReplayCommand.spec.flags.union(["no-upload", "reset-identity"]))
+        .union(DeliveryOptions.valued).union(["auth", "user"]),
+      flags: ReplayCommand.spec.flags.union(["no-upload", "reset-identity"]).union(
+        DeliveryOptions.flags))
     let args: CommandLineArguments
     let replayOptions: ReplayCommand.Options
-    let upload: UploadOptions
+    var upload: UploadOptions
+    let delivery: DeliveryOptions
     do throws(UsageError) {
       args = try CommandLineArguments(argv, spec: spec)
       if args.flag("help") {
@@ -139,8 +178,13 @@ enum RunCommand {
         return ExitStatus.ok
       }
       replayOptions = try ReplayCommand.Options(args, requiresRegions: false)
+      delivery = try DeliveryOptions(
+        args, secretFromEnvironment: ProcessInfo.processInfo.environment["GEOFENCE_WEBHOOK_SECRET"])
       upload = try UploadOptions(
-        args, needsServer: !args.flag("no-upload") || replayOptions.regionFiles.isEmpty)
+        args,
+        needsServer: (delivery.server && !args.flag("no-upload"))
+          || replayOptions.regionFiles.isEmpty)
+      upload.delivery = delivery
     } catch {
       printError("geofence run: \(error.message)\nRun 'geofence run --help' for usage.")
       return ExitStatus.usage
@@ -217,21 +261,26 @@ enum RunCommand {
         if status == ExitStatus.ok { status = ExitStatus.dataError }
       }
     }
-    let uploading = upload.server != nil && !args.flag("no-upload")
-    // One deadline for every upload of the run, so that together they end within it.
+    let uploading = !engine.destinationNames.isEmpty && !args.flag("no-upload")
+    // One deadline for every delivery of the run, so that together they end within it.
     let uploadDeadline = SystemClock().now() + upload.deadlineSeconds
-    var uploadReport = UploadReport()
+    var deliveryReport = DeliveryReport()
     var uploadError: EngineError?
+    func deliverDue() async {
+      guard uploading, uploadError == nil else { return }
+      do throws(EngineError) {
+        // A destination that stopped waits for the final flush; the others go on.
+        deliveryReport.add(
+          try await engine.deliverDue(until: uploadDeadline, skipping: deliveryReport.stoppedNames))
+      } catch {
+        uploadError = error
+      }
+    }
     do throws(EngineError) {
       let reports = try await engine.replay(
         inputs, timeline: timeline, ignoringAccuracy: replayOptions.ignoringAccuracy
       ) {
-        guard uploading, uploadReport.stopped == nil, uploadError == nil else { return }
-        do throws(EngineError) {
-          uploadReport.add(try await engine.sendDueBatches(until: uploadDeadline))
-        } catch {
-          uploadError = error
-        }
+        await deliverDue()
       }
       if !quiet {
         for r in reports {
@@ -240,8 +289,9 @@ enum RunCommand {
         }
       }
       try engine.checkpoint()
-      if uploading, uploadReport.stopped == nil, uploadError == nil {
-        uploadReport.add(try await engine.flush(until: uploadDeadline))
+      if uploading, uploadError == nil {
+        deliveryReport.add(
+          try await engine.deliver(until: uploadDeadline, skipping: deliveryReport.stoppedNames))
       }
     } catch {
       uploadError = error
@@ -267,10 +317,16 @@ enum RunCommand {
       printError(
         "events: \(r.eventCounts); after a gap \(r.afterGapEvents) (gaps \(r.gaps))"
           + "; enqueued \(r.enqueued); deleted for consent \(r.deletedForConsent)")
-      if uploading { printError(describe(uploadReport)) }
+      if uploading {
+        if let server = deliveryReport.server { printError(describe(server)) }
+        for (name, r) in deliveryReport.destinations {
+          printError(describe(name: name, r))
+        }
+      }
     }
     return finish(
-      engine: engine, report: uploadReport, uploaded: uploading, quiet: quiet, status: status)
+      engine: engine, report: deliveryReport.server ?? UploadReport(), uploaded: uploading,
+      quiet: quiet, status: status, destinations: deliveryReport)
   }
 
   /// Syncs the engine's stored set. A failed sync keeps the last good set (marked stale) and
@@ -319,6 +375,9 @@ enum RunCommand {
         directory: directory, configuration: OutboxConfiguration(), inspectOnly: true)
       let c = try store.outbox.counts()
       let dead = args.flag("dead-letters") ? try store.outbox.deadLetters() : []
+      let cursors = try store.outbox.destinations().map {
+        ($0, try store.outbox.counts(destination: $0))
+      }
       if args.flag("json") {
         var object: [String: Any] = [
           "pending": c.pending, "in_flight": c.inFlight, "dead_letters": c.deadLetters,
@@ -326,7 +385,10 @@ enum RunCommand {
         ]
         if args.flag("dead-letters") {
           object["dead_letter_events"] = dead.map {
-            ["id": $0.id, "reason": $0.reason, "payload": $0.payload, "attempts": $0.attempts]
+            [
+              "id": $0.id, "reason": $0.reason, "payload": $0.payload, "attempts": $0.attempts,
+              "destination": $0.destination,
+            ]
           }
         }
         let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
@@ -338,7 +400,8 @@ enum RunCommand {
         print("evicted       \(c.evicted)")
         print("delivered     \(c.delivered)")
         print("deleted       \(c.deleted)")
-        for d in dead { print("dead letter \(d.id): \(d.reason): \(d.payload)") }
+        for (name, d) in cursors { print("destination \(name): \(d)") }
+        for d in dead { print("dead letter \(d.id) (\(d.destination)): \(d.reason): \(d.payload)") }
       }
       return ExitStatus.ok
     } catch {
@@ -408,6 +471,8 @@ enum RunCommand {
     var maxAttempts: Int
     /// `--deadline`: the bound on the sync, and on all the uploads of one command together.
     var deadlineSeconds: Double
+    /// `--destination` and the flush and session options (`run`); the server alone else.
+    var delivery = DeliveryOptions()
 
     init(_ args: CommandLineArguments, needsServer: Bool) throws(UsageError) {
       guard let store = args.last("store") else { throw UsageError("give --store DIR") }
@@ -436,7 +501,7 @@ enum RunCommand {
     {
       GeofenceEngine.Configuration(
         transitions: transitions, outbox: outboxConfiguration,
-        upload: server.map {
+        upload: (delivery.server ? server : nil).map {
           GeofenceEngine.UploadConfiguration(
             server: $0, apiKey: key, timeoutSeconds: timeoutSeconds,
             retry: RetryPolicy(maximumAttempts: maxAttempts), deadlineSeconds: deadlineSeconds)
@@ -447,7 +512,15 @@ enum RunCommand {
             sync.deadlineSeconds = deadlineSeconds
             return sync
           } : nil,
-        identity: .persisted, checkpoints: .manual)
+        identity: .persisted, checkpoints: .manual,
+        destinations: delivery.destinations.map {
+          // The webhook retries as the upload does: --timeout and --max-attempts.
+          guard case .webhook(var w) = $0 else { return $0 }
+          w.timeoutSeconds = timeoutSeconds
+          w.retry = RetryPolicy(maximumAttempts: maxAttempts)
+          return .webhook(w)
+        },
+        flushPolicy: delivery.flushPolicy, sessions: delivery.sessions)
     }
   }
 
@@ -488,23 +561,47 @@ enum RunCommand {
   /// EX_NOPERM (sysexits.h): the outbox holds events queued for another account's key.
   static let accountMismatch: Int32 = 77
 
-  /// Prints the outbox counts and picks the exit status.
+  /// Prints the outbox counts (and each destination's, when there are others than the
+  /// server) and picks the exit status.
   static func finish(
-    engine: GeofenceEngine, report: UploadReport, uploaded: Bool, quiet: Bool, status: Int32
+    engine: GeofenceEngine, report: UploadReport, uploaded: Bool, quiet: Bool, status: Int32,
+    destinations: DeliveryReport = DeliveryReport()
   ) -> Int32 {
     let counts: OutboxCounts
+    var pendingSomewhere = false
     guard let outbox = engine.outbox else { return status }
-    do { counts = try outbox.counts() } catch {
+    do {
+      counts = try outbox.counts()
+      let names = engine.destinationNames
+      for name in names {
+        let c = try outbox.counts(destination: name)
+        if c.pending + c.inFlight > 0 { pendingSomewhere = true }
+        if !quiet && names != [Outbox.serverDestination] { printError("outbox \(name): \(c)") }
+      }
+    } catch {
       printError("geofence: \(error)")
       return ExitStatus.failure
     }
     if !quiet { printError("outbox: \(counts)") }
     if status != ExitStatus.ok { return status }
-    if uploaded && counts.queued > 0 {
+    if uploaded && pendingSomewhere {
       if let stop = report.stopped { printError("geofence: events remain queued: \(stop)") }
+      for (name, r) in destinations.destinations {
+        if let stop = r.stopped {
+          printError("geofence: events remain queued for \(name): \(stop)")
+        }
+      }
       return tempFailure
     }
     return ExitStatus.ok
+  }
+
+  static func describe(name: String, _ r: DestinationReport) -> String {
+    var text =
+      "delivery \(name): \(r.batches) batches; delivered \(r.delivered), dead-lettered "
+      + "\(r.rejected), filtered \(r.filtered)"
+    if let stop = r.stopped { text += "; stopped: \(stop)" }
+    return text
   }
 
   struct LoadFailure: Error {
@@ -535,6 +632,31 @@ enum RunCommand {
         rejections: merged.rejected.map(\.description), what: "geofence definitions")
     }
     return .success(merged.geofences)
+  }
+}
+
+extension DeliveryReport {
+  /// Adds `other`'s counts, destination by destination.
+  mutating func add(_ other: DeliveryReport) {
+    if let server = other.server {
+      var sum = self.server ?? UploadReport()
+      sum.add(server)
+      self.server = sum
+    }
+    for (name, r) in other.destinations {
+      if let k = destinations.firstIndex(where: { $0.name == name }) {
+        destinations[k].report.add(r)
+      } else {
+        destinations.append((name, r))
+      }
+    }
+  }
+
+  /// The destinations that stopped with events pending.
+  var stoppedNames: Set<String> {
+    var names = Set(destinations.filter { $0.report.stopped != nil }.map(\.name))
+    if server?.stopped != nil { names.insert(Outbox.serverDestination) }
+    return names
   }
 }
 

@@ -79,6 +79,17 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
       "run", "--server", "http://127.0.0.1:1", "--key", "k", "--store", "/tmp/x", "--regions", "r",
       "--batch-size", "501", "t",
     ],
+    ["run", "--store", "/tmp/x", "--destination", "webhook=http://h/x", "--regions", "r", "t"],
+    [
+      "run", "--store", "/tmp/x", "--destination", "webhook=ftp://h/x", "--webhook-secret", "s",
+      "--regions", "r", "t",
+    ],
+    ["run", "--store", "/tmp/x", "--destination", "kafka", "--regions", "r", "t"],
+    ["run", "--store", "/tmp/x", "--destination", "file=", "--regions", "r", "t"],
+    [
+      "run", "--store", "/tmp/x", "--destination", "stdout", "--flush-count", "0", "--regions",
+      "r", "t",
+    ],
     ["outbox"], ["outbox", "--store", "/tmp/x", "extra"], ["outbox", "--bogus"],
     ["upload", "--store", "/tmp/x"], ["upload", "--server", "http://h", "--store", "/tmp/x"],
     ["upload", "--server", "http://h", "--key", "k", "--store", "/tmp/x", "--timeout", "0"],
@@ -107,6 +118,40 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     #expect(r.status == 75, "\(r.err)")
     let counts = try geofence(["outbox", "--store", store])
     #expect(counts.out.contains("pending       6"), "\(counts.out)")
+  }
+
+  /// The file and standard-output destinations, without a server: both get the same 6
+  /// events (3 regions, ENTER and EXIT each) in the same order, once; a second run of the
+  /// same track adds nothing to either (the ids are known).
+  @Test func fileAndStdoutDestinationsGetEveryEventOnce() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 3)
+    let store = dir.appendingPathComponent("store").path
+    let file = dir.appendingPathComponent("events.jsonl").path
+    let arguments = [
+      "run", "--store", store, "--destination", "file=\(file)", "--destination", "stdout",
+      "--sessions", "--no-dwell", "--regions", regions, tracks[0],
+    ]
+    let r = try geofence(arguments)
+    #expect(r.status == 0, "\(r.err)")
+    let stdoutLines = r.out.split(separator: "\n").map(String.init)
+    let fileLines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+      .map(String.init)
+    #expect(stdoutLines.count == 6 && stdoutLines == fileLines)
+    let objects = try stdoutLines.map {
+      try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
+    }
+    #expect(
+      objects.map { $0["type"] as? String } == ["enter", "exit", "enter", "exit", "enter", "exit"])
+    #expect(objects.map { $0["geofence_id"] as? String } == ["r0", "r0", "r1", "r1", "r2", "r2"])
+    // One session (the run lasts seconds), events 1...6.
+    #expect(objects.map { $0["event_index"] as? Int } == [1, 2, 3, 4, 5, 6])
+    #expect(Set(objects.map { $0["session_index"] as? Int }) == [1])
+    #expect(r.err.contains("delivery file: 1 batches; delivered 6"), "\(r.err)")
+    #expect(r.err.contains("delivery stdout: 1 batches; delivered 6"), "\(r.err)")
+    let again = try geofence(arguments)
+    #expect(again.status == 0 && again.out.isEmpty, "\(again.err)")
+    #expect(try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").count == 6)
   }
 
   @Test func outboxOfAMissingStoreExits66() throws {
@@ -259,6 +304,94 @@ struct CrashRecoveryTests {
         + String(format: "%.2f s (shortest %.2f s per track)", cleanSeconds, perTrackSeconds)
         + ", final pass over every track "
         + String(format: "%.2f s", restartSeconds))
+  }
+
+  /// `run` delivering to the server's batch API and to a webhook at once, SIGKILLed at seeded
+  /// random moments, then run again to the end: each destination ends with every event
+  /// exactly once by id (the receivers deduplicate by id, so a resend after a kill is a
+  /// duplicate receipt, never a second event), and both cursors have passed every event.
+  @Test func twoDestinationsEachGetEveryEventOnceDespiteKills() async throws {
+    let seed: UInt64 = 20_261_202
+    var random = SeededGenerator(seed: seed)
+    let secret = "kill-test-secret"
+    let server = try await ReferenceServer.start(
+      keys: ["two"], arguments: ["--webhook-secret", secret])
+    defer { server.stop() }
+    let dir = temporaryDirectory()
+    // 60 regions over 3 tracks: 20 regions per track, one ENTER and one EXIT each.
+    let (regions, tracks) = try writeFixture(in: dir, regions: 60, tracks: 3)
+    let store = dir.appendingPathComponent("store").path
+    func runArguments(_ tracks: [String]) -> [String] {
+      [
+        "run", "--server", server.baseURL.absoluteString, "--key", "two", "--store", store,
+        "--destination", "server", "--destination",
+        "webhook=\(server.baseURL.absoluteString)/v1/webhook", "--webhook-secret", secret,
+        "--batch-size", "2", "--no-dwell", "--quiet", "--regions", regions,
+      ] + tracks
+    }
+    // Both receivers commit, then answer 40 ms late: most of a run is spent between a
+    // receiver's commit and its answer, where a kill makes a resend.
+    for path in ["/v1/events", "/v1/webhook"] {
+      try await server.armFault([
+        "path": path, "kind": "timeout", "delay_s": 0.04, "count": 1_000_000,
+      ])
+    }
+    func webhookReport() async throws -> [String: Any] {
+      let (status, body) = try await server.request("GET", "/admin/webhook")
+      #expect(status == 200)
+      return try JSONSerialization.jsonObject(with: body) as? [String: Any] ?? [:]
+    }
+    // Bounded by rounds, not wall time: a loaded machine only makes rounds slower.
+    var kills = 0
+    var next = 0
+    var rounds = 0
+    while (next < tracks.count || kills < 6) && rounds < 200 {
+      rounds += 1
+      let track = next < tracks.count ? next : Int.random(in: 0..<tracks.count, using: &random)
+      let p = Process()
+      p.executableURL = geofenceBinary
+      p.arguments = runArguments([tracks[track]])
+      p.standardOutput = FileHandle.nullDevice
+      p.standardError = FileHandle.nullDevice
+      // 40 events of a track: 20 batches and 40 webhook posts, each answered 40 ms late, so
+      // a clean run lasts at least 2.4 s; most kills land while both are delivering.
+      let delay = Double.random(in: 0.3...(kills < 10 ? 2.5 : 8), using: &random)
+      let until = Date().addingTimeInterval(delay)
+      try p.run()
+      while p.isRunning && Date() < until { usleep(2_000) }
+      if p.isRunning {
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        kills += 1
+      } else {
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0, "seed \(seed)")
+        if track == next { next += 1 }
+      }
+    }
+    #expect(next == tracks.count, "seed \(seed): \(rounds) rounds completed \(next) tracks")
+    #expect(kills >= 6, "seed \(seed): only \(kills) kills landed in \(rounds) rounds")
+    let final = try geofence(runArguments(tracks))
+    #expect(final.status == 0, "seed \(seed): \(final.err)")
+
+    let uploaded = try await server.events(key: "two")
+    let hooked = try await webhookReport()
+    let serverIDs = (uploaded["events"] as? [[String: Any]] ?? []).compactMap {
+      $0["id"] as? String
+    }
+    let webhookIDs = (hooked["events"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+    // 60 regions, one ENTER and one EXIT each: 120 events, each stored once by each receiver.
+    #expect(serverIDs.count == 120 && Set(serverIDs).count == 120, "seed \(seed)")
+    #expect(webhookIDs.count == 120 && Set(webhookIDs) == Set(serverIDs), "seed \(seed)")
+    #expect(hooked["refused_count"] as? Int == 0, "every signature verified")
+    let counts = try geofence(["outbox", "--store", store, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Int]
+    #expect(object?["pending"] == 0 && object?["in_flight"] == 0 && object?["dead_letters"] == 0)
+    print(
+      "two-destination crash test (seed \(seed)): \(rounds) rounds, \(kills) kills; server "
+        + "\(uploaded["event_count"] ?? 0) events from \(uploaded["delivery_count"] ?? 0) receipts, "
+        + "webhook \(hooked["event_count"] ?? 0) events from \(hooked["delivery_count"] ?? 0) receipts"
+    )
   }
 
   /// (type, geofence, time) of each stored event; ids differ between stores (device ids).

@@ -21,6 +21,7 @@ from .limits import Limits
 from .faults import FaultMiddleware, FaultRegistry, FaultSpecError, bearer_key
 from .store import Gone, Near, Store, parse_version_token, version_token
 from .validation import MAX_RADIUS_M, validate_geofence
+from .webhook import MAX_BODY_BYTES, WebhookLog, parse_event, verify
 
 DEFAULT_PAGE_LIMIT = 1000
 MAX_PAGE_LIMIT = 10_000
@@ -151,8 +152,12 @@ def create_app(
     admin_enabled: bool = False,
     limits: Limits = Limits(),
     faults: FaultRegistry | None = None,
+    webhook_secret: bytes | None = None,
 ) -> Any:
-    """The ASGI application. Admin routes and fault injection exist only when ``admin_enabled``."""
+    """The ASGI application. Admin routes and fault injection exist only when ``admin_enabled``.
+
+    ``webhook_secret`` enables the webhook receiver (``POST /v1/webhook``, see ``webhook.py``).
+    """
     app = FastAPI(
         title="Geofence sync reference server",
         docs_url=None, redoc_url=None, openapi_url=None,
@@ -264,8 +269,30 @@ def create_app(
         )
         return json_bytes_response(result)
 
+    webhook_log = WebhookLog()
+
+    @app.post("/v1/webhook")
+    async def post_webhook(request: Request) -> Response:
+        body = bytearray()
+        async for chunk in request.stream():
+            body.extend(chunk)
+            if len(body) > MAX_BODY_BYTES:
+                webhook_log.refuse()
+                raise ApiError(413, "payload_too_large",
+                               f"a webhook body may hold at most {MAX_BODY_BYTES} bytes")
+        refusal = verify(webhook_secret, request.headers, bytes(body))
+        if refusal is not None:
+            webhook_log.refuse()
+            raise ApiError(*refusal)
+        event = parse_event(bytes(body))
+        if event is None:
+            webhook_log.refuse()
+            raise ApiError(400, "invalid_event", 'body must be a JSON object with a string "id"')
+        duplicate = webhook_log.record(event, request.headers.get("x-attempt"))
+        return json_bytes_response({"id": event["id"], "duplicate": duplicate})
+
     if admin_enabled:
-        _add_admin_routes(app, store, registry)
+        _add_admin_routes(app, store, registry, webhook_log)
         return FaultMiddleware(app, registry)
     return app
 
@@ -298,7 +325,8 @@ async def _json_body(request: Request) -> Any:
         raise ApiError(400, "invalid_json", "request body is not JSON") from None
 
 
-def _add_admin_routes(app: FastAPI, store: Store, registry: FaultRegistry) -> None:
+def _add_admin_routes(app: FastAPI, store: Store, registry: FaultRegistry,
+                      webhook_log: WebhookLog) -> None:
     """Test-only routes. They take no credentials: the server listens on loopback only."""
 
     @app.put("/admin/accounts/{key}/geofences")
@@ -359,8 +387,13 @@ def _add_admin_routes(app: FastAPI, store: Store, registry: FaultRegistry) -> No
     def events_report(key: str) -> Response:
         return json_bytes_response(store.events_report(key))
 
+    @app.get("/admin/webhook")
+    def webhook_report() -> Response:
+        return json_bytes_response(webhook_log.report())
+
     @app.post("/admin/reset")
     def reset() -> Response:
         registry.clear()
         store.reset()
+        webhook_log.clear()
         return json_bytes_response({"reset": True})

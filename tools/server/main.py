@@ -53,6 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"events per upload batch (default {Limits.max_batch_events})")
     p.add_argument("--max-batch-bytes", type=_at_least(1), default=Limits.max_batch_bytes,
                    help=f"bytes per upload batch (default {Limits.max_batch_bytes})")
+    p.add_argument("--webhook-secret", default=None,
+                   help="enable the webhook receiver POST /v1/webhook, verifying signatures with"
+                        " this secret (default: $GEOFENCE_WEBHOOK_SECRET, else disabled)")
     p.add_argument("--log-level", default="warning",
                    choices=("critical", "error", "warning", "info", "debug"))
     return p
@@ -79,7 +82,11 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         print_report(report, args.key[0])
 
+    import os
+
     import uvicorn
+
+    secret = args.webhook_secret or os.environ.get("GEOFENCE_WEBHOOK_SECRET")
 
     from .app import create_app
 
@@ -87,6 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         store,
         admin_enabled=args.enable_admin,
         limits=Limits(args.max_batch_events, args.max_batch_bytes),
+        webhook_secret=secret.encode() if secret else None,
     )
     print(f"serving on http://{LOOPBACK}:{args.port}"
           f"{' (admin enabled)' if args.enable_admin else ''}", file=sys.stderr, flush=True)

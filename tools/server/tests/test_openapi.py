@@ -36,7 +36,7 @@ def test_document_lists_every_route() -> None:
     assert set(paths) == {
         "/v1/geofences", "/v1/geofences/changes", "/v1/events", "/healthz",
         "/admin/accounts/{key}/geofences", "/admin/accounts/{key}", "/admin/faults",
-        "/admin/events", "/admin/reset",
+        "/admin/events", "/admin/reset", "/v1/webhook", "/admin/webhook",
     }
 
 

@@ -1,0 +1,5 @@
+#ifndef CCRYPTO_SHIM_H
+#define CCRYPTO_SHIM_H
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#endif

@@ -1,0 +1,288 @@
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+@testable import EventOutbox
+import Networking
+import RetryTiming
+import SQLiteStore
+
+/// A webhook receiver in memory: down (503) until `upAt` on the clock, then it stores each
+/// event it is sent and answers 200. Records every receipt, so duplicates would show.
+final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
+  let clock: ManualClock
+  var upAt: Double
+  var requests = 0
+  /// Ids of every 2xx receipt, in order (a second receipt of an id would appear twice).
+  var received: [String] = []
+  var lastHeaders: [String: String] = [:]
+  var lastBody = Data()
+
+  init(clock: ManualClock, upAt: Double) {
+    self.clock = clock
+    self.upAt = upAt
+  }
+
+  func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+    requests += 1
+    guard clock.now() >= upAt else { return HTTPResponse(statusCode: 503) }
+    let object = request.body.flatMap { try? JSONSerialization.jsonObject(with: $0) }
+    guard let id = (object as? [String: Any])?["id"] as? String else {
+      return HTTPResponse(statusCode: 400)
+    }
+    lastHeaders = request.headers
+    lastBody = request.body ?? Data()
+    received.append(id)
+    return HTTPResponse(statusCode: 200)
+  }
+}
+
+@Suite struct DestinationTests {
+  let clock = ManualClock()
+  let directory = temporaryDirectory()
+  var path: String { directory.appendingPathComponent("outbox.sqlite").path }
+
+  /// The server's batch API and a webhook on one outbox; the webhook is down for the first
+  /// 10 minutes. Every minute 5 events are enqueued and both destinations are flushed.
+  @Test func aWebhookDownForTenMinutesHoldsBackNeitherTheServerNorItsOwnCatchUp() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let server = FakeTransport(clock: clock)
+    let start = clock.now()
+    let receiver = FakeWebhookReceiver(clock: clock, upAt: start + 600)
+    let policy = RetryPolicy(maximumAttempts: 3, baseDelaySeconds: 1, maximumDelaySeconds: 4)
+    let webhook = WebhookDestination(
+      configuration: WebhookConfiguration(
+        url: URL(string: "http://127.0.0.1:9/hook")!, secret: "s3cret", retry: policy),
+      transport: receiver, clock: clock, random: SeededGenerator(seed: 7))
+    let delivery = DestinationDelivery(outbox: outbox, destination: webhook)
+    try outbox.register(destination: "webhook")
+    var enqueued: [String] = []
+    var stoppedWhileDown = 0
+    for minute in 0..<20 {
+      let events = makeEvents((minute * 5)..<(minute * 5 + 5))
+      try outbox.enqueue(contentsOf: events)
+      enqueued += events.map(\.id)
+      let uploader = OutboxUploader(outbox: outbox, transport: server)
+      let up = try await uploader.flush()
+      #expect(up.stopped == nil)
+      // The server has everything enqueued so far, each once, whatever the webhook does.
+      #expect(server.stored == enqueued, "minute \(minute)")
+      let hook = try await delivery.flush()
+      if clock.now() < start + 600 {
+        #expect(hook.delivered == 0 && hook.stopped != nil)
+        #expect(try outbox.counts(destination: "webhook").pending == enqueued.count)
+        stoppedWhileDown += 1
+      }
+      clock.advance(by: 60)
+    }
+    #expect(stoppedWhileDown >= 9)
+    // The webhook caught up: every event exactly once, in enqueue order.
+    #expect(receiver.received == enqueued)
+    #expect(server.stored == enqueued)
+    #expect(try outbox.counts(destination: "webhook").pending == 0)
+    #expect(try outbox.counts(destination: "webhook").delivered == 100)
+    #expect(try outbox.counts(destination: Outbox.serverDestination).delivered == 100)
+    // Both cursors passed every event: the outbox is empty.
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  @Test func theWebhookSignsTimestampDotBodyWithHMACSHA256() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let receiver = FakeWebhookReceiver(clock: clock, upAt: 0)
+    let webhook = WebhookDestination(
+      configuration: WebhookConfiguration(
+        url: URL(string: "http://127.0.0.1:9/h")!, secret: "Jefe"),
+      transport: receiver, clock: clock)
+    try outbox.enqueue(OutboxEvent(id: "a1", payload: #"{"type":"enter"}"#))
+    _ = try await DestinationDelivery(outbox: outbox, destination: webhook).flush()
+    #expect(String(decoding: receiver.lastBody, as: UTF8.self) == #"{"id":"a1","type":"enter"}"#)
+    #expect(receiver.lastHeaders["Idempotency-Key"] == "a1")
+    #expect(receiver.lastHeaders["X-Attempt"] == "1")
+    #expect(receiver.lastHeaders["X-Geofence-Timestamp"] == "1796014800")
+    // Oracle: Python's hmac.new(b"Jefe", b'1796014800.{"id":"a1","type":"enter"}',
+    // hashlib.sha256).hexdigest().
+    #expect(
+      receiver.lastHeaders["X-Geofence-Signature"]
+        == "sha256=4675b4c37737b8ab399b940a24842e8c9c9ee30aa13cfd761225f7565dbd38e0")
+  }
+
+  @Test func aWebhookRefusalDeadLettersOnlyThatEventForTheWebhook() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    final class Refusing: HTTPTransport, @unchecked Sendable {
+      var received: [String] = []
+      func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+        let id = request.headers["Idempotency-Key"] ?? ""
+        if id == "e1" { return HTTPResponse(statusCode: 422) }
+        received.append(id)
+        return HTTPResponse(statusCode: 204)
+      }
+    }
+    let transport = Refusing()
+    let webhook = WebhookDestination(
+      configuration: WebhookConfiguration(url: URL(string: "http://127.0.0.1:9/h")!, secret: "k"),
+      transport: transport, clock: clock)
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let report = try await DestinationDelivery(outbox: outbox, destination: webhook).flush()
+    #expect(report.delivered == 2 && report.rejected == 1 && report.stopped == nil)
+    #expect(transport.received == ["e0", "e2"])
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e1"] && dead.map(\.destination) == ["webhook"])
+    #expect(dead[0].reason == "webhook answered HTTP 422")
+  }
+
+  @Test func anEventOverTheSizeCapIsDeadLetteredWithoutARequest() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let receiver = FakeWebhookReceiver(clock: clock, upAt: 0)
+    let webhook = WebhookDestination(
+      configuration: WebhookConfiguration(
+        url: URL(string: "http://127.0.0.1:9/h")!, secret: "k", maximumBodyBytes: 40),
+      transport: receiver, clock: clock)
+    try outbox.enqueue(OutboxEvent(id: "small", payload: #"{"n":1}"#))
+    try outbox.enqueue(
+      OutboxEvent(id: "big", payload: #"{"pad":"\#(String(repeating: "x", count: 40))"}"#))
+    let report = try await DestinationDelivery(outbox: outbox, destination: webhook).flush()
+    #expect(receiver.received == ["small"] && receiver.requests == 1)
+    #expect(report.rejected == 1)
+    #expect(
+      try outbox.deadLetters().first?.reason.hasPrefix(
+        "event of 61 bytes over the webhook's cap of 40") == true)
+  }
+
+  /// Stages run per destination at delivery time: the file gets the events without
+  /// coordinates and without dwells; the server gets them as stored.
+  @Test func stagesFilterAndRedactForOneDestinationOnly() async throws {
+    struct DropDwell: EventStage {
+      func process(_ event: OutboxEvent) -> OutboxEvent? {
+        event.payload.contains(#""type":"dwell""#) ? nil : event
+      }
+    }
+    struct RedactLatitude: EventStage {
+      func process(_ event: OutboxEvent) -> OutboxEvent? {
+        var e = event
+        e.payload = e.payload.replacingOccurrences(of: #","lat":1.5"#, with: "")
+        return e
+      }
+    }
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("events.jsonl").path
+    let destination = JSONLinesFileDestination(configuration: .init(path: file))
+    let delivery = DestinationDelivery(
+      outbox: outbox, destination: destination,
+      stages: DeliveryStages(before: [DropDwell()], enrichment: [RedactLatitude()]))
+    try outbox.register(destination: "file")
+    try outbox.register(destination: Outbox.serverDestination)
+    try outbox.enqueue(contentsOf: [
+      OutboxEvent(id: "a", payload: #"{"type":"enter","lat":1.5}"#),
+      OutboxEvent(id: "b", payload: #"{"type":"dwell","lat":1.5}"#),
+      OutboxEvent(id: "c", payload: #"{"type":"exit","lat":1.5}"#),
+    ])
+    let report = try await delivery.flush()
+    #expect(report.delivered == 2 && report.filtered == 1)
+    let text = try String(contentsOfFile: file, encoding: .utf8)
+    #expect(text == "{\"id\":\"a\",\"type\":\"enter\"}\n{\"id\":\"c\",\"type\":\"exit\"}\n")
+    let server = FakeTransport(clock: clock)
+    _ = try await OutboxUploader(outbox: outbox, transport: server).flush()
+    #expect(server.sent.flatMap(\.ids) == ["a", "b", "c"])
+    #expect(server.sent[0].events[0]["lat"] as? Double == 1.5)
+    #expect(try outbox.counts(destination: "file").filtered == 1)
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  @Test func theFileRotatesBySizeAndKeepsEveryEventOnceInOrder() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("rot.jsonl").path
+    // Each line is {"id":"eN","type":"enter","n":N} plus a newline: 34-36 bytes. Batches of 3.
+    let destination = JSONLinesFileDestination(
+      configuration: .init(path: file, maximumFileBytes: 200, keptFiles: 3, maxBatchEvents: 3))
+    try outbox.enqueue(contentsOf: makeEvents(0..<20))
+    _ = try await DestinationDelivery(outbox: outbox, destination: destination).flush()
+    let fm = FileManager.default
+    #expect(!fm.fileExists(atPath: file + ".4"))
+    var ids: [String] = []
+    for name in [file + ".3", file + ".2", file + ".1", file] where fm.fileExists(atPath: name) {
+      let text = try String(contentsOfFile: name, encoding: .utf8)
+      #expect(text.utf8.count <= 200, "\(name)")
+      for line in text.split(separator: "\n") {
+        let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        ids.append(object?["id"] as? String ?? "?")
+      }
+    }
+    // Four files of at most 200 bytes hold the newest events; the oldest were rotated away.
+    #expect(ids == (20 - ids.count..<20).map { "e\($0)" })
+    #expect(ids.count >= 12)
+  }
+
+  /// An outbox of schema version 2 (one uploader: in-flight flags and attempt counts on the
+  /// events) opens at version 3 with its attempts and dead letters kept for the server.
+  @Test func aVersion2OutboxMigratesItsAttemptsAndDeadLettersToTheServerCursor() async throws {
+    do {
+      let db = try Database(path: path)
+      try db.migrate(Array(Outbox.migrations.prefix(2)))
+      try db.execute(
+        "INSERT INTO events (id, payload, created_at, in_flight, attempts) VALUES "
+          + #"('e0', '{"n":0}', 1, 1, 2), ('e1', '{"n":1}', 2, 0, 0)"#)
+      try db.execute(
+        "INSERT INTO dead_letters VALUES (9, 'd9', '{}', 'HTTP 413', 5, 3)")
+    }
+    let outbox = try Outbox(path: path, clock: clock)
+    #expect(try outbox.deadLetters().map(\.destination) == ["server"])
+    #expect(try outbox.counts().pending == 2)
+    let server = FakeTransport(clock: clock)
+    _ = try await OutboxUploader(outbox: outbox, transport: server).flush()
+    // e0 was attempted twice before: this send is its third.
+    #expect(server.sent.map(\.attempt) == [3])
+    #expect(server.sent.flatMap(\.ids) == ["e0", "e1"])
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  /// A destination registered later starts from the oldest queued event; one that is
+  /// unregistered no longer holds events back.
+  @Test func cursorsHoldEventsUntilEveryDestinationHasThem() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    try outbox.register(destination: "server")
+    try outbox.register(destination: "slow")
+    try outbox.enqueue(contentsOf: makeEvents(0..<4))
+    _ = try await OutboxUploader(outbox: outbox, transport: FakeTransport(clock: clock)).flush()
+    #expect(try outbox.counts().queued == 4)
+    #expect(try outbox.cursor(destination: "server") == 4)
+    #expect(try outbox.cursor(destination: "slow") == 0)
+    try outbox.unregister(destination: "slow")
+    #expect(try outbox.counts().queued == 0)
+    #expect(try outbox.destinations() == ["server"])
+  }
+}
+
+@Suite struct FlushPolicyTests {
+  // Times are hand-computed from the creation times given.
+  @Test func countFiresAtTheCountAndNotBefore() {
+    let p = FlushPolicy(count: 20, intervalSeconds: nil)
+    #expect(!p.isDue(pending: 19, oldestCreatedAt: 0, newestCreatedAt: 5, now: 1e9))
+    #expect(p.isDue(pending: 20, oldestCreatedAt: 0, newestCreatedAt: 5, now: 0))
+  }
+
+  @Test func intervalCountsFromTheOldestPendingEvent() {
+    let p = FlushPolicy(count: nil, intervalSeconds: 30)
+    #expect(p.nextDueTime(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 125) == 130)
+    #expect(!p.isDue(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 125, now: 129.999))
+    #expect(p.isDue(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 125, now: 130))
+  }
+
+  @Test func debounceCountsFromTheNewestPendingEvent() {
+    let p = FlushPolicy(count: nil, intervalSeconds: nil, debounceSeconds: 2)
+    #expect(p.nextDueTime(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 125) == 127)
+    #expect(!p.isDue(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 125, now: 126.5))
+    #expect(p.isDue(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 125, now: 127))
+  }
+
+  @Test func combinedTriggersFireAtTheEarliest() {
+    let p = FlushPolicy(count: 20, intervalSeconds: 30, debounceSeconds: 2)
+    // Debounce (125 + 2) before interval (100 + 30).
+    #expect(p.nextDueTime(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 125) == 127)
+    // Interval (100 + 30) before debounce (129 + 2).
+    #expect(p.nextDueTime(pending: 3, oldestCreatedAt: 100, newestCreatedAt: 129) == 130)
+    #expect(p.nextDueTime(pending: 20, oldestCreatedAt: 100, newestCreatedAt: 129) == -.infinity)
+    #expect(p.nextDueTime(pending: 0, oldestCreatedAt: nil, newestCreatedAt: nil) == nil)
+    #expect(
+      FlushPolicy.manual.nextDueTime(pending: 5, oldestCreatedAt: 1, newestCreatedAt: 2) == nil)
+  }
+}
