@@ -86,6 +86,44 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     #expect(try outbox.counts().queued == 0)
   }
 
+  /// Consent withdrawn while the webhook is behind: every queued event is deleted for both
+  /// destinations, neither gets one of them later, and the events after consent returns reach
+  /// both, each once.
+  @Test func aConsentPurgeDeletesForEveryDestinationAndLaterEventsStillFlow() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let server = FakeTransport(clock: clock)
+    let receiver = FakeWebhookReceiver(clock: clock, upAt: clock.now() + 3_600)
+    let webhook = WebhookDestination(
+      configuration: WebhookConfiguration(
+        url: URL(string: "http://127.0.0.1:9/hook")!, secret: "s3cret",
+        retry: RetryPolicy(maximumAttempts: 2, baseDelaySeconds: 1, maximumDelaySeconds: 2)),
+      transport: receiver, clock: clock, random: SeededGenerator(seed: 3))
+    let delivery = DestinationDelivery(outbox: outbox, destination: webhook)
+    try outbox.register(destination: "webhook")
+    try outbox.enqueue(contentsOf: makeEvents(0..<6))
+    _ = try await OutboxUploader(outbox: outbox, transport: server).flush()
+    #expect(server.stored == (0..<6).map { "e\($0)" })
+    try outbox.enqueue(contentsOf: makeEvents(6..<9))
+    let down = try await delivery.flush()
+    #expect(down.delivered == 0 && down.stopped != nil)
+    #expect(try outbox.counts(destination: "webhook").pending == 9)
+    #expect(try outbox.counts(destination: Outbox.serverDestination).pending == 3)
+
+    // 9 events were still queued for the webhook (3 of them also for the server).
+    #expect(try outbox.deleteAll() == 9)
+    #expect(try outbox.counts(destination: "webhook").pending == 0)
+    #expect(try outbox.counts(destination: Outbox.serverDestination).pending == 0)
+
+    clock.advance(by: 3_600)
+    try outbox.enqueue(contentsOf: makeEvents(9..<12))
+    _ = try await OutboxUploader(outbox: outbox, transport: server).flush()
+    let up = try await delivery.flush()
+    #expect(up.delivered == 3)
+    #expect(server.stored == (0..<6).map { "e\($0)" } + ["e9", "e10", "e11"])
+    #expect(receiver.received == ["e9", "e10", "e11"])
+    #expect(try outbox.counts().queued == 0)
+  }
+
   @Test func theWebhookSignsTimestampDotBodyWithHMACSHA256() async throws {
     let outbox = try Outbox(path: path, clock: clock)
     let receiver = FakeWebhookReceiver(clock: clock, upAt: 0)
