@@ -2,7 +2,7 @@
  * Baseline contenders for the workload files written by `geofence bench --write-workloads`.
  *
  *   peers MODE REGIONS.csv FIXES.csv [--limit N] [--threads T] [--repetitions R]
- *         [--min-seconds S] [--cell-size DEG]
+ *         [--min-seconds S] [--cell-size DEG] [--radius M (read: for rows without one)]
  *
  * MODE:
  *   grid    one-level lat/lon grid (hash of non-empty cells, CSR slot lists), a latitude
@@ -13,6 +13,8 @@
  *           machine's limit for a grid design
  *   geos    GEOS C API STRtree over the regions' bounding boxes (split at the antimeridian),
  *           queried with a point per fix, then the haversine test; one thread
+ *   read    the plain C reader of a geofence CSV (strtod, validated): MB/s and rows/s of
+ *           parsing the file held in memory; FIXES.csv is ignored (give -)
  *   brute   every fix against every region with the pre-check and the haversine test; T threads
  *
  * Containment: haversine term hav(p, c) <= sin^2(r / 2R), R = 6,371,008.8 m (IUGG mean radius,
@@ -33,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static double median(double *v, int n);
 
 #define EARTH_RADIUS_M 6371008.8
 #define DEG (M_PI / 180.0)
@@ -626,6 +630,144 @@ __attribute__((noinline)) static void build_tuned(const regions_t *R, const fixe
   free(V);
 }
 
+/* ---- plain C reader of a geofence CSV ----
+ *
+ * The baseline for loading: the file in memory; the header names the columns (id; latitude or
+ * lat; longitude, lon, lng or long; radius or radius_m, optional); fields are split on commas
+ * with RFC 4180 quotes. Per row the id is copied into one arena (its offset kept), latitude,
+ * longitude and radius are read by strtod and validated as the engine's loader does (finite,
+ * latitude in [-90, 90], longitude in [-180, 180], radius > 0, no trailing characters), a bad
+ * row counted and skipped. Other columns are scanned and dropped.
+ */
+typedef struct {
+  size_t rows, rejected, arena_used;
+  double *lat, *lon, *radius;
+  uint32_t *id_offset;
+  char *arena;
+} loaded_t;
+
+/* The field at p (quoted or not): its text [*from, *to) and where the next one starts (past
+   the comma), or the end of the line. */
+static const char *next_field(const char *p, const char *nl, const char **from, const char **to) {
+  if (p < nl && *p == '"') {
+    p++;
+    *from = p;
+    while (p < nl && !(*p == '"' && (p + 1 >= nl || p[1] != '"'))) p += *p == '"' ? 2 : 1;
+    *to = p;
+    if (p < nl) p++;
+    while (p < nl && *p != ',') p++;
+  } else {
+    *from = p;
+    while (p < nl && *p != ',') p++;
+    *to = p;
+  }
+  return p < nl ? p + 1 : nl;
+}
+
+static int number_in(const char *from, const char *to, double *out) {
+  char buf[64];
+  size_t n = (size_t)(to - from);
+  if (n == 0 || n >= sizeof buf) return 0;
+  const char *s = from;
+  char *end;
+  if (*to != ',' && *to != '\n' && *to != '\r' && *to != '"') { memcpy(buf, from, n); buf[n] = 0; s = buf; }
+  double v = strtod(s, &end);
+  if (end != s + n || !isfinite(v)) return 0;
+  *out = v;
+  return 1;
+}
+
+static int column_is(const char *from, const char *to, const char *names) {
+  size_t n = (size_t)(to - from);
+  for (const char *p = names; *p; p += strlen(p) + 1)
+    if (strlen(p) == n && !strncasecmp(p, from, n)) return 1;
+  return 0;
+}
+
+__attribute__((noinline)) static void read_geofences(const char *text, size_t size, double default_radius,
+                                                     loaded_t *L) {
+  size_t cap = size / 16 + 16;
+  L->rows = L->rejected = L->arena_used = 0;
+  const char *end = text + size;
+  const char *nl = memchr(text, '\n', size);
+  if (!nl) return;
+  int id_col = -1, lat_col = -1, lon_col = -1, r_col = -1, cols = 0;
+  for (const char *p = text, *hend = nl > text && nl[-1] == '\r' ? nl - 1 : nl; p < hend || cols == 0; cols++) {
+    const char *a, *b;
+    p = next_field(p, hend, &a, &b);
+    if (column_is(a, b, "id\0")) id_col = cols;
+    else if (column_is(a, b, "latitude\0lat\0")) lat_col = cols;
+    else if (column_is(a, b, "longitude\0lon\0lng\0long\0")) lon_col = cols;
+    else if (column_is(a, b, "radius\0radius_m\0radius_meters\0radius_metres\0")) r_col = cols;
+    if (p == hend) { cols++; break; }
+  }
+  if (id_col < 0 || lat_col < 0 || lon_col < 0) return;
+  const char *p = nl + 1;
+  while (p < end) {
+    const char *line = p;
+    nl = memchr(p, '\n', (size_t)(end - p));
+    if (!nl) nl = end;
+    p = nl + 1;
+    const char *le = nl > line && nl[-1] == '\r' ? nl - 1 : nl;
+    if (le == line) continue;
+    const char *id0 = NULL, *id1 = NULL;
+    double lat = NAN, lon = NAN, r = default_radius;
+    int ok = 1, k = 0;
+    for (const char *q = line; ; k++) {
+      const char *a, *b;
+      q = next_field(q, le, &a, &b);
+      if (k == id_col) { id0 = a; id1 = b; }
+      else if (k == lat_col) ok &= number_in(a, b, &lat);
+      else if (k == lon_col) ok &= number_in(a, b, &lon);
+      else if (k == r_col && b > a) ok &= number_in(a, b, &r);
+      if (q == le) break;
+    }
+    if (!ok || k >= cols || !id0 || id1 == id0 || !(lat >= -90 && lat <= 90) ||
+        !(lon >= -180 && lon <= 180) || !(r > 0 && isfinite(r))) {
+      L->rejected++;
+      continue;
+    }
+    if (L->rows == cap) {
+      cap *= 2;
+      L->lat = realloc(L->lat, cap * 8); L->lon = realloc(L->lon, cap * 8);
+      L->radius = realloc(L->radius, cap * 8); L->id_offset = realloc(L->id_offset, (cap + 1) * 4);
+    }
+    memcpy(L->arena + L->arena_used, id0, (size_t)(id1 - id0));
+    L->id_offset[L->rows] = (uint32_t)L->arena_used;
+    L->arena_used += (size_t)(id1 - id0);
+    L->lat[L->rows] = lat; L->lon[L->rows] = lon; L->radius[L->rows] = r;
+    L->rows++;
+  }
+  L->id_offset[L->rows] = (uint32_t)L->arena_used;
+}
+
+static int run_reader(const char *path, int reps, double min_seconds, double radius) {
+  char *text = read_file(path);
+  size_t size = strlen(text);
+  loaded_t L = {0};
+  size_t cap = size / 16 + 16;
+  L.lat = malloc(cap * 8); L.lon = malloc(cap * 8); L.radius = malloc(cap * 8);
+  L.id_offset = malloc((cap + 1) * 4); L.arena = malloc(size + 1);
+  double rates[100];
+  int rounds = 1, timed = 0;
+  for (int r = 0; timed < reps; r++) {
+    double t0 = now_seconds();
+    for (int k = 0; k < rounds; k++) read_geofences(text, size, radius, &L);
+    double dt = now_seconds() - t0;
+    if (r == 0 && dt < min_seconds) {
+      double need = ceil(1.1 * min_seconds / (dt > 1e-6 ? dt : 1e-6));
+      rounds = need > 1e6 ? 1000000 : (int)need;
+      continue;
+    }
+    rates[timed++] = (double)size * rounds / dt;
+  }
+  double mbps = median(rates, reps) / 1e6;
+  printf("{\"peer\": \"c-read\", \"file\": \"%s\", \"bytes\": %zu, \"rows\": %zu, \"rejected\": %zu, "
+         "\"megabytes_per_second\": %.2f, \"rows_per_second\": %.1f, \"rounds\": %d}\n",
+         path, size, L.rows, L.rejected, mbps, mbps * 1e6 / size * L.rows, rounds);
+  return 0;
+}
+
 /* ---- brute force ---- */
 
 typedef struct {
@@ -737,13 +879,13 @@ static int parse_number(const char *text, double *out) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: peers grid|tuned|lookup|geos|brute REGIONS.csv FIXES.csv [--limit N] [--threads T] [--repetitions R] [--min-seconds S] [--cell-size DEG]\n");
+    fprintf(stderr, "usage: peers grid|tuned|lookup|geos|brute REGIONS.csv FIXES.csv | peers read GEOFENCES.csv - [--limit N] [--threads T] [--repetitions R] [--min-seconds S] [--cell-size DEG] [--radius M]\n");
     return 64;
   }
   const char *mode = argv[1];
   size_t limit = (size_t)-1;
   int threads = 2, reps = 3;
-  double cell = 0, min_seconds = 0.2;
+  double cell = 0, min_seconds = 0.2, default_radius = NAN;
   for (int i = 4; i < argc; i += 2) {
     const char *opt = argv[i];
     if (i + 1 >= argc) { fprintf(stderr, "peers: %s needs a value\n", opt); return 64; }
@@ -754,16 +896,18 @@ int main(int argc, char **argv) {
     else if (!strcmp(opt, "--repetitions") && v >= 1 && v <= 100 && v == floor(v)) reps = (int)v;
     else if (!strcmp(opt, "--cell-size") && v >= 0 && v <= 180) cell = v;
     else if (!strcmp(opt, "--min-seconds") && v >= 0 && v <= 600) min_seconds = v;
+    else if (!strcmp(opt, "--radius") && v > 0 && v <= 1e8) default_radius = v;
     else if (strcmp(opt, "--limit") && strcmp(opt, "--threads") && strcmp(opt, "--repetitions") &&
-             strcmp(opt, "--cell-size") && strcmp(opt, "--min-seconds")) {
+             strcmp(opt, "--cell-size") && strcmp(opt, "--min-seconds") && strcmp(opt, "--radius")) {
       fprintf(stderr, "peers: unknown option %s\n", opt);
       return 64;
     } else {
       fprintf(stderr, "peers: %s %s is out of range (--limit >= 1, --threads 1-256, --repetitions 1-100, "
-                      "--cell-size 0-180, --min-seconds 0-600)\n", opt, argv[i + 1]);
+                      "--cell-size 0-180, --min-seconds 0-600, --radius 0-1e8 m)\n", opt, argv[i + 1]);
       return 64;
     }
   }
+  if (!strcmp(mode, "read")) return run_reader(argv[2], reps, min_seconds, default_radius);
   regions_t R; fixes_t F;
   load_regions(argv[2], &R);
   load_fixes(argv[3], &F, limit);
