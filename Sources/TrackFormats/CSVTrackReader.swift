@@ -481,7 +481,17 @@ enum CoordinateText {
     var t = text
     if t.isEmpty { return .failure(.empty) }
     var sign = 1.0
+    // The hemisphere letter, either case. ASCII (every coordinate) is compared as a byte, the
+    // rest through the Unicode upper case, as it always was.
+    let positiveByte = positive.asciiValue
+    let negativeByte = negative.asciiValue
     func letter(_ c: Character) -> Double? {
+      if let a = c.asciiValue {
+        let upper = a >= 0x61 && a <= 0x7A ? a &- 0x20 : a
+        if upper == positiveByte { return 1 }
+        if upper == negativeByte { return -1 }
+        if positiveByte != nil && negativeByte != nil { return nil }
+      }
       let u = c.uppercased()
       if u == String(positive) { return 1 }
       if u == String(negative) { return -1 }
@@ -502,17 +512,20 @@ enum CoordinateText {
     }
     // Fixed-width degrees (`035.208829E`, as Columbus V900 loggers write them): the integer
     // part's leading zeros, which RFC 8259 does not allow, are dropped first.
+    let signed = t
     var minus = ""
     if t.first == "-" {
       minus = "-"
       t = t.dropFirst()
     }
-    while t.count > 1, t.first == "0", let next = t.dropFirst().first, next.isASCII,
-      next.isNumber
-    {
+    var droppedZeros = false
+    while t.first == "0", let next = t.dropFirst().first, next.isASCII, next.isNumber {
       t = t.dropFirst()
+      droppedZeros = true
     }
-    guard let v = DelimitedText.parseDouble(Substring(minus + t), decimalComma: decimalComma)
+    // Without dropped zeros the number is the text as it stands (no new string).
+    let number = droppedZeros ? Substring(minus + t) : signed
+    guard let v = DelimitedText.parseDouble(number, decimalComma: decimalComma)
     else {
       return .failure(.notANumber(String(text)))
     }
