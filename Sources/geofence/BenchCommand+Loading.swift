@@ -64,7 +64,8 @@ extension BenchCommand {
         json.add("rows", integer: r.rows)
         json.add("rejected", integer: r.rejected)
         json.add("rounds", integer: r.rounds)
-        json.add("megabytes_per_second", number: JSONText.rounded(r.bytesPerSecond / 1e6, decimals: 3))
+        json.add(
+          "megabytes_per_second", number: JSONText.rounded(r.bytesPerSecond / 1e6, decimals: 3))
         json.add("rows_per_second", number: JSONText.rounded(r.rowsPerSecond, decimals: 1))
         return json.finish()
       }
