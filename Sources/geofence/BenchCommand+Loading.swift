@@ -7,23 +7,34 @@ import TrackFormats
 extension BenchCommand {
   /// `--load` and `--load-tracks`: the geofence and track readers' throughput, each file read
   /// into memory first and then parsed (with validation) in timed passes; one line a file,
-  /// and with `--json` an object `{"loading": [...]}`.
+  /// and with `--json` an object `{"loading": [...]}`. For a geofence file it also gives the
+  /// resident bytes a held load result adds per geofence, for the first file only (Linux
+  /// `/proc/self/statm` around its first read; 0 where unknown).
   ///
   /// - Throws: ``WorkloadFileError/cannotOpen(path:reason:)`` for a file that cannot be read,
   ///   ``WorkloadFileError/malformed(path:line:message:)`` for one its reader refuses whole.
   static func measureLoading(_ s: Settings) throws -> Int32 {
     var results: [(kind: String, result: LoadingResult)] = []
+    var residentPerGeofence: [String: Int] = [:]
     let progress = BenchProgress.shared
     for path in s.loadPaths {
       let data = try fileData(path)
       let format = GeofenceFileFormat.detect(
         pathExtension: (path as NSString).pathExtension, data: data)
+      // The resident set a held load result adds, per geofence: measured around the first
+      // read of the first file only, before any pass has grown the heap (later files reuse
+      // freed pages, which the resident set does not show).
+      let residentBefore = SystemProbes.residentBytes()
+      let held: GeofenceLoadResult
       do {
-        _ = try GeofenceFileReader.read(
+        held = try GeofenceFileReader.read(
           data: data, format: format, fileName: path, defaultRadiusMeters: s.loadRadiusMeters)
       } catch {
         throw WorkloadFileError.malformed(path: path, line: 0, message: error.description)
       }
+      let residentAdded = SystemProbes.residentBytes() - residentBefore
+      let perGeofence = held.geofences.isEmpty ? 0 : residentAdded / held.geofences.count
+      if results.isEmpty { residentPerGeofence[path] = perGeofence }
       progress.update("loading \(path)", phase: true)
       let r = LoadingBenchmark.run(
         file: path, bytes: data.count, repetitions: s.options.repetitions,
@@ -53,7 +64,13 @@ extension BenchCommand {
     }
     progress.clear()
     var text = "loading (file in memory, parse and validation timed):\n"
-    for (kind, r) in results { text += "  \(kind) \(r.line)\n" }
+    for (kind, r) in results {
+      text += "  \(kind) \(r.line)"
+      if kind == "geofences", let bytes = residentPerGeofence[r.file] {
+        text += "; the load result holds \(bytes) B resident a geofence"
+      }
+      text += "\n"
+    }
     writeStandardOutput(Data(text.utf8))
     if let path = s.jsonPath {
       let rows = results.map { kind, r in
@@ -67,6 +84,10 @@ extension BenchCommand {
         json.add(
           "megabytes_per_second", number: JSONText.rounded(r.bytesPerSecond / 1e6, decimals: 3))
         json.add("rows_per_second", number: JSONText.rounded(r.rowsPerSecond, decimals: 1))
+        if kind == "geofences" {
+          json.add(
+            "resident_bytes_per_geofence", number: residentPerGeofence[r.file].map(Double.init))
+        }
         return json.finish()
       }
       try writeOutputFile("{\"loading\": [" + rows.joined(separator: ", ") + "]}\n", to: path)
