@@ -394,6 +394,28 @@ static void tier_init(tier_t *T, double e, int single_column) {
   T->cols = single_column ? 1 : (int64_t)ceil(360 / e);
 }
 
+/* The slot of `key` in T's table (it is there). */
+static uint64_t tier_find(const tier_t *T, uint64_t key) {
+  uint64_t h = hash64(key) & T->mask;
+  while (T->table[h].key != key) h = (h + 1) & T->mask;
+  return h;
+}
+
+/* Doubles T's table, keeping its cells. */
+static void tier_grow(tier_t *T) {
+  uint64_t size = 2 * (T->mask + 1);
+  cell_t *t = malloc(size * sizeof(cell_t));
+  for (uint64_t j = 0; j < size; j++) t[j] = (cell_t){UINT64_MAX, 0, 0};
+  for (uint64_t j = 0; j <= T->mask; j++) {
+    if (T->table[j].key == UINT64_MAX) continue;
+    uint64_t h = hash64(T->table[j].key) & (size - 1);
+    while (t[h].key != UINT64_MAX) h = (h + 1) & (size - 1);
+    t[h] = T->table[j];
+  }
+  free(T->table);
+  T->table = t; T->mask = size - 1;
+}
+
 /* Fills tier T with the regions listed in `members` (count m). */
 static void tier_build(tier_t *T, const regions_t *R, const vec_t *V, const uint32_t *members, size_t m) {
   int64_t rmin = INT64_MAX, rmax = -1, cmin = INT64_MAX, cmax = -1;
@@ -421,12 +443,10 @@ static void tier_build(tier_t *T, const regions_t *R, const vec_t *V, const uint
     T->offsets = calloc(rect + 1, sizeof(uint32_t));
     cursor = T->offsets;
   } else {
-    /* Distinct keys first: the table, sized to twice the cells touched at most. */
-    uint64_t size = 16;
-    while (size < 2 * total) size *= 2;
-    T->table = malloc(size * sizeof(cell_t));
-    for (uint64_t j = 0; j < size; j++) T->table[j] = (cell_t){UINT64_MAX, 0, 0};
-    T->mask = size - 1;
+    /* The table of non-empty cells grows as pass 1 finds them (load at most 1/2). */
+    T->table = malloc(16 * sizeof(cell_t));
+    for (uint64_t j = 0; j < 16; j++) T->table[j] = (cell_t){UINT64_MAX, 0, 0};
+    T->mask = 15;
     cursor = NULL;
   }
   /* Pass 1: counts; pass 2: fill. */
@@ -444,7 +464,10 @@ static void tier_build(tier_t *T, const regions_t *R, const vec_t *V, const uint
           else {
             uint64_t key = (uint64_t)(r * T->cols + c), h = hash64(key) & T->mask;
             while (T->table[h].key != key && T->table[h].key != UINT64_MAX) h = (h + 1) & T->mask;
-            if (T->table[h].key == UINT64_MAX) { T->table[h].key = key; T->cell_count++; }
+            if (T->table[h].key == UINT64_MAX) {
+              T->table[h].key = key;
+              if (2 * ++T->cell_count > T->mask + 1) { tier_grow(T); h = tier_find(T, key); }
+            }
             at = pass == 0 ? &T->table[h].count : &T->table[h].start;
           }
           if (pass == 0) (*at)++;
@@ -471,19 +494,6 @@ static void tier_build(tier_t *T, const regions_t *R, const vec_t *V, const uint
   } else {
     for (uint64_t j = 0; j <= T->mask; j++)
       if (T->table[j].key != UINT64_MAX) T->table[j].start -= T->table[j].count;
-    /* Shrink the table to twice the non-empty cells. */
-    uint64_t size = 16;
-    while (size < 2 * T->cell_count) size *= 2;
-    cell_t *t = malloc(size * sizeof(cell_t));
-    for (uint64_t j = 0; j < size; j++) t[j] = (cell_t){UINT64_MAX, 0, 0};
-    for (uint64_t j = 0; j <= T->mask; j++) {
-      if (T->table[j].key == UINT64_MAX) continue;
-      uint64_t h = hash64(T->table[j].key) & (size - 1);
-      while (t[h].key != UINT64_MAX) h = (h + 1) & (size - 1);
-      t[h] = T->table[j];
-    }
-    free(T->table);
-    T->table = t; T->mask = size - 1;
   }
 }
 
