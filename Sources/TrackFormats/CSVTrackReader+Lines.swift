@@ -21,7 +21,7 @@ public struct CSVLineReader: Sendable {
   public init(header: String, fileName: String, line: Int) throws(TrackReadError) {
     delimiter = DelimitedText.detectDelimiter(in: Substring(header))
     let (records, _) = DelimitedText.records(in: header, delimiter: delimiter)
-    let fields = (records.first?.fields ?? []).map { $0.trimmingCharacters(in: .whitespaces) }
+    let fields = (records.first?.fields ?? []).map { String(DelimitedText.trimmingBlanks($0)) }
     let columns = try CSVColumns(header: fields, file: fileName, line: line)
     rows = RowReader(
       fileName: fileName, columns: columns, decimalComma: delimiter == UInt8(ascii: ";"))

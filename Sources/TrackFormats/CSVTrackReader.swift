@@ -72,7 +72,7 @@ public enum CSVTrackReader {
         lines: lines, fileName: fileName, isGeoLife: header.text.hasPrefix("Geolife"),
         warnings: warnings)
     }
-    if header.text.trimmingCharacters(in: .whitespaces).hasPrefix("$V0") {
+    if DelimitedText.trimmingBlanks(header.text).hasPrefix("$V0") {
       return DashCamLogReader.read(
         lines: lines, firstLine: header.line, fileName: fileName, warnings: warnings)
     }
@@ -88,7 +88,7 @@ public enum CSVTrackReader {
     ) { fields, recordLine in
       guard columnError == nil else { return }
       guard reader != nil else {
-        let headerFields = fields.map { $0.trimmingCharacters(in: .whitespaces) }
+        let headerFields = fields.map { String(DelimitedText.trimmingBlanks($0)) }
         do throws(TrackReadError) {
           let columns = try CSVColumns(header: headerFields, file: fileName, line: header.line)
           var state = RowReader(
@@ -106,7 +106,7 @@ public enum CSVTrackReader {
         }
         return
       }
-      if let first = fields.first, first.trimmingCharacters(in: .whitespaces).hasPrefix("#") {
+      if let first = fields.first, DelimitedText.trimmingBlanks(first).hasPrefix("#") {
         return
       }
       reader?.read(fields, line: recordLine + lineOffset, index: index)
@@ -251,10 +251,10 @@ struct CSVColumns {
   /// Normalises a header field: lower case, no trailing `(unit)`, `[unit]`, ` N/S` or ` E/W`,
   /// and runs of spaces, tabs and `-` turned into one `_` (`Device ID` -> `device_id`).
   static func key(_ field: String) -> String {
-    var s = field.lowercased().trimmingCharacters(in: .whitespaces)
+    var s = String(DelimitedText.trimmingBlanks(field.lowercased()))
     for (open, close) in [("(", ")"), ("[", "]")] where s.hasSuffix(close) {
       if let r = s.range(of: open, options: .backwards) {
-        s = String(s[..<r.lowerBound]).trimmingCharacters(in: .whitespaces)
+        s = String(DelimitedText.trimmingBlanks(s[..<r.lowerBound]))
       }
     }
     for suffix in [" n/s", " e/w"] where s.hasSuffix(suffix) && s.count > suffix.count {
@@ -326,14 +326,14 @@ struct RowReader {
 
   private func field(_ fields: [String], _ i: Int?) -> Substring? {
     guard let i, i < fields.count else { return nil }
-    return Substring(fields[i]).trimmingCharacters(in: .whitespaces)[...]
+    return DelimitedText.trimmingBlanks(fields[i])
   }
 
   mutating func read(_ fields: [String], line: Int, index: Int) {
     func skip(_ message: String) {
       skipped.append(TrackIssue(file: fileName, line: line, message: message + "; row skipped"))
     }
-    if fields.allSatisfy({ $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+    if fields.allSatisfy({ DelimitedText.trimmingBlanks($0).isEmpty }) {
       return skip("the row is empty")
     }
     let needed = max(columns.latitude, columns.longitude) + 1
@@ -481,7 +481,17 @@ enum CoordinateText {
     var t = text
     if t.isEmpty { return .failure(.empty) }
     var sign = 1.0
+    // The hemisphere letter, either case. ASCII (every coordinate) is compared as a byte, the
+    // rest through the Unicode upper case, as it always was.
+    let positiveByte = positive.asciiValue
+    let negativeByte = negative.asciiValue
     func letter(_ c: Character) -> Double? {
+      if let a = c.asciiValue {
+        let upper = a >= 0x61 && a <= 0x7A ? a &- 0x20 : a
+        if upper == positiveByte { return 1 }
+        if upper == negativeByte { return -1 }
+        if positiveByte != nil && negativeByte != nil { return nil }
+      }
       let u = c.uppercased()
       if u == String(positive) { return 1 }
       if u == String(negative) { return -1 }
@@ -502,17 +512,20 @@ enum CoordinateText {
     }
     // Fixed-width degrees (`035.208829E`, as Columbus V900 loggers write them): the integer
     // part's leading zeros, which RFC 8259 does not allow, are dropped first.
+    let signed = t
     var minus = ""
     if t.first == "-" {
       minus = "-"
       t = t.dropFirst()
     }
-    while t.count > 1, t.first == "0", let next = t.dropFirst().first, next.isASCII,
-      next.isNumber
-    {
+    var droppedZeros = false
+    while t.first == "0", let next = t.dropFirst().first, next.isASCII, next.isNumber {
       t = t.dropFirst()
+      droppedZeros = true
     }
-    guard let v = DelimitedText.parseDouble(Substring(minus + t), decimalComma: decimalComma)
+    // Without dropped zeros the number is the text as it stands (no new string).
+    let number = droppedZeros ? Substring(minus + t) : signed
+    guard let v = DelimitedText.parseDouble(number, decimalComma: decimalComma)
     else {
       return .failure(.notANumber(String(text)))
     }
@@ -548,7 +561,7 @@ enum PLTReader {
     let (records, issues) = DelimitedText.records(in: body, delimiter: UInt8(ascii: ","))
     for (index, record) in records.enumerated() {
       let line = record.line + headerLines
-      let f = record.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+      let f = record.fields.map { String(DelimitedText.trimmingBlanks($0)) }
       func skip(_ message: String) {
         skipped.append(TrackIssue(file: fileName, line: line, message: message + "; row skipped"))
       }
@@ -639,7 +652,7 @@ enum DashCamLogReader {
     var index = 0
     for record in records {
       let line = record.line + firstLine - 1
-      let f = record.fields.map { $0.trimmingCharacters(in: .whitespaces) }
+      let f = record.fields.map { String(DelimitedText.trimmingBlanks($0)) }
       if f.count == 1 && f[0].hasPrefix("$") { continue }
       defer { index += 1 }
       func skip(_ message: String) {

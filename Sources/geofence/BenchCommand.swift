@@ -42,6 +42,12 @@ enum BenchCommand {
                             (refresh circle included): one plan at each of the first 20,000
                             fixes, each given the previous plan's registration; prints the
                             median and p99 microseconds per plan
+      --load FILE[,FILE...] measure the geofence reader instead (CSV, JSON, GeoJSON): each
+                            file read into memory, then parsed with validation in timed
+                            passes; prints MB/s and rows/s per file
+      --load-tracks FILE[,FILE...]
+                            the same for the track reader (CSV, GPX)
+      --radius METRES       with --load: the radius of definitions without one
       --data DIR            the data folder for 'real' (default: data)
       --from DIR            read workloads from files written by --write-workloads instead of
                             generating them (all sizes found for the selected workloads)
@@ -67,7 +73,8 @@ enum BenchCommand {
   static let spec = CommandLineArguments.Spec(
     valued: [
       "workload", "sizes", "fixes", "seed", "threads", "repetitions", "min-pass", "budget",
-      "cell-size", "data", "from", "write-workloads", "json", "svg", "plan",
+      "cell-size", "data", "from", "write-workloads", "json", "svg", "plan", "load",
+      "load-tracks", "radius",
     ],
     flags: ["help", "no-detector", "write-only", "quiet"])
 
@@ -86,6 +93,12 @@ enum BenchCommand {
     var quiet = false
     /// `--plan` budgets: time the planner instead of the index and detector.
     var planBudgets: [Int] = []
+    /// `--load` files: time the geofence reader instead.
+    var loadPaths: [String] = []
+    /// `--load-tracks` files: time the track reader instead.
+    var trackPaths: [String] = []
+    /// `--radius`: metres for definitions without a radius (`nil` rejects them).
+    var loadRadiusMeters: Double?
   }
 
   static func run(_ args: [String]) -> Int32 {
@@ -191,6 +204,9 @@ enum BenchCommand {
         s.planBudgets.append(n)
       }
     }
+    s.loadPaths = (a.last("load") ?? "").split(separator: ",").map(String.init)
+    s.trackPaths = (a.last("load-tracks") ?? "").split(separator: ",").map(String.init)
+    s.loadRadiusMeters = try a.double("radius", range: 1e-3...1e8)
     return s
   }
 
@@ -242,6 +258,7 @@ enum BenchCommand {
     if !s.writeOnly {
       for path in [s.jsonPath, s.svgPath].compactMap({ $0 }) { try checkOutputFile(path) }
     }
+    if !s.loadPaths.isEmpty || !s.trackPaths.isEmpty { return try measureLoading(s) }
     var results: [BenchmarkResult] = []
 
     func handle(_ w: Workload) throws {

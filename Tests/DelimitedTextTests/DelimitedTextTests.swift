@@ -49,3 +49,20 @@ import Testing
   #expect(DelimitedText.parseDouble("-7.25") == -7.25)
   #expect(DelimitedText.parseDouble("") == nil)
 }
+
+@Test func trimsBlanksExactlyAsFoundationsWhitespaceSet() {
+  // Oracle: Foundation's `trimmingCharacters(in: .whitespaces)` (tab and Unicode Zs).
+  let blanks = [" ", "\t", "\u{00A0}", "\u{1680}", "\u{2000}", "\u{2009}", "\u{202F}", "\u{3000}"]
+  let kept = ["\n", "\r", "\u{200B}", "\u{FEFF}", "x"]
+  var texts = ["", "a", "46.5", "é", "a b", "👍🏽", "e\u{301}"]
+  for b in blanks {
+    texts += [b, b + b, b + "1.5", "1.5" + b, b + "a" + b + "b" + b, b + "e\u{301}" + b]
+  }
+  for k in kept { texts += [k + " 2 " + k, " " + k + " "] }
+  for text in texts {
+    let expected = text.trimmingCharacters(in: .whitespaces)
+    #expect(String(DelimitedText.trimmingBlanks(text)) == expected, "\(Array(text.unicodeScalars))")
+    #expect(String(DelimitedText.trimmingBlanks(text[...])) == expected)
+  }
+  #expect(DelimitedText.trimmingBlanks("\u{00A0} 4 \t") == "4")
+}

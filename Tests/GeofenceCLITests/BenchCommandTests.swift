@@ -109,6 +109,39 @@ import Testing
     }
   }
 
+  /// `--load` and `--load-tracks` report each file's kept and rejected rows (counted by hand:
+  /// the second geofence has latitude 91, the track's third row no longitude) and a positive
+  /// rate; a missing file exits 66.
+  @Test func loadingReportsRowsRejectionsAndRates() throws {
+    try write(
+      "places.csv", "id,latitude,longitude,radius_m\na,48.8,2.3,100\nb,91,2.3,100\nc,-33.9,151.2,\n"
+    )
+    try write(
+      "track.csv",
+      "time,latitude,longitude\n2024-05-01T10:00:00Z,48.8,2.3\n2024-05-01T10:00:01Z,48.81,2.3\n"
+        + "2024-05-01T10:00:02Z,48.82,\n")
+    let json = directory.appendingPathComponent("loading.json")
+    let r = try bench([
+      "--load", directory.path + "/places.csv", "--radius", "250", "--load-tracks",
+      directory.path + "/track.csv", "--json", json.path,
+    ])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout.contains("places.csv: 0.0 MB, 2 rows (1 rejected)"), "\(r.stdout)")
+    let object = try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any]
+    let rows = object?["loading"] as? [[String: Any]] ?? []
+    #expect(rows.count == 2)
+    #expect(rows.first?["kind"] as? String == "geofences")
+    #expect(rows.first?["rows"] as? Int == 2)
+    #expect(rows.first?["rejected"] as? Int == 1)
+    #expect(rows.last?["kind"] as? String == "track")
+    #expect(rows.last?["rows"] as? Int == 2)
+    #expect(rows.last?["rejected"] as? Int == 1)
+    for row in rows { #expect((row["megabytes_per_second"] as? Double ?? 0) > 0, "\(row)") }
+    let missing = try bench(["--load", directory.path + "/absent.csv"])
+    #expect(missing.status == 66, "\(missing.stderr)")
+    #expect(missing.stderr.contains("absent.csv"))
+  }
+
   /// Outputs that cannot be created are refused before the (long) measurement: exit 73.
   @Test func unwritableOutputsExit73BeforeMeasuring() throws {
     let file = directory.appendingPathComponent("a-file")

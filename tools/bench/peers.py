@@ -2,7 +2,8 @@
 """Runs the peer geofence engines on the workload files of `geofence bench --write-workloads`
 and prints one table of throughput ratios (ours / peer) with the checksums compared.
 
-Peers: the C baselines of peers.c (grid with haversine refine, cell lookup only, GEOS C API
+Peers: the C baselines of peers.c (grid with haversine refine, the tuned three-tier grid with
+inline unit vectors and a branch-free squared-chord test, cell lookup only, GEOS C API
 STRtree, brute force), shapely 2 STRtree + haversine, an H3 cell cover in a dictionary +
 haversine, and PostGIS ST_DWithin on geography with a GiST index (a throwaway cluster on
 127.0.0.1). Containment everywhere: haversine distance <= radius on the sphere of radius
@@ -17,7 +18,7 @@ Wall times on a shared machine also differ from one process to the next (a proce
 keep one speed for its life) and drift over minutes, so the fast contenders are measured in
 several processes and the median taken. With --geofence BINARY (what run-peers uses), ours and
 the C grid, lookup and GEOS peers are measured in turn, workload by workload and process by
-process (ours, c-grid, c-lookup, c-geos, ours, ...), so that each ratio compares figures taken
+process (ours, c-grid, c-tuned, c-lookup, c-geos, ours, ...), so that each ratio compares figures taken
 within seconds of each other. Without it, ours comes from one `geofence bench --from` JSON per
 process (`--ours a.json,b.json`), measured before the peers.
 """
@@ -48,6 +49,7 @@ def checksum_of(result):
 # each run stays within about half a minute on a 2-core machine.
 LIMITS = {
     "c-grid": lambda n: None,
+    "c-tuned": lambda n: None,
     "c-lookup": lambda n: None,
     "c-geos": lambda n: None if n <= 200_000 else 200_000,
     "c-brute": lambda n: 100_000 if n <= 20_000 else (20_000 if n <= 200_000 else 0),
@@ -444,8 +446,11 @@ def run_ours_once(binary, directory, name, n, repetitions, min_seconds, threads)
     return results[0]
 
 
+# The peers whose bytes per region the table shows.
+SIZED = ("c-grid", "c-tuned")
+
 # The peers measured in turn with ours under --geofence.
-INTERLEAVED = ("c-grid", "c-lookup", "c-geos")
+INTERLEAVED = ("c-grid", "c-tuned", "c-lookup", "c-geos")
 
 
 def measure_interleaved(args, peers, ours_paths):
@@ -597,7 +602,7 @@ def main():
                     help="processes per measurement of the C grid, lookup and GEOS peers (median)")
     ap.add_argument("--write-ours", help="write the merged results of ours (medians) as JSON")
     ap.add_argument("--peers-binary", required=True, help="the compiled peers.c")
-    ap.add_argument("--peers", default="c-grid,c-lookup,c-geos,shapely,h3,postgis,c-brute")
+    ap.add_argument("--peers", default="c-grid,c-tuned,c-lookup,c-geos,shapely,h3,postgis,c-brute")
     ap.add_argument("--repetitions", type=positive_int, default=3)
     ap.add_argument("--min-seconds", type=seconds_0_to_600, default=0.2,
                     help="target length of a timed pass of the C peers: the fixes are replayed whole as"
@@ -675,8 +680,9 @@ def main():
                                "checksum": checksum_of(r)}
                         res["rounds"] = r.get("rounds")
                         res["processes"] = r.get("processes")
-                        if p == "c-grid":
+                        if p in ("c-grid", "c-tuned"):
                             res["bytes_per_region"] = r["bytes_per_region"]
+                            res["cell_size_degrees"] = r["cell_size_degrees"]
                     else:
                         if regions is None:
                             regions = read_regions(rpath)
@@ -719,7 +725,7 @@ def main():
     threads = ours[0]["threads"] if ours else 1
     head = ["workload", "N", "ours 1T", f"ours {threads}T", "build s", "B/region"]
     for p in peers:
-        head += [p, "ratio"]
+        head += [p, "ratio"] + (["B/region"] if p in SIZED else [])
     table = [head]
     for row in rows:
         o = row["ours"]
@@ -729,15 +735,17 @@ def main():
         for p in peers:
             r = row["peers"].get(p, {})
             if "skipped" in r:
-                line += ["skip", "-"]
+                line += ["skip", "-"] + (["-"] if p in SIZED else [])
                 continue
             if "failed" in r:
-                line += ["FAILED", "-"]
+                line += ["FAILED", "-"] + (["-"] if p in SIZED else [])
                 continue
             mark = "" if r.get("agrees") else " !"
             part = "" if r["fixes"] == o["fixes"] else "*"
             line += [fmt_rate(r["fixes_per_second"]) + part + mark,
                      f"{o['fixes_per_second_1_thread'] / r['fixes_per_second']:.2f}"]
+            if p in SIZED:
+                line.append(f"{r['bytes_per_region']:.1f}")
         table.append(line)
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for j, r in enumerate(table):

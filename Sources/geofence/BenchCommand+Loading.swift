@@ -1,0 +1,105 @@
+import Foundation
+import GeofenceBenchmarks
+import GeofenceDefinitions
+import JSONText
+import TrackFormats
+
+extension BenchCommand {
+  /// `--load` and `--load-tracks`: the geofence and track readers' throughput, each file read
+  /// into memory first and then parsed (with validation) in timed passes; one line a file,
+  /// and with `--json` an object `{"loading": [...]}`. For a geofence file it also gives the
+  /// resident bytes a held load result adds per geofence, for the first file only (Linux
+  /// `/proc/self/statm` around its first read; 0 where unknown).
+  ///
+  /// - Throws: ``WorkloadFileError/cannotOpen(path:reason:)`` for a file that cannot be read,
+  ///   ``WorkloadFileError/malformed(path:line:message:)`` for one its reader refuses whole.
+  static func measureLoading(_ s: Settings) throws -> Int32 {
+    var results: [(kind: String, result: LoadingResult)] = []
+    var residentPerGeofence: [String: Int] = [:]
+    let progress = BenchProgress.shared
+    for path in s.loadPaths {
+      let data = try fileData(path)
+      let format = GeofenceFileFormat.detect(
+        pathExtension: (path as NSString).pathExtension, data: data)
+      // The resident set a held load result adds, per geofence: measured around the first
+      // read of the first file only, before any pass has grown the heap (later files reuse
+      // freed pages, which the resident set does not show).
+      let residentBefore = SystemProbes.residentBytes()
+      let held: GeofenceLoadResult
+      do {
+        held = try GeofenceFileReader.read(
+          data: data, format: format, fileName: path, defaultRadiusMeters: s.loadRadiusMeters)
+      } catch {
+        throw WorkloadFileError.malformed(path: path, line: 0, message: error.description)
+      }
+      let residentAdded = SystemProbes.residentBytes() - residentBefore
+      let perGeofence = held.geofences.isEmpty ? 0 : residentAdded / held.geofences.count
+      if results.isEmpty { residentPerGeofence[path] = perGeofence }
+      progress.update("loading \(path)", phase: true)
+      let r = LoadingBenchmark.run(
+        file: path, bytes: data.count, repetitions: s.options.repetitions,
+        minimumPassSeconds: s.options.minimumPassSeconds
+      ) {
+        let loaded = try? GeofenceFileReader.read(
+          data: data, format: format, fileName: path, defaultRadiusMeters: s.loadRadiusMeters)
+        return (loaded?.geofences.count ?? 0, loaded?.rejected.count ?? 0)
+      }
+      results.append(("geofences", r))
+    }
+    for path in s.trackPaths {
+      let data = try fileData(path)
+      let name = (path as NSString).lastPathComponent
+      do { _ = try TrackReader.read(data: data, fileName: name) } catch {
+        throw WorkloadFileError.malformed(path: path, line: 0, message: error.description)
+      }
+      progress.update("reading track \(path)", phase: true)
+      let r = LoadingBenchmark.run(
+        file: path, bytes: data.count, repetitions: s.options.repetitions,
+        minimumPassSeconds: s.options.minimumPassSeconds
+      ) {
+        let track = try? TrackReader.read(data: data, fileName: name)
+        return (track?.fixes.count ?? 0, track?.skippedRows.count ?? 0)
+      }
+      results.append(("track", r))
+    }
+    progress.clear()
+    var text = "loading (file in memory, parse and validation timed):\n"
+    for (kind, r) in results {
+      text += "  \(kind) \(r.line)"
+      if kind == "geofences", let bytes = residentPerGeofence[r.file] {
+        text += "; the load result holds \(bytes) B resident a geofence"
+      }
+      text += "\n"
+    }
+    writeStandardOutput(Data(text.utf8))
+    if let path = s.jsonPath {
+      let rows = results.map { kind, r in
+        var json = JSONObjectWriter(numberStyle: .integersWithoutFraction)
+        json.add("kind", string: kind)
+        json.add("file", string: r.file)
+        json.add("bytes", integer: r.bytes)
+        json.add("rows", integer: r.rows)
+        json.add("rejected", integer: r.rejected)
+        json.add("rounds", integer: r.rounds)
+        json.add(
+          "megabytes_per_second", number: JSONText.rounded(r.bytesPerSecond / 1e6, decimals: 3))
+        json.add("rows_per_second", number: JSONText.rounded(r.rowsPerSecond, decimals: 1))
+        if kind == "geofences" {
+          json.add(
+            "resident_bytes_per_geofence", number: residentPerGeofence[r.file].map(Double.init))
+        }
+        return json.finish()
+      }
+      try writeOutputFile("{\"loading\": [" + rows.joined(separator: ", ") + "]}\n", to: path)
+    }
+    return ExitStatus.ok
+  }
+
+  /// The bytes of `path`, or ``WorkloadFileError/cannotOpen(path:reason:)``.
+  private static func fileData(_ path: String) throws -> Data {
+    guard let data = FileManager.default.contents(atPath: path) else {
+      throw WorkloadFileError.cannotOpen(path: path, reason: "cannot read the file")
+    }
+    return data
+  }
+}
