@@ -34,7 +34,7 @@ let package = Package(
     .target(name: "JSONText"),
     .target(
       name: "GeofenceDefinitions",
-      dependencies: ["GeofenceGeometry", "DelimitedText", "JSONText", "NumberText"]),
+      dependencies: ["GeofenceGeometry", "GEOSBridge", "DelimitedText", "JSONText", "NumberText"]),
     .target(
       name: "TrackFormats",
       dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText", "XMLStream"]),
@@ -87,7 +87,8 @@ let package = Package(
     .testTarget(name: "NumberTextTests", dependencies: ["NumberText"]),
     .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
-    .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
+    .testTarget(
+      name: "GEOSBridgeTests", dependencies: ["GEOSBridge", "GeofenceGeometry", "GeofenceTestSupport"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(

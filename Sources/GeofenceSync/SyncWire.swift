@@ -209,6 +209,7 @@ enum SyncWire {
     var index: [String: Int] = [:]
     index.reserveCapacity(definitions.count)
     var held = Set<String>()
+    let polygons = PolygonValidator()
     for (i, element) in definitions.enumerated() {
       let location = DefinitionLocation(file: source, position: .index(i), line: element.line)
       let raw: RawGeofenceDefinition
@@ -226,7 +227,7 @@ enum SyncWire {
         if let id { held.insert(id) }
         continue
       }
-      switch GeofenceValidator.validate(raw) {
+      switch GeofenceValidator.validate(raw, polygons: polygons) {
       case .failure(let problem):
         let id = GeofenceValidator.identifier(of: raw)
         result.rejections.append(GeofenceRejection(location: location, id: id, reason: problem))
