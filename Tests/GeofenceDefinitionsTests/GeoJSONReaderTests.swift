@@ -66,7 +66,7 @@ private func at(_ index: Int) -> DefinitionLocation {
     ])
   #expect(
     result.rejected[0].description
-      == #"zones.geojson[1] (line 5) (id "g2"): geometry type Polygon is not supported (only Point)"#
+      == #"zones.geojson[1] (line 5) (id "g2"): geometry type LineString is not supported (only Point, Polygon and MultiPolygon)"#
   )
 }
 
