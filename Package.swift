@@ -61,7 +61,7 @@ let package = Package(
       ]),
     .target(
       name: "GeofenceBenchmarks",
-      dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions"]),
+      dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GEOSBridge"]),
     .executableTarget(
       name: "geofence",
       dependencies: [

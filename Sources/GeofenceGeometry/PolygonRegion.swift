@@ -19,11 +19,13 @@
 ///   `minLongitude + 360`. A query longitude is tried as λ and λ ± 360, so a polygon that
 ///   crosses the antimeridian, written either cut at ±180 or with longitudes past 180, answers
 ///   for points on both sides.
-/// - **Edge index**: the vertices of all rings are cut into horizontal bands of equal height;
-///   each band lists the edges that overlap it (a y-sorted segment table). A point is tested
-///   against the edges of its band only: O(k) for k edges in the band, which is O(1 + n/b·s)
-///   for n edges, b bands and an average edge height of s bands; with b = n bands (the default)
-///   a typical outline has a few edges per band. No allocation per query.
+/// - **Edge index**: the latitude range is cut into b horizontal bands of equal height; each
+///   band lists the edges that overlap it (a y-sorted segment table, 4 bytes an entry). With
+///   n edges whose heights add up to S and a latitude range H, `b = n H / S` (at most n), so
+///   the table holds at most about 2n entries, and a band holds about twice the number of
+///   edges a horizontal line crosses on average, `2 S / H`: a point is tested against those
+///   only, O(1) for an outline that a line crosses a bounded number of times, and never more
+///   than O(n). No allocation per query.
 ///
 /// Invariants (established by the initialiser): every ring is closed and has at least 4
 /// positions; the polygons are valid in the OGC sense (checked by the caller with GEOS, see
@@ -64,8 +66,8 @@ public struct PolygonRegion: Hashable, Sendable {
   let bandCount: Int
   /// Band `b` holds the edges `bandEdges[bandStarts[b] ..< bandStarts[b + 1]]`.
   let bandStarts: [Int32]
-  /// Edges as (x1, y1, x2, y2) = (longitude, latitude) of both ends.
-  let bandEdges: [SIMD4<Double>]
+  /// Edges by the index of their first vertex (the edge runs to the next vertex).
+  let bandEdges: [Int32]
 
   /// Tolerance of the boundary test in degrees: a point whose distance from an edge's line
   /// (measured in degrees, within the edge's extent) is at most 1e-12° is on that edge. Far
@@ -141,10 +143,17 @@ public struct PolygonRegion: Hashable, Sendable {
     self.boundingCap = Self.boundingCap(
       minLatitude: minY, maxLatitude: maxY, minLongitude: minX, maxLongitude: maxX)
 
-    // The band table: as many bands as edges (at least 1, at most 65,536).
+    // The band table: b = n H / S bands (see the type's discussion), 1 to min(n, 65,536).
     let edgeCount = longitudes.count - (ringStarts.count - 1)
-    let bands = Swift.max(1, Swift.min(edgeCount, 65_536))
     let height = maxY - minY
+    var heights = 0.0
+    for r in 0..<(ringStarts.count - 1) {
+      for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
+        heights += abs(latitudes[i + 1] - latitudes[i])
+      }
+    }
+    let ideal = heights > 0 ? Double(edgeCount) * height / heights : 1
+    let bands = Swift.max(1, Swift.min(Swift.min(edgeCount, 65_536), Int(ideal.rounded(.up))))
     let scale = height > 0 ? Double(bands) / height : 0
     self.bandBottom = minY
     self.bandScale = scale
@@ -162,12 +171,12 @@ public struct PolygonRegion: Hashable, Sendable {
     }
     for b in 0..<bands { counts[b + 1] += counts[b] }
     var fill = counts
-    var edges = [SIMD4<Double>](repeating: .zero, count: Int(counts[bands]))
+    var edges = [Int32](repeating: 0, count: Int(counts[bands]))
     for r in 0..<(ringStarts.count - 1) {
       for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
         let lo = band(Swift.min(latitudes[i], latitudes[i + 1]))
         let hi = band(Swift.max(latitudes[i], latitudes[i + 1]))
-        let edge = SIMD4(longitudes[i], latitudes[i], longitudes[i + 1], latitudes[i + 1])
+        let edge = Int32(i)
         for b in lo...hi {
           edges[Int(fill[b])] = edge
           fill[b] += 1
@@ -190,7 +199,7 @@ public struct PolygonRegion: Hashable, Sendable {
   /// Bytes held by the region's arrays: vertices, ring and polygon starts, and the band table.
   public var memoryBytes: Int {
     longitudes.count * 16 + (ringStarts.count + polygonStarts.count) * 8 + bandStarts.count * 4
-      + bandEdges.count * 32
+      + bandEdges.count * 4
   }
 
   /// The positions of ring `ring`, as (longitude, latitude) in the region's frame.
@@ -228,14 +237,28 @@ public struct PolygonRegion: Hashable, Sendable {
   func containsPlanar(x: Double, y: Double) -> Bool {
     let b = Swift.min(bandCount - 1, Swift.max(0, Int((y - bandBottom) * bandScale)))
     return bandEdges.withUnsafeBufferPointer { edges in
+      longitudes.withUnsafeBufferPointer { xs in
+        latitudes.withUnsafeBufferPointer { ys in
+          Self.crossings(edges[Int(bandStarts[b])..<Int(bandStarts[b + 1])], xs, ys, x: x, y: y)
+        }
+      }
+    }
+  }
+
+  /// The closed crossing test over `edges` (first-vertex indices into `xs`, `ys`).
+  private static func crossings(
+    _ edges: Slice<UnsafeBufferPointer<Int32>>, _ xs: UnsafeBufferPointer<Double>,
+    _ ys: UnsafeBufferPointer<Double>, x: Double, y: Double
+  ) -> Bool {
+    do {
       var inside = false
       let tolerance = Self.boundaryToleranceDegrees
-      for k in Int(bandStarts[b])..<Int(bandStarts[b + 1]) {
-        let e = edges[k]
-        let x1 = e.x
-        let y1 = e.y
-        let x2 = e.z
-        let y2 = e.w
+      for e in edges {
+        let i = Int(e)
+        let x1 = xs[i]
+        let y1 = ys[i]
+        let x2 = xs[i + 1]
+        let y2 = ys[i + 1]
         if (y1 <= y) != (y2 <= y) {
           // The edge straddles the horizontal line through the point (half-open in y).
           let cross = (x2 - x1) * (y - y1) - (x - x1) * (y2 - y1)
@@ -325,7 +348,10 @@ public struct PolygonRegion: Hashable, Sendable {
     let last = Swift.min(bandCount - 1, Swift.max(0, Int((high - bandBottom) * bandScale)))
     bandEdges.withUnsafeBufferPointer { edges in
       for k in Int(bandStarts[first])..<Int(bandStarts[last + 1]) {
-        best2 = Swift.min(best2, segment(edges[k]))
+        let i = Int(edges[k])
+        best2 = Swift.min(
+          best2,
+          segment(SIMD4(longitudes[i], latitudes[i], longitudes[i + 1], latitudes[i + 1])))
       }
     }
     return best2.squareRoot()
