@@ -221,6 +221,18 @@ enum SyncWire {
         if let id = failure.id { held.insert(id) }
         continue
       }
+      if let geometry = raw.geometry, geometry != .null {
+        // The store and the protocol carry circles only: a polygon is held back, never
+        // stored as its bounding circle.
+        let id = GeofenceValidator.identifier(of: raw)
+        result.rejections.append(
+          GeofenceRejection(
+            location: location, id: id,
+            reason: .malformedRecord(
+              "polygon geofences are not carried by sync (the protocol has no geometry member)")))
+        if let id { held.insert(id) }
+        continue
+      }
       if let problem = protocolProblem(raw) {
         let id: String? = problem.isLengthProblem ? nil : GeofenceValidator.identifier(of: raw)
         result.rejections.append(GeofenceRejection(location: location, id: id, reason: problem))
