@@ -32,17 +32,21 @@
 /// `GeofenceDefinitions.PolygonValidator`); outer rings are counter-clockwise and holes
 /// clockwise (RFC 7946 §3.1.6).
 public struct PolygonRegion: Hashable, Sendable {
+  /// The arrays, behind one reference: copying a region (a set's lookup, a visit) then costs
+  /// one retain, not one per array.
+  let storage: PolygonStorage
+
   /// Vertex longitudes of every ring, ring after ring, each ring closed (its last vertex
   /// repeats its first), in the region's longitude frame (degrees).
-  public let longitudes: [Double]
+  public var longitudes: [Double] { storage.longitudes }
   /// Vertex latitudes, parallel to ``longitudes`` (degrees, in [−90, 90]).
-  public let latitudes: [Double]
+  public var latitudes: [Double] { storage.latitudes }
   /// Ring `r` is the vertices `ringStarts[r] ..< ringStarts[r + 1]`; `ringStarts.count` is the
   /// number of rings + 1.
-  public let ringStarts: [Int]
+  public var ringStarts: [Int] { storage.ringStarts }
   /// Polygon `p` is the rings `polygonStarts[p] ..< polygonStarts[p + 1]`; its first ring is
   /// the outer ring, the others holes.
-  public let polygonStarts: [Int]
+  public var polygonStarts: [Int] { storage.polygonStarts }
   /// The smallest and largest vertex longitude, in the region's frame (degrees).
   public let minLongitude: Double
   public let maxLongitude: Double
@@ -64,10 +68,6 @@ public struct PolygonRegion: Hashable, Sendable {
   /// Bands per degree of latitude.
   let bandScale: Double
   let bandCount: Int
-  /// Band `b` holds the edges `bandEdges[bandStarts[b] ..< bandStarts[b + 1]]`.
-  let bandStarts: [Int32]
-  /// Edges by the index of their first vertex (the edge runs to the next vertex).
-  let bandEdges: [Int32]
 
   /// Tolerance of the boundary test in degrees: a point whose distance from an edge's line
   /// (measured in degrees, within the edge's extent) is at most 1e-12° is on that edge. Far
@@ -123,10 +123,6 @@ public struct PolygonRegion: Hashable, Sendable {
       polygonStarts.append(ringStarts.count - 1)
     }
     guard maxX - minX <= 360 else { throw .longitudeSpanTooWide(maxX - minX) }
-    self.longitudes = longitudes
-    self.latitudes = latitudes
-    self.ringStarts = ringStarts
-    self.polygonStarts = polygonStarts
     self.minLongitude = minX
     self.maxLongitude = maxX
     self.minLatitude = minY
@@ -183,8 +179,23 @@ public struct PolygonRegion: Hashable, Sendable {
         }
       }
     }
-    self.bandStarts = counts
-    self.bandEdges = edges
+    self.storage = PolygonStorage(
+      longitudes: longitudes, latitudes: latitudes, ringStarts: ringStarts,
+      polygonStarts: polygonStarts, bandStarts: counts, bandEdges: edges)
+  }
+
+  public static func == (a: PolygonRegion, b: PolygonRegion) -> Bool {
+    a.storage === b.storage
+      || (a.storage.longitudes == b.storage.longitudes
+        && a.storage.latitudes == b.storage.latitudes
+        && a.storage.ringStarts == b.storage.ringStarts
+        && a.storage.polygonStarts == b.storage.polygonStarts)
+  }
+
+  public func hash(into hasher: inout Hasher) {
+    hasher.combine(storage.longitudes)
+    hasher.combine(storage.latitudes)
+    hasher.combine(storage.ringStarts)
   }
 
   /// Number of polygons.
@@ -198,8 +209,9 @@ public struct PolygonRegion: Hashable, Sendable {
 
   /// Bytes held by the region's arrays: vertices, ring and polygon starts, and the band table.
   public var memoryBytes: Int {
-    longitudes.count * 16 + (ringStarts.count + polygonStarts.count) * 8 + bandStarts.count * 4
-      + bandEdges.count * 4
+    let s = storage
+    return s.longitudes.count * 16 + (s.ringStarts.count + s.polygonStarts.count) * 8
+      + s.bandStarts.count * 4 + s.bandEdges.count * 4
   }
 
   /// The positions of ring `ring`, as (longitude, latitude) in the region's frame.
@@ -236,10 +248,12 @@ public struct PolygonRegion: Hashable, Sendable {
   @usableFromInline
   func containsPlanar(x: Double, y: Double) -> Bool {
     let b = Swift.min(bandCount - 1, Swift.max(0, Int((y - bandBottom) * bandScale)))
-    return bandEdges.withUnsafeBufferPointer { edges in
-      longitudes.withUnsafeBufferPointer { xs in
-        latitudes.withUnsafeBufferPointer { ys in
-          Self.crossings(edges[Int(bandStarts[b])..<Int(bandStarts[b + 1])], xs, ys, x: x, y: y)
+    let s = storage
+    return s.bandEdges.withUnsafeBufferPointer { edges in
+      s.longitudes.withUnsafeBufferPointer { xs in
+        s.latitudes.withUnsafeBufferPointer { ys in
+          Self.crossings(
+            edges[Int(s.bandStarts[b])..<Int(s.bandStarts[b + 1])], xs, ys, x: x, y: y)
         }
       }
     }
@@ -331,27 +345,26 @@ public struct PolygonRegion: Hashable, Sendable {
       return px * px + py * py
     }
     var best2 = Double.infinity
+    let s = storage
+    let xs = s.longitudes
+    let ys = s.latitudes
     let low = y0 - reachDegrees
     let high = y0 + reachDegrees
     if !(low > minLatitude && high < maxLatitude) || bandScale == 0 {
       // The reach covers much of the region (or is infinite): every edge once.
-      for r in 0..<ringCount {
-        for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
-          best2 = Swift.min(
-            best2,
-            segment(SIMD4(longitudes[i], latitudes[i], longitudes[i + 1], latitudes[i + 1])))
+      for r in 0..<(s.ringStarts.count - 1) {
+        for i in s.ringStarts[r]..<(s.ringStarts[r + 1] - 1) {
+          best2 = Swift.min(best2, segment(SIMD4(xs[i], ys[i], xs[i + 1], ys[i + 1])))
         }
       }
       return best2.squareRoot()
     }
     let first = Swift.min(bandCount - 1, Swift.max(0, Int((low - bandBottom) * bandScale)))
     let last = Swift.min(bandCount - 1, Swift.max(0, Int((high - bandBottom) * bandScale)))
-    bandEdges.withUnsafeBufferPointer { edges in
-      for k in Int(bandStarts[first])..<Int(bandStarts[last + 1]) {
+    s.bandEdges.withUnsafeBufferPointer { edges in
+      for k in Int(s.bandStarts[first])..<Int(s.bandStarts[last + 1]) {
         let i = Int(edges[k])
-        best2 = Swift.min(
-          best2,
-          segment(SIMD4(longitudes[i], latitudes[i], longitudes[i + 1], latitudes[i + 1])))
+        best2 = Swift.min(best2, segment(SIMD4(xs[i], ys[i], xs[i + 1], ys[i + 1])))
       }
     }
     return best2.squareRoot()
@@ -519,5 +532,29 @@ extension PolygonRegion {
     return polygons.map { polygon in
       polygon.map { ring in ring.map { SIMD2($0.x + shift, $0.y) } }
     }
+  }
+}
+
+/// The arrays of a ``PolygonRegion``, immutable once built.
+final class PolygonStorage: Sendable {
+  let longitudes: [Double]
+  let latitudes: [Double]
+  let ringStarts: [Int]
+  let polygonStarts: [Int]
+  /// Band `b` holds the edges `bandEdges[bandStarts[b] ..< bandStarts[b + 1]]`.
+  let bandStarts: [Int32]
+  /// Edges by the index of their first vertex (the edge runs to the next vertex).
+  let bandEdges: [Int32]
+
+  init(
+    longitudes: [Double], latitudes: [Double], ringStarts: [Int], polygonStarts: [Int],
+    bandStarts: [Int32], bandEdges: [Int32]
+  ) {
+    self.longitudes = longitudes
+    self.latitudes = latitudes
+    self.ringStarts = ringStarts
+    self.polygonStarts = polygonStarts
+    self.bandStarts = bandStarts
+    self.bandEdges = bandEdges
   }
 }
