@@ -88,7 +88,8 @@ let package = Package(
     .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(
-      name: "GEOSBridgeTests", dependencies: ["GEOSBridge", "GeofenceGeometry", "GeofenceTestSupport"]),
+      name: "GEOSBridgeTests",
+      dependencies: ["GEOSBridge", "GeofenceGeometry", "GeofenceTestSupport"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(

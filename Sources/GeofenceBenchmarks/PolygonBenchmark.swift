@@ -43,7 +43,9 @@ public enum PolygonBenchmark {
 
   /// The polygon of a circle: `n` vertices at increasing angles, each at 70–100 % of the radius
   /// (measured on the local plate carrée), closed.
-  static func polygon(inscribedIn circle: CircularRegion, vertices n: Int, using rng: inout BenchmarkRandom)
+  static func polygon(
+    inscribedIn circle: CircularRegion, vertices n: Int, using rng: inout BenchmarkRandom
+  )
     -> [SIMD2<Double>]
   {
     let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
@@ -55,7 +57,9 @@ public enum PolygonBenchmark {
       let angle = (Double(i) + rng.uniform(0.1, 0.9)) / Double(n) * 2 * Double.pi
       let s = rng.uniform(0.7, 1)
       ring.append(
-        SIMD2(circle.center.longitude + s * rx * cos(angle), circle.center.latitude + s * ry * sin(angle)))
+        SIMD2(
+          circle.center.longitude + s * rx * cos(angle),
+          circle.center.latitude + s * ry * sin(angle)))
     }
     ring.append(ring[0])
     return ring

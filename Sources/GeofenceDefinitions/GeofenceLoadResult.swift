@@ -105,7 +105,8 @@ struct GeofenceLoadAccumulator {
   ) {
     let location = DefinitionLocation(file: file, position: position, line: line)
     switch GeofenceValidator.validate(
-      definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons) {
+      definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons)
+    {
     case .failure(let problem):
       reject(
         at: position, line: line, id: GeofenceValidator.identifier(of: definition),

@@ -35,8 +35,7 @@ public final class PolygonValidator {
   /// - Parameter geometry: the members of the geometry object.
   /// - Returns: the region, or the reason it was rejected.
   /// - Complexity: O(n log n) for n positions (GEOS's validity check).
-  public func validate(_ geometry: [String: JSONValue]) -> Result<PolygonRegion, PolygonProblem>
-  {
+  public func validate(_ geometry: [String: JSONValue]) -> Result<PolygonRegion, PolygonProblem> {
     let polygons: [[[SIMD2<Double>]]]
     switch Self.positions(geometry) {
     case .success(let value): polygons = value

@@ -132,7 +132,8 @@ public struct PolygonRegion: Hashable, Sendable {
       area += Self.signedArea(longitudes, latitudes, ringStarts[r]..<ringStarts[r + 1])
     }
     let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
-    let squareMeters = abs(area) * metersPerDegree * metersPerDegree * cos(radians(fromDegrees: middle))
+    let squareMeters =
+      abs(area) * metersPerDegree * metersPerDegree * cos(radians(fromDegrees: middle))
     self.areaSquareMeters = squareMeters
     // A polygon of no area (a sliver on the pole's latitude) still has a size of 1 m.
     self.equivalentRadiusMeters = Swift.max(1, (squareMeters / Double.pi).squareRoot())

@@ -27,6 +27,13 @@ import GeofenceIndex
 /// - **EXIT** (inside → outside) when `d - a > r + h`, a missing accuracy counting as 0. Every
 ///   region the device is inside is checked at every accepted fix, whether or not the index
 ///   query returns it.
+/// - **Polygons** (``RegionSet/polygon(at:)``): the index answers with the polygon's bounding
+///   cap, and the polygon decides. ENTER when ``PolygonRegion/contains(_:)`` holds and (with
+///   the accuracy rule) `a <= r_eq`, the polygon's ``PolygonRegion/equivalentRadiusMeters``;
+///   no edge distance is asked of an entering fix. EXIT when the fix is outside the polygon
+///   and its distance to the nearest edge (``PolygonRegion/boundaryDistance(to:notBeyond:)``)
+///   exceeds `a + h`, `h = max(hysteresisMinimumMeters, hysteresisRadiusFraction · r_eq)`.
+///   Event distances are to the nearest edge. Crossing inference skips polygons.
 /// - **DWELL** once per visit, at the first accepted fix whose time is
 ///   `>= enterTime + loiteringDelaySeconds`, judged on fix times only.
 /// - With time confirmation (``TransitionConfiguration/confirmationFixCount`` > 1 or
@@ -462,10 +469,11 @@ public struct TransitionDetector: Sendable {
       // Already inside (most results): decided before the region's record is read.
       if insideSet.contains(slot) { continue }
       // A polygon: the bounding cap (the index's answer) is only the first filter.
+      let region = regions.regions[Int(slot)]
       let polygon = regions.hasPolygons ? regions.polygon(at: slot) : nil
       if let polygon, !polygon.contains(point) { continue }
       if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
-        a > (polygon?.equivalentRadiusMeters ?? regions.regions[Int(slot)].radiusMeters)
+        a > (polygon?.equivalentRadiusMeters ?? region.radiusMeters)
       {
         continue
       }
@@ -484,13 +492,17 @@ public struct TransitionDetector: Sendable {
         pendingEnters[j].seen = false  // removed below
       }
       visits.append(
-        Visit(slot: slot, enterTime: time, in: regions, configuration: configuration))
+        polygon == nil
+          ? Visit(
+            slot: slot, enterTime: time, region: region,
+            hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
+          : Visit(slot: slot, enterTime: time, in: regions, configuration: configuration))
       insideSet.insert(slot)
       earliestUndwelledEnter = min(earliestUndwelledEnter, time)
       if !silent {
         let distance =
           polygon.map { $0.boundaryDistance(to: point, notBeyond: .infinity) }
-          ?? haversineDistance(regions.regions[Int(slot)].center, point)
+          ?? haversineDistance(region.center, point)
         enters.append(Emission(slot: slot, distanceMeters: distance, dwellSeconds: 0))
       }
     }

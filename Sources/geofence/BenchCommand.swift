@@ -267,7 +267,8 @@ enum BenchCommand {
         print(
           "polygons \(r.workload) N=\(r.polygonCount) (\(r.vertexCount) vertices): "
             + String(
-              format: "index only %.2f M fixes/s, point-in-polygon %.2f M fixes/s, GEOS prepared %.3f M fixes/s (%.0fx)",
+              format:
+                "index only %.2f M fixes/s, point-in-polygon %.2f M fixes/s, GEOS prepared %.3f M fixes/s (%.0fx)",
               r.indexFixesPerSecond / 1e6, r.fixesPerSecond / 1e6, r.geosFixesPerSecond / 1e6,
               r.fixesPerSecond / r.geosFixesPerSecond)
             + String(

@@ -41,14 +41,16 @@ private let families: [Family] = [
   Family(name: "convex", count: 40) { rng in
     [
       starRing(
-        cx: Double.random(in: -170...170, using: &rng), cy: Double.random(in: -60...60, using: &rng),
+        cx: Double.random(in: -170...170, using: &rng),
+        cy: Double.random(in: -60...60, using: &rng),
         rx: 0.05, ry: 0.04, n: Int.random(in: 3...64, using: &rng), minScale: 1, using: &rng)
     ]
   },
   Family(name: "concave", count: 40) { rng in
     [
       starRing(
-        cx: Double.random(in: -170...170, using: &rng), cy: Double.random(in: -60...60, using: &rng),
+        cx: Double.random(in: -170...170, using: &rng),
+        cy: Double.random(in: -60...60, using: &rng),
         rx: 0.1, ry: 0.08, n: Int.random(in: 5...400, using: &rng), minScale: 0.2, using: &rng)
     ]
   },
@@ -74,14 +76,16 @@ private let families: [Family] = [
   Family(name: "tiny", count: 30) { rng in
     [
       starRing(
-        cx: Double.random(in: -179...179, using: &rng), cy: Double.random(in: -80...80, using: &rng),
+        cx: Double.random(in: -179...179, using: &rng),
+        cy: Double.random(in: -80...80, using: &rng),
         rx: 1e-4, ry: 8e-5, n: Int.random(in: 3...30, using: &rng), minScale: 0.3, using: &rng)
     ]
   },
   Family(name: "continent", count: 20) { rng in
     [
       starRing(
-        cx: Double.random(in: -120...120, using: &rng), cy: Double.random(in: -30...30, using: &rng),
+        cx: Double.random(in: -120...120, using: &rng),
+        cy: Double.random(in: -30...30, using: &rng),
         rx: 40, ry: 25, n: Int.random(in: 50...1000, using: &rng), minScale: 0.3, using: &rng)
     ]
   },
@@ -132,7 +136,8 @@ private let pointsPerPolygon = 5_000
           90,
           max(
             -90,
-            Double.random(in: (region.minLatitude - padY)...(region.maxLatitude + padY), using: &rng)
+            Double.random(
+              in: (region.minLatitude - padY)...(region.maxLatitude + padY), using: &rng)
           ))
         let expected = try prepared.covers(x: x, y: y)
         // The query longitude as a fix would carry it, in [-180, 180].
@@ -168,7 +173,9 @@ private let pointsPerPolygon = 5_000
 @Test func pointsOnVerticesAndEdgesAreInside() throws {
   let geos = try GEOSContext()
   // A concave polygon with a hole, integer coordinates: edge midpoints are exact.
-  let outer: [SIMD2<Double>] = [[0, 0], [10, 0], [10, 10], [6, 10], [5, 4], [4, 10], [0, 10], [0, 0]]
+  let outer: [SIMD2<Double>] = [
+    [0, 0], [10, 0], [10, 10], [6, 10], [5, 4], [4, 10], [0, 10], [0, 0],
+  ]
   let hole: [SIMD2<Double>] = [[1, 1], [1, 3], [3, 3], [3, 1], [1, 1]]
   let region = try PolygonRegion(polygons: [[outer, hole]])
   let prepared = try geos.polygon(rings: [[outer, hole]]).prepared()

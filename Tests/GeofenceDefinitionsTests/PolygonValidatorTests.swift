@@ -31,7 +31,10 @@ private let cases: [(id: String, coordinates: String, type: String, reason: Stri
     "[[[[0,0],[10,0],[10,10],[0,10],[0,0]]],[[[2,2],[8,2],[8,8],[2,8],[2,2]]]]", "MultiPolygon",
     "Nested shells[2 2]"
   ),
-  ("too-few-points", "[[[0,0],[1,1],[1,1],[0,0]]]", "Polygon", "Too few points in geometry component[0 0]"),
+  (
+    "too-few-points", "[[[0,0],[1,1],[1,1],[0,0]]]", "Polygon",
+    "Too few points in geometry component[0 0]"
+  ),
   (
     "not-closed", "[[[0,0],[1,0],[1,1],[0,1]]]", "Polygon",
     "GEOSGeom_createLinearRing_r (polygon 0, ring 0) failed: IllegalArgumentException: Points of LinearRing do not form a closed linestring"
@@ -53,7 +56,10 @@ private let cases: [(id: String, coordinates: String, type: String, reason: Stri
     "jump-across-the-antimeridian", "[[[179,0],[-179,0],[-179,1],[179,1],[179,0]]]", "Polygon",
     "polygon 0, ring 0, position 0: the edge to the next position steps more than 180° of longitude; cut the polygon at ±180 (RFC 7946 3.1.9) or write longitudes past 180"
   ),
-  ("structure", "[[[0,0],[1,0],\"x\",[0,0]]]", "Polygon", "polygon 0, ring 0, position 2 must be an array [longitude, latitude]"),
+  (
+    "structure", "[[[0,0],[1,0],\"x\",[0,0]]]", "Polygon",
+    "polygon 0, ring 0, position 2 must be an array [longitude, latitude]"
+  ),
   // Accepted: wrong winding (fixed), longitudes past 180 (normalised), cut at ±180.
   ("clockwise", "[[[0,0],[0,1],[1,1],[1,0],[0,0]]]", "Polygon", nil),
   ("past-180", "[[[170,0],[190,0],[190,5],[170,5],[170,0]]]", "Polygon", nil),
@@ -115,7 +121,9 @@ private let cases: [(id: String, coordinates: String, type: String, reason: Stri
   let result = try GeofenceFileReader.read(
     data: Data(text.utf8), format: .json, fileName: "d.json", defaultRadiusMeters: nil)
   #expect(result.geofences.map(\.id) == ["square", "circle"])
-  #expect(result.geofences[0].polygon?.contains(Coordinate(uncheckedLatitude: 46.5, longitude: 6.5)) == true)
+  #expect(
+    result.geofences[0].polygon?.contains(Coordinate(uncheckedLatitude: 46.5, longitude: 6.5))
+      == true)
   #expect(result.geofences[0].metadataJSON == #"{"url":"https://example.com/sq"}"#)
   #expect(result.geofences[1].polygon == nil)
   #expect(result.rejected.map(\.reason.description) == ["invalid polygon: Self-intersection[5 5]"])

@@ -32,8 +32,7 @@ private func referenceContains(_ polygon: PolygonRegion, _ p: Coordinate) -> Boo
 /// Haversine distance to the boundary, each edge sampled at steps of at most 1 m (edges are
 /// straight in longitude and latitude); only edges within `reach` metres of the point by
 /// their bounding box are sampled, so a result above `reach` means "farther than reach".
-private func referenceDistance(_ polygon: PolygonRegion, _ p: Coordinate, reach: Double) -> Double
-{
+private func referenceDistance(_ polygon: PolygonRegion, _ p: Coordinate, reach: Double) -> Double {
   let degrees = reach / 111_000 * 2 + 0.001
   var best = Double.infinity
   for r in 0..<polygon.ringCount {
@@ -75,7 +74,9 @@ private func referenceDistance(_ polygon: PolygonRegion, _ p: Coordinate, reach:
   let regions = RegionSet(geofences: loaded.geofences)
   let result = TransitionDetector.replay(
     track.fixes, regions: regions, configuration: configuration)
-  let got = result.events.map { "\($0.type.rawValue) \(regions.id(at: $0.slot)) #\($0.fix.sourceIndex)" }
+  let got = result.events.map {
+    "\($0.type.rawValue) \(regions.id(at: $0.slot)) #\($0.fix.sourceIndex)"
+  }
 
   // The reference: the same time-sorted fixes, every polygon at every fix.
   let fixes = ReplayPreparation(track.fixes).tracks.flatMap(\.fixes)
@@ -95,7 +96,8 @@ private func referenceDistance(_ polygon: PolygonRegion, _ p: Coordinate, reach:
     for (k, polygon) in polygons.enumerated() {
       let id = loaded.geofences[k].id
       let size = polygon.equivalentRadiusMeters
-      let h = max(configuration.hysteresisMinimumMeters, configuration.hysteresisRadiusFraction * size)
+      let h = max(
+        configuration.hysteresisMinimumMeters, configuration.hysteresisRadiusFraction * size)
       let contained = referenceContains(polygon, fix.coordinate)
       if inside[k] {
         if contained { continue }
@@ -110,8 +112,12 @@ private func referenceDistance(_ polygon: PolygonRegion, _ p: Coordinate, reach:
         enters.append(id)
       }
     }
-    expected += exits.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { "exit \($0) #\(fix.sourceIndex)" }
-    expected += enters.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map { "enter \($0) #\(fix.sourceIndex)" }
+    expected += exits.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map {
+      "exit \($0) #\(fix.sourceIndex)"
+    }
+    expected += enters.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map {
+      "enter \($0) #\(fix.sourceIndex)"
+    }
   }
   // Decisions within 0.5 m of `a + h`, where the projection's error (about 1e-4 of the
   // distance) could matter: one on this track, decided alike.
