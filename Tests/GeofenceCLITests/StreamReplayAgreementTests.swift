@@ -251,9 +251,10 @@ struct TrackFixes {
     }
   }
   // Both cantons, and the route's last commune, Lausanne.
-  let entered = Set(expected.filter { $0["type"] as? String == "enter" }.compactMap {
-    $0["geofence_id"] as? String
-  })
+  let entered = Set(
+    expected.filter { $0["type"] as? String == "enter" }.compactMap {
+      $0["geofence_id"] as? String
+    })
   #expect(entered.isSuperset(of: ["canton-24", "canton-22", "commune-5586"]))
   #expect(expected.count == 63, "\(expected.count) events")
 }
