@@ -36,7 +36,7 @@ let package = Package(
     .target(name: "JSONText"),
     .target(
       name: "GeofenceDefinitions",
-      dependencies: ["GeofenceGeometry", "DelimitedText", "JSONText", "NumberText"]),
+      dependencies: ["GeofenceGeometry", "GEOSBridge", "DelimitedText", "JSONText", "NumberText"]),
     .target(
       name: "TrackFormats",
       dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText", "XMLStream"]),
@@ -63,7 +63,7 @@ let package = Package(
       ]),
     .target(
       name: "GeofenceBenchmarks",
-      dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions"]),
+      dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GEOSBridge"]),
     .executableTarget(
       name: "geofence",
       dependencies: [
@@ -89,7 +89,9 @@ let package = Package(
     .testTarget(name: "NumberTextTests", dependencies: ["NumberText"]),
     .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
-    .testTarget(name: "GEOSBridgeTests", dependencies: ["GEOSBridge"]),
+    .testTarget(
+      name: "GEOSBridgeTests",
+      dependencies: ["GEOSBridge", "GeofenceGeometry", "GeofenceTestSupport"]),
     .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(

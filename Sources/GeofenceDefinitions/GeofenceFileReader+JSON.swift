@@ -39,7 +39,8 @@ extension RawGeofenceDefinition {
     return .success(
       RawGeofenceDefinition(
         id: members["id"], latitude: members["latitude"], longitude: members["longitude"],
-        radius: members["radius"], name: members["name"], metadata: members["metadata"]))
+        radius: members["radius"], name: members["name"], metadata: members["metadata"],
+        geometry: members["geometry"]))
   }
 
   /// The field of a definition object that a path into it starts with.
@@ -48,7 +49,7 @@ extension RawGeofenceDefinition {
       return nil
     }
     switch field {
-    case .id, .latitude, .longitude, .radius, .name, .metadata: return field
+    case .id, .latitude, .longitude, .radius, .name, .metadata, .geometry: return field
     default: return nil
     }
   }
@@ -92,14 +93,15 @@ extension GeofenceFileReader {
     }
   }
 
-  /// Reads a GeoJSON `FeatureCollection` (or a single `Feature`) of `Point` features.
+  /// Reads a GeoJSON `FeatureCollection` (or a single `Feature`) of `Point`, `Polygon` and
+  /// `MultiPolygon` features (a polygon is validated by ``PolygonValidator``).
   ///
   /// - The centre is `geometry.coordinates` = `[longitude, latitude]` (RFC 7946 order); a third
   ///   value (altitude) is ignored.
   /// - `radius` (metres) and `name` come from `properties`; the id from the feature's `id`, or
   ///   `properties.id` when the feature has none.
   /// - Every other property goes into the metadata object.
-  /// - A feature whose geometry is not a `Point` is rejected with
+  /// - A feature whose geometry is of another type is rejected with
   ///   ``DefinitionProblem/unsupportedGeometry(_:)``.
   /// - Each feature is read on its own: a bad value in one (`1e400`, `NaN`, nesting deeper
   ///   than ``JSONDocument/maximumDepth``) rejects that feature only, as
@@ -228,6 +230,9 @@ extension GeofenceFileReader {
     }
     switch geometry["type"] {
     case .string("Point")?: break
+    case .string("Polygon")?, .string("MultiPolygon")?:
+      definition.geometry = .object(geometry)
+      return .success(definition)
     case .string(let type)?: return fail(.unsupportedGeometry(type))
     default: return fail(.malformedRecord("geometry has no \"type\""))
     }

@@ -84,6 +84,8 @@ struct GeofenceLoadAccumulator {
   var firstLocation: [String: DefinitionLocation] = [:]
   let file: String
   let defaultRadiusMeters: Double?
+  /// One polygon validator (one GEOS context) for the whole file.
+  let polygons = PolygonValidator()
 
   init(file: String, defaultRadiusMeters: Double?) {
     self.file = file
@@ -102,7 +104,9 @@ struct GeofenceLoadAccumulator {
     line: Int? = nil
   ) {
     let location = DefinitionLocation(file: file, position: position, line: line)
-    switch GeofenceValidator.validate(definition, defaultRadiusMeters: defaultRadiusMeters) {
+    switch GeofenceValidator.validate(
+      definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons)
+    {
     case .failure(let problem):
       reject(
         at: position, line: line, id: GeofenceValidator.identifier(of: definition),

@@ -36,6 +36,9 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
   /// (`nil` for a member the reader does not use, or the record itself); the error gives the
   /// path, line and column.
   case invalidJSON(DefinitionField?, JSONReadError)
+  /// A polygon geometry was rejected: a structure, range, antimeridian or pole problem, or
+  /// GEOS's validity reason with the place of the fault.
+  case invalidPolygon(PolygonProblem)
 
   public var description: String {
     switch self {
@@ -50,8 +53,9 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
     case .invalidRadius(let r): return "radius \(r) m is not a finite value > 0"
     case .duplicateID(let first): return "duplicate id, first defined at \(first)"
     case .unsupportedGeometry(let type):
-      return "geometry type \(type) is not supported (only Point)"
+      return "geometry type \(type) is not supported (only Point, Polygon and MultiPolygon)"
     case .malformedRecord(let why): return why
+    case .invalidPolygon(let problem): return "invalid polygon: \(problem)"
     case .invalidJSON(let field, let error):
       let place = "line \(error.line), column \(error.column)"
       guard let field else {

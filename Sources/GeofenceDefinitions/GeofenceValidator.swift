@@ -14,6 +14,9 @@ public struct RawGeofenceDefinition: Hashable, Sendable {
   public var name: JSONValue?
   /// Must be a JSON object when present.
   public var metadata: JSONValue?
+  /// A GeoJSON `Polygon` or `MultiPolygon` geometry object; when present (not `null`) the
+  /// geofence is that polygon, and `latitude`, `longitude` and `radius` are not read.
+  public var geometry: JSONValue?
   /// True when the definition comes from a text format (CSV): a numeric field holding a string
   /// is then reported as ``DefinitionProblem/notANumber(_:text:)`` with the text as written,
   /// rather than as a JSON type error.
@@ -24,8 +27,10 @@ public struct RawGeofenceDefinition: Hashable, Sendable {
 
   public init(
     id: JSONValue?, latitude: JSONValue?, longitude: JSONValue?, radius: JSONValue?,
-    name: JSONValue? = nil, metadata: JSONValue? = nil, isFromText: Bool = false
+    name: JSONValue? = nil, metadata: JSONValue? = nil, geometry: JSONValue? = nil,
+    isFromText: Bool = false
   ) {
+    self.geometry = geometry
     self.id = id
     self.latitude = latitude
     self.longitude = longitude
@@ -53,19 +58,39 @@ public enum GeofenceValidator {
   /// - **metadata**: a JSON object or absent/`null`; stored as ``JSONValue/canonicalText``. An
   ///   empty object is stored as `nil`.
   ///
+  /// - **geometry** (instead of latitude, longitude and radius): a GeoJSON `Polygon` or
+  ///   `MultiPolygon` object, validated by ``PolygonValidator`` (GEOS);
+  ///   ``DefinitionProblem/invalidPolygon(_:)`` with the reason otherwise.
+  ///
   /// Uniqueness of ids is not checked here: it depends on the set the definition belongs to.
   /// - Parameters:
   ///   - definition: the raw definition.
   ///   - defaultRadiusMeters: radius in metres for definitions without one; `nil` for none.
+  ///   - polygons: the validator for polygon geometries (one per load or sync: it owns a GEOS
+  ///     context); `nil` makes one for this call.
   /// - Returns: the geofence, or the first problem found.
-  /// - Complexity: O(1) plus the size of the metadata.
+  /// - Complexity: O(1) plus the size of the metadata; O(n log n) for a polygon of n
+  ///   positions.
   public static func validate(
-    _ definition: RawGeofenceDefinition, defaultRadiusMeters: Double? = nil
+    _ definition: RawGeofenceDefinition, defaultRadiusMeters: Double? = nil,
+    polygons: PolygonValidator? = nil
   ) -> Result<Geofence, DefinitionProblem> {
     let id: String
     switch identifier(definition.id) {
     case .success(let value): id = value
     case .failure(let problem): return .failure(problem)
+    }
+    switch definition.geometry {
+    case nil, .null?: break
+    case .object(let members)?:
+      let shape: RegionShape
+      switch (polygons ?? PolygonValidator()).validate(members) {
+      case .success(let polygon): shape = .polygon(polygon)
+      case .failure(let problem): return .failure(.invalidPolygon(problem))
+      }
+      return finish(definition, id: id, shape: shape)
+    case let other?:
+      return .failure(.wrongType(.geometry, expected: "an object", found: other.typeName))
     }
     let latitude: Double
     switch number(definition.latitude, field: .latitude, fromText: definition.isFromText) {
@@ -103,6 +128,13 @@ public enum GeofenceValidator {
       case .invalidRadius(let r): return .failure(.invalidRadius(r))
       }
     }
+    return finish(definition, id: id, shape: .circle(region))
+  }
+
+  /// The name and metadata checks, and the geofence.
+  private static func finish(_ definition: RawGeofenceDefinition, id: String, shape: RegionShape)
+    -> Result<Geofence, DefinitionProblem>
+  {
     var name: String?
     switch definition.name {
     case nil, .null?: name = nil
@@ -123,7 +155,7 @@ public enum GeofenceValidator {
         return .failure(.wrongType(.metadata, expected: "an object", found: other.typeName))
       }
     }
-    return .success(Geofence(id: id, name: name, region: region, metadataJSON: metadataJSON))
+    return .success(Geofence(id: id, name: name, shape: shape, metadataJSON: metadataJSON))
   }
 
   /// The id of a definition as ``validate(_:defaultRadiusMeters:)`` would read it, or `nil`

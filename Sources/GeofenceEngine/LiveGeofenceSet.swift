@@ -102,7 +102,7 @@ struct LiveGeofenceSet {
         additions.append(g)
         return
       }
-      if slotGeofences[Int(s)].region == g.region {
+      if slotGeofences[Int(s)].shape == g.shape {
         slotGeofences[Int(s)] = g
         eventFields[Int(s)] = SlotEventFields(geofence: g, lifetime: lifetimes[Int(s)])
       } else {
@@ -120,7 +120,7 @@ struct LiveGeofenceSet {
       slotByID[slotGeofences[Int(s)].id] = nil
     }
     func append(_ g: Geofence) -> Int32 {
-      let slot = regions.append(id: g.id, region: g.region)
+      let slot = regions.append(id: g.id, shape: g.shape)
       slotGeofences.append(g)
       let lifetime = Self.lifetime(g)
       lifetimes.append(lifetime)

@@ -49,6 +49,11 @@ public struct SVGMap {
     }
     for p in allPoints { extend(lat: p.latitude, lon: unwrap(p.longitude)) }
     for g in geofences {
+      if let polygon = g.polygon {
+        extend(lat: polygon.minLatitude, lon: unwrap(polygon.minLongitude))
+        extend(lat: polygon.maxLatitude, lon: unwrap(polygon.maxLongitude))
+        continue
+      }
       let dLat = degrees(fromRadians: g.region.angularRadius)
       let c = g.region.center
       let dLon = dLat / max(0.01, cos(radians(fromDegrees: c.latitude)))
@@ -72,6 +77,25 @@ public struct SVGMap {
 
       """
     for g in geofences {
+      if let polygon = g.polygon {
+        // Each ring as a closed path; holes cut out by the even-odd rule.
+        var d = ""
+        for r in 0..<polygon.ringCount {
+          for (i, v) in polygon.ring(r).enumerated() {
+            d += (i == 0 ? "M" : " L") + f(x(v.x)) + "," + f(y(v.y))
+          }
+          d += " Z "
+        }
+        let c = g.region.center
+        out += """
+          <path d="\(d)" fill="#7aa6d6" fill-opacity="0.18" fill-rule="evenodd" \
+          stroke="#3b6fa8" stroke-width="1"/>
+          <text x="\(f(x(c.longitude)))" y="\(f(y(c.latitude)))" fill="#3b6fa8" \
+          text-anchor="middle">\(escape(g.name ?? g.id))</text>
+
+          """
+        continue
+      }
       let c = g.region.center
       let rx =
         degrees(fromRadians: g.region.angularRadius)
@@ -121,7 +145,7 @@ public struct SVGMap {
       <path d="M10,16 L40,16" stroke="#444" stroke-width="1.5"/>
       <text x="48" y="20">track (every fix, time order)</text>
       <ellipse cx="25" cy="36" rx="12" ry="7" fill="#7aa6d6" fill-opacity="0.18" stroke="#3b6fa8"/>
-      <text x="48" y="40">geofence (circle of its radius)</text>
+      <text x="48" y="40">geofence (circle of its radius, or polygon)</text>
       <circle cx="25" cy="56" r="4.5" fill="#1a9850"/><text x="48" y="60">enter</text>
       <circle cx="25" cy="74" r="4.5" fill="#d73027"/><text x="48" y="78">exit</text>
       <circle cx="25" cy="92" r="4.5" fill="#4575b4"/><text x="48" y="96">dwell</text>

@@ -77,9 +77,27 @@ public enum RegionError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 /// The shape of a geofence. An enum rather than a protocol so the hot path stays value-typed and
-/// free of existentials; polygons will be a second case.
+/// free of existentials.
 public enum RegionShape: Hashable, Sendable {
+  /// A closed disc.
   case circle(CircularRegion)
+  /// One or more closed polygons (a GeoJSON `Polygon` or `MultiPolygon`).
+  case polygon(PolygonRegion)
+
+  /// The circle the spatial index holds: the circle itself, or the polygon's
+  /// ``PolygonRegion/boundingCap``.
+  public var indexCircle: CircularRegion {
+    switch self {
+    case .circle(let c): return c
+    case .polygon(let p): return p.boundingCap
+    }
+  }
+
+  /// The polygon, or nil for a circle.
+  public var polygon: PolygonRegion? {
+    if case .polygon(let p) = self { return p }
+    return nil
+  }
 }
 
 /// A named geofence: a stable id, an optional display name, a shape and optional metadata.
@@ -88,16 +106,33 @@ public struct Geofence: Hashable, Sendable {
   public var id: String
   /// Human-readable name, if any.
   public var name: String?
-  /// The circular region.
-  public var region: CircularRegion
+  /// The circle the spatial index holds: the region itself for a circle, the polygon's
+  /// bounding cap for a polygon (``RegionShape/indexCircle``).
+  public private(set) var region: CircularRegion
+  /// The region's shape.
+  public private(set) var shape: RegionShape
   /// Metadata as a JSON object text (for example a deep-link URL), kept verbatim.
   public var metadataJSON: String?
 
+  /// A circular geofence.
   public init(id: String, name: String? = nil, region: CircularRegion, metadataJSON: String? = nil)
   {
     self.id = id
     self.name = name
     self.region = region
+    self.shape = .circle(region)
     self.metadataJSON = metadataJSON
   }
+
+  /// A geofence of any shape.
+  public init(id: String, name: String? = nil, shape: RegionShape, metadataJSON: String? = nil) {
+    self.id = id
+    self.name = name
+    self.region = shape.indexCircle
+    self.shape = shape
+    self.metadataJSON = metadataJSON
+  }
+
+  /// The polygon, or nil for a circle.
+  public var polygon: PolygonRegion? { shape.polygon }
 }

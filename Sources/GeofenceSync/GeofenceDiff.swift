@@ -90,10 +90,7 @@ public struct GeofenceDiff: Hashable, Sendable {
   /// The category of a change from `old` (nil when new) to `new`, or nil when identical.
   public static func category(old: Geofence?, new: Geofence) -> Category? {
     guard let old else { return .added }
-    if old.region.center != new.region.center || old.region.radiusMeters != new.region.radiusMeters
-    {
-      return .geometryChanged
-    }
+    if old.shape != new.shape { return .geometryChanged }
     if old.name != new.name || old.metadataJSON != new.metadataJSON { return .metadataChanged }
     return nil
   }

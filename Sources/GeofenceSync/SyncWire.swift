@@ -209,6 +209,7 @@ enum SyncWire {
     var index: [String: Int] = [:]
     index.reserveCapacity(definitions.count)
     var held = Set<String>()
+    let polygons = PolygonValidator()
     for (i, element) in definitions.enumerated() {
       let location = DefinitionLocation(file: source, position: .index(i), line: element.line)
       let raw: RawGeofenceDefinition
@@ -220,13 +221,25 @@ enum SyncWire {
         if let id = failure.id { held.insert(id) }
         continue
       }
+      if let geometry = raw.geometry, geometry != .null {
+        // The store and the protocol carry circles only: a polygon is held back, never
+        // stored as its bounding circle.
+        let id = GeofenceValidator.identifier(of: raw)
+        result.rejections.append(
+          GeofenceRejection(
+            location: location, id: id,
+            reason: .malformedRecord(
+              "polygon geofences are not carried by sync (the protocol has no geometry member)")))
+        if let id { held.insert(id) }
+        continue
+      }
       if let problem = protocolProblem(raw) {
         let id: String? = problem.isLengthProblem ? nil : GeofenceValidator.identifier(of: raw)
         result.rejections.append(GeofenceRejection(location: location, id: id, reason: problem))
         if let id { held.insert(id) }
         continue
       }
-      switch GeofenceValidator.validate(raw) {
+      switch GeofenceValidator.validate(raw, polygons: polygons) {
       case .failure(let problem):
         let id = GeofenceValidator.identifier(of: raw)
         result.rejections.append(GeofenceRejection(location: location, id: id, reason: problem))

@@ -17,8 +17,15 @@ public struct RegionSet: Sendable {
   public private(set) var index: GridIndex
   /// Region id per slot (removed slots keep their last id).
   public private(set) var ids: [String]
-  /// Region per slot (the same regions as in ``index``).
+  /// Region per slot (the same regions as in ``index``): the circle, or a polygon's bounding
+  /// cap.
   public private(set) var regions: [CircularRegion]
+  /// Polygons, by ``polygonOfSlot``. A side table, so that a set of circles pays nothing for
+  /// polygons: no wider records, no existentials.
+  public private(set) var polygons: [PolygonRegion] = []
+  /// Per slot, the index into ``polygons``, or −1 for a circle; empty while the set holds no
+  /// polygon.
+  public private(set) var polygonOfSlot: [Int32] = []
   /// Number of slots not removed.
   public private(set) var liveCount: Int
 
@@ -31,6 +38,9 @@ public struct RegionSet: Sendable {
     self.init(
       ids: geofences.map(\.id), regions: geofences.map(\.region),
       cellSizeDegrees: cellSizeDegrees)
+    for (slot, g) in geofences.enumerated() {
+      if let polygon = g.polygon { setPolygon(polygon, at: slot) }
+    }
   }
 
   /// Builds the set from parallel arrays; slot `i` is `(ids[i], regions[i])`.
@@ -51,8 +61,49 @@ public struct RegionSet: Sendable {
   /// The id of the region in `slot`.
   public func id(at slot: Int32) -> String { ids[Int(slot)] }
 
-  /// The region in `slot`.
+  /// The region in `slot`: the circle, or a polygon's bounding cap.
   public func region(at slot: Int32) -> CircularRegion { regions[Int(slot)] }
+
+  /// True when at least one slot holds a polygon.
+  @inlinable public var hasPolygons: Bool { !polygonOfSlot.isEmpty }
+
+  /// The polygon in `slot`, or nil for a circle. O(1).
+  @inlinable
+  public func polygon(at slot: Int32) -> PolygonRegion? {
+    if polygonOfSlot.isEmpty { return nil }
+    let k = polygonOfSlot[Int(slot)]
+    return k < 0 ? nil : polygons[Int(k)]
+  }
+
+  /// The shape in `slot`.
+  public func shape(at slot: Int32) -> RegionShape {
+    if let polygon = polygon(at: slot) { return .polygon(polygon) }
+    return .circle(regions[Int(slot)])
+  }
+
+  /// The size that plays the part of a circle's radius in the accuracy gate and the
+  /// hysteresis: the radius, or a polygon's ``PolygonRegion/equivalentRadiusMeters``.
+  @inlinable
+  public func sizeMeters(at slot: Int32) -> Double {
+    if let polygon = polygon(at: slot) { return polygon.equivalentRadiusMeters }
+    return regions[Int(slot)].radiusMeters
+  }
+
+  /// Distance in metres that events report for `slot` at `point`: to the centre of a circle,
+  /// to the nearest edge of a polygon (inside or outside, see
+  /// ``PolygonRegion/boundaryDistance(to:notBeyond:)``).
+  public func eventDistance(at slot: Int32, to point: Coordinate) -> Double {
+    if let polygon = polygon(at: slot) {
+      return polygon.boundaryDistance(to: point, notBeyond: .infinity)
+    }
+    return haversineDistance(regions[Int(slot)].center, point)
+  }
+
+  private mutating func setPolygon(_ polygon: PolygonRegion, at slot: Int) {
+    if polygonOfSlot.isEmpty { polygonOfSlot = [Int32](repeating: -1, count: ids.count) }
+    polygonOfSlot[slot] = Int32(polygons.count)
+    polygons.append(polygon)
+  }
 
   /// True when `slot` was removed: queries never return it again.
   public func isRemoved(_ slot: Int32) -> Bool { index.isRemoved(slot) }
@@ -91,10 +142,21 @@ public struct RegionSet: Sendable {
   /// - Complexity: amortised O(√n), see ``GridIndex/insert(_:)``.
   @discardableResult
   public mutating func append(id: String, region: CircularRegion) -> Int32 {
+    append(id: id, shape: .circle(region))
+  }
+
+  /// Adds a region of any shape in a new slot and returns the slot; the index holds its
+  /// ``RegionShape/indexCircle``.
+  /// - Complexity: amortised O(√n), see ``GridIndex/insert(_:)``.
+  @discardableResult
+  public mutating func append(id: String, shape: RegionShape) -> Int32 {
+    let region = shape.indexCircle
     let slot = index.insert(region)
     ids.append(id)
     regions.append(region)
     liveCount += 1
+    if !polygonOfSlot.isEmpty { polygonOfSlot.append(-1) }
+    if let polygon = shape.polygon { setPolygon(polygon, at: Int(slot)) }
     return slot
   }
 

@@ -165,10 +165,8 @@ extension TransitionDetector {
       guard let slot = slotOfID(v.regionID), !regions.isRemoved(slot), v.exitCount >= 0
       else { continue }
       if insideSet.contains(slot) { continue }
-      let region = regions.regions[Int(slot)]
       var visit = Visit(
-        slot: slot, enterTime: v.enterTime, region: region,
-        hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
+        slot: slot, enterTime: v.enterTime, in: regions, configuration: configuration)
       visit.dwellEmitted = v.dwellEmitted
       visit.exitCount = v.exitCount
       visit.exitSince = v.exitSince

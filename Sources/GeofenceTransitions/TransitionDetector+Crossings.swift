@@ -68,6 +68,8 @@ extension TransitionDetector {
     let hysteresis = configuration.hysteresisMeters(forRadius:)
     regions.index.forEachCandidate(near: midpoint, withinMeters: lengthMeters / 2 + 1) { slot in
       if inside.contains(slot) { return }
+      // Crossings are inferred for circles only: a polygon's bounding cap is not its shape.
+      if regions.hasPolygons && regions.polygon(at: slot) != nil { return }
       let region = regionList[Int(slot)]
       if worstAccuracy > region.radiusMeters { return }
       if region.contains(from) || region.contains(to) { return }

@@ -52,10 +52,7 @@ extension TransitionDetector {
     next.visits = visits.compactMap { visit in
       guard let slot = slotMap(visit.slot) else { return nil }
       precondition(slot >= 0 && Int(slot) < regions.count, "slot map out of range")
-      let region = regions.regions[Int(slot)]
-      return visit.rebased(
-        slot: slot, region: region,
-        hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
+      return visit.rebased(slot: slot, in: regions, configuration: configuration)
     }
     next.insideSet = SlotSet(next.visits.map(\.slot))
     next.pendingEnters = pendingEnters.compactMap { pending in

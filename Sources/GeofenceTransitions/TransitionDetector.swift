@@ -27,6 +27,13 @@ import GeofenceIndex
 /// - **EXIT** (inside → outside) when `d - a > r + h`, a missing accuracy counting as 0. Every
 ///   region the device is inside is checked at every accepted fix, whether or not the index
 ///   query returns it.
+/// - **Polygons** (``RegionSet/polygon(at:)``): the index answers with the polygon's bounding
+///   cap, and the polygon decides. ENTER when ``PolygonRegion/contains(_:)`` holds and (with
+///   the accuracy rule) `a <= r_eq`, the polygon's ``PolygonRegion/equivalentRadiusMeters``;
+///   no edge distance is asked of an entering fix. EXIT when the fix is outside the polygon
+///   and its distance to the nearest edge (``PolygonRegion/boundaryDistance(to:notBeyond:)``)
+///   exceeds `a + h`, `h = max(hysteresisMinimumMeters, hysteresisRadiusFraction · r_eq)`.
+///   Event distances are to the nearest edge. Crossing inference skips polygons.
 /// - **DWELL** once per visit, at the first accepted fix whose time is
 ///   `>= enterTime + loiteringDelaySeconds`, judged on fix times only.
 /// - With time confirmation (``TransitionConfiguration/confirmationFixCount`` > 1 or
@@ -99,6 +106,22 @@ public struct TransitionDetector: Sendable {
         radiusMeters: region.radiusMeters, hysteresisMeters: hysteresisMeters)
     }
 
+    /// The visit of the region in `slot` of `regions`, with its hysteresis. A polygon's visit
+    /// has no squared-chord shortcut (both thresholds −1): its EXIT test is the polygon's.
+    init(
+      slot: Int32, enterTime: Double, in regions: borrowing RegionSet,
+      configuration: TransitionConfiguration
+    ) {
+      let region = regions.regions[Int(slot)]
+      self.init(
+        slot: slot, enterTime: enterTime, region: region,
+        hysteresisMeters: configuration.hysteresisMeters(forRadius: regions.sizeMeters(at: slot)))
+      if regions.hasPolygons && regions.polygon(at: slot) != nil {
+        discChordSquared = -1
+        staysInsideChordSquared = -1
+      }
+    }
+
     /// The largest angle, in radians, at which the EXIT test trusts a squared chord: π − 0.01,
     /// about 64 km short of half the circumference. The squared chord between two unit
     /// vectors is rounded by about 1e-15, which resolves a distance `R θ` only to about
@@ -132,11 +155,13 @@ public struct TransitionDetector: Sendable {
       return angle <= chordTrustedAngle ? UnitVector.chordSquared(forAngle: angle) : -1
     }
 
-    /// This visit for `region` (its slot's region in a new set): the same progress, that
-    /// region's geometry.
-    func rebased(slot: Int32, region: CircularRegion, hysteresisMeters: Double) -> Visit {
+    /// This visit for the region in `slot` of a new set: the same progress, that region's
+    /// geometry.
+    func rebased(
+      slot: Int32, in regions: borrowing RegionSet, configuration: TransitionConfiguration
+    ) -> Visit {
       var next = Visit(
-        slot: slot, enterTime: enterTime, region: region, hysteresisMeters: hysteresisMeters)
+        slot: slot, enterTime: enterTime, in: regions, configuration: configuration)
       next.dwellEmitted = dwellEmitted
       next.exitCount = exitCount
       next.exitSince = exitSince
@@ -385,10 +410,28 @@ public struct TransitionDetector: Sendable {
         i += 1
         continue
       }
-      let region = regions.regions[Int(slot)]
-      let r = region.radiusMeters
-      let d = haversineDistance(region.center, point)
-      if d - exitAccuracy > r + h {
+      let exitDistance: Double
+      let beyond: Double
+      if regions.hasPolygons, let polygon = regions.polygon(at: slot) {
+        // A polygon: inside keeps the visit; outside, the distance to the nearest edge must
+        // pass `a + h` (only edges within that reach are measured, then all for the event).
+        if polygon.contains(point) {
+          if visits[i].exitCount != 0 { visits[i].exitCount = 0 }
+          i += 1
+          continue
+        }
+        let reach = h + exitAccuracy
+        let near = polygon.boundaryDistance(to: point, notBeyond: reach)
+        exitDistance =
+          near > reach ? polygon.boundaryDistance(to: point, notBeyond: .infinity) : near
+        beyond = h
+      } else {
+        let region = regions.regions[Int(slot)]
+        exitDistance = haversineDistance(region.center, point)
+        beyond = region.radiusMeters + h
+      }
+      let d = exitDistance
+      if d - exitAccuracy > beyond {
         if visits[i].exitCount == 0 { visits[i].exitSince = time }
         visits[i].exitCount += 1
         if isConfirmed(count: visits[i].exitCount, since: visits[i].exitSince, now: time) {
@@ -425,9 +468,12 @@ public struct TransitionDetector: Sendable {
     for slot in found {
       // Already inside (most results): decided before the region's record is read.
       if insideSet.contains(slot) { continue }
+      // A polygon: the bounding cap (the index's answer) is only the first filter.
       let region = regions.regions[Int(slot)]
+      let polygon = regions.hasPolygons ? regions.polygon(at: slot) : nil
+      if let polygon, !polygon.contains(point) { continue }
       if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
-        a > region.radiusMeters
+        a > (polygon?.equivalentRadiusMeters ?? region.radiusMeters)
       {
         continue
       }
@@ -446,16 +492,18 @@ public struct TransitionDetector: Sendable {
         pendingEnters[j].seen = false  // removed below
       }
       visits.append(
-        Visit(
-          slot: slot, enterTime: time, region: region,
-          hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters)))
+        polygon == nil
+          ? Visit(
+            slot: slot, enterTime: time, region: region,
+            hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
+          : Visit(slot: slot, enterTime: time, in: regions, configuration: configuration))
       insideSet.insert(slot)
       earliestUndwelledEnter = min(earliestUndwelledEnter, time)
       if !silent {
-        enters.append(
-          Emission(
-            slot: slot,
-            distanceMeters: haversineDistance(region.center, point), dwellSeconds: 0))
+        let distance =
+          polygon.map { $0.boundaryDistance(to: point, notBeyond: .infinity) }
+          ?? haversineDistance(region.center, point)
+        enters.append(Emission(slot: slot, distanceMeters: distance, dwellSeconds: 0))
       }
     }
     // Pending enters not confirmed and not seen at this fix are interrupted.
@@ -485,7 +533,9 @@ public struct TransitionDetector: Sendable {
           dwells.append(
             Emission(
               slot: slot,
-              distanceMeters: haversineDistance(regions.regions[Int(slot)].center, point),
+              distanceMeters: regions.hasPolygons
+                ? regions.eventDistance(at: slot, to: point)
+                : haversineDistance(regions.regions[Int(slot)].center, point),
               dwellSeconds: inside))
         } else {
           earliest = min(earliest, visits[k].enterTime)

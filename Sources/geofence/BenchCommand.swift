@@ -48,6 +48,11 @@ enum BenchCommand {
       --load-tracks FILE[,FILE...]
                             the same for the track reader (CSV, GPX)
       --radius METRES       with --load: the radius of definitions without one
+      --polygons            measure point-in-polygon instead, on the metro workloads: each
+                            circle becomes a concave polygon of 4-1,000 vertices inscribed in
+                            it (at 70-100 % of the radius); prints fixes/s for the index alone, with our point-in-polygon
+                            and with GEOS prepared covers on the same candidates (100,000
+                            fixes), and bytes per vertex
       --data DIR            the data folder for 'real' (default: data)
       --from DIR            read workloads from files written by --write-workloads instead of
                             generating them (all sizes found for the selected workloads)
@@ -76,7 +81,7 @@ enum BenchCommand {
       "cell-size", "data", "from", "write-workloads", "json", "svg", "plan", "load",
       "load-tracks", "radius",
     ],
-    flags: ["help", "no-detector", "write-only", "quiet"])
+    flags: ["help", "no-detector", "write-only", "quiet", "polygons"])
 
   struct Settings {
     var kinds: [WorkloadKind] = WorkloadKind.allCases
@@ -99,6 +104,8 @@ enum BenchCommand {
     var trackPaths: [String] = []
     /// `--radius`: metres for definitions without a radius (`nil` rejects them).
     var loadRadiusMeters: Double?
+    /// `--polygons`: point-in-polygon rows on the metro workloads instead.
+    var polygons = false
   }
 
   static func run(_ args: [String]) -> Int32 {
@@ -196,6 +203,7 @@ enum BenchCommand {
     s.jsonPath = a.last("json")
     s.svgPath = a.last("svg")
     s.quiet = a.flag("quiet")
+    s.polygons = a.flag("polygons")
     if let list = a.last("plan") {
       for item in list.split(separator: ",", omittingEmptySubsequences: false) {
         guard let n = Int(item), (1...10_000).contains(n) else {
@@ -269,6 +277,23 @@ enum BenchCommand {
         try WorkloadFiles.writeFixes(w, to: dir + "/" + names.fixes)
       }
       if s.writeOnly { return }
+      if s.polygons {
+        progress.update("\(w.name) N=\(w.regions.count): polygons", phase: true)
+        let r = try PolygonBenchmark.run(w, seed: s.seed)
+        progress.clear()
+        print(
+          "polygons \(r.workload) N=\(r.polygonCount) (\(r.vertexCount) vertices): "
+            + String(
+              format:
+                "index only %.2f M fixes/s, point-in-polygon %.2f M fixes/s, GEOS prepared %.3f M fixes/s (%.0fx)",
+              r.indexFixesPerSecond / 1e6, r.fixesPerSecond / 1e6, r.geosFixesPerSecond / 1e6,
+              r.fixesPerSecond / r.geosFixesPerSecond)
+            + String(
+              format: "; %.2f candidates, %.3f matches a fix; %.1f B a vertex (edge index %.1f)",
+              r.candidatesPerFix, r.matchesPerFix, r.bytesPerVertex, r.indexBytesPerVertex)
+            + (r.agreesWithGEOS ? "" : "; DISAGREES WITH GEOS"))
+        return
+      }
       if !s.planBudgets.isEmpty {
         for budget in s.planBudgets {
           progress.update("\(w.name) N=\(w.regions.count): planning, budget \(budget)", phase: true)
@@ -288,14 +313,16 @@ enum BenchCommand {
         "\(w.name) N=\(w.regions.count): \(Int(r.singleThreadFixesPerSecond)) fixes/s", phase: true)
     }
 
-    if !s.planBudgets.isEmpty && s.fromDirectory == nil {
-      // The planner's figures only: one line per workload, size and budget, printed above.
-      for kind in s.kinds where kind != .real {
+    if (s.polygons || !s.planBudgets.isEmpty) && s.fromDirectory == nil {
+      // The planner's or the polygons' figures only: one line per workload and size (and
+      // budget), printed above.
+      for kind in s.kinds where kind != .real && (!s.polygons || kind == .metro) {
         for n in s.sizes {
           progress.update("\(kind.rawValue) N=\(n): generating", phase: true)
           try handle(
             WorkloadGenerator.make(
-              kind: kind, regionCount: n, fixCount: min(s.fixes, 20_000), seed: s.seed))
+              kind: kind, regionCount: n, fixCount: s.polygons ? s.fixes : min(s.fixes, 20_000),
+              seed: s.seed))
         }
       }
       progress.clear()

@@ -222,3 +222,39 @@ struct TrackFixes {
     return seconds
   }
 }
+
+/// The same agreement on polygons: the posmo track against the Swiss cantons, lakes and
+/// communes (GeoJSON Polygon and MultiPolygon features).
+@Test func streamWritesReplaysEventsOnPolygons() throws {
+  let track = "data/tracks/csv/posmo_trajectory.csv"
+  let regions = ["--regions", "data/polygons/swiss_route_polygons.geojson"]
+  let dir = try CLI.scratch("stream-replay-polygons")
+  defer { try? FileManager.default.removeItem(at: dir) }
+  let input = try TrackFixes.read(track).map { $0.jsonLine + "\n" }.joined()
+  let inputFile = dir.appendingPathComponent("fixes.jsonl")
+  try input.write(to: inputFile, atomically: true, encoding: .utf8)
+  let replay = try CLI.run(["replay", "--quiet"] + regions + [track])
+  #expect(replay.status == 0, "\(replay.stderr)")
+  let stream = try CLI.run(["stream"] + regions + [inputFile.path])
+  #expect(stream.status == 0, "\(stream.stderr)")
+  var expected = CLI.objects(replay.stdout)
+  for i in expected.indices {
+    expected[i]["fix_index"] = nil
+    expected[i]["track"] = nil
+  }
+  let actual = CLI.objects(stream.stdout)
+  #expect(actual.count == expected.count)
+  for (e, g) in zip(expected, actual) {
+    #expect(Set(e.keys) == Set(g.keys))
+    for (member, value) in e where !CLI.same(value, g[member]) {
+      Issue.record("\(e["id"] ?? ""): \(member) replay \(value), stream \(g[member] ?? "nil")")
+    }
+  }
+  // Both cantons, and the route's last commune, Lausanne.
+  let entered = Set(
+    expected.filter { $0["type"] as? String == "enter" }.compactMap {
+      $0["geofence_id"] as? String
+    })
+  #expect(entered.isSuperset(of: ["canton-24", "canton-22", "commune-5586"]))
+  #expect(expected.count == 63, "\(expected.count) events")
+}

@@ -9,7 +9,7 @@ private let geojson = """
      "geometry": {"type": "Point", "coordinates": [7.36, 46.23, 491]},
      "properties": {"name": "Sion", "radius": 50, "category": "cafe", "open": true}},
     {"type": "Feature",
-     "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]},
+     "geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 0], [1, 1]]},
      "properties": {"id": "g2", "radius": 10}},
     {"type": "Feature", "properties": {"id": "g3"},
      "geometry": {"type": "Point", "coordinates": [1, 2]}},
@@ -50,7 +50,7 @@ private func at(_ index: Int) -> DefinitionLocation {
 
   #expect(
     result.rejected == [
-      GeofenceRejection(location: at(1), id: "g2", reason: .unsupportedGeometry("Polygon")),
+      GeofenceRejection(location: at(1), id: "g2", reason: .unsupportedGeometry("LineString")),
       GeofenceRejection(location: at(2), id: "g3", reason: .missing(.radius)),
       GeofenceRejection(
         location: at(3), id: "g4",
@@ -66,7 +66,7 @@ private func at(_ index: Int) -> DefinitionLocation {
     ])
   #expect(
     result.rejected[0].description
-      == #"zones.geojson[1] (line 5) (id "g2"): geometry type Polygon is not supported (only Point)"#
+      == #"zones.geojson[1] (line 5) (id "g2"): geometry type LineString is not supported (only Point, Polygon and MultiPolygon)"#
   )
 }
 

@@ -1,0 +1,273 @@
+import Foundation
+import GEOSBridge
+import GeofenceGeometry
+import GeofenceTestSupport
+import Testing
+
+// `PolygonRegion.contains` against GEOS prepared geometry (`covers`: the boundary is inside) on
+// seeded random polygons. The only difference allowed is at the edge: a point within
+// `toleranceDegrees` of the boundary (GEOS's planar distance) may be judged either way.
+
+/// Points closer than this to the boundary (in degrees) may disagree: the edge test's own
+/// tolerance (1e-12°) plus the rounding of GEOS's robust predicates against ours.
+private let toleranceDegrees = 1e-9
+
+/// A star-shaped ring around (cx, cy): n vertices at increasing angles, radius scaled by
+/// `shape(i)` in [minScale, 1]; star-shaped rings are simple. Counter-clockwise unless
+/// `clockwise`.
+private func starRing(
+  cx: Double, cy: Double, rx: Double, ry: Double, n: Int, minScale: Double,
+  clockwise: Bool = false, using rng: inout SeededGenerator
+) -> [SIMD2<Double>] {
+  var angles = (0..<n).map { i in
+    (Double(i) + Double.random(in: 0.1...0.9, using: &rng)) / Double(n) * 2 * Double.pi
+  }
+  if clockwise { angles.reverse() }
+  var ring = angles.map { a -> SIMD2<Double> in
+    let s = minScale >= 1 ? 1 : Double.random(in: minScale...1, using: &rng)
+    return SIMD2(cx + s * rx * cos(a), cy + s * ry * sin(a))
+  }
+  ring.append(ring[0])
+  return ring
+}
+
+private struct Family: Sendable {
+  var name: String
+  var count: Int
+  var make: @Sendable (inout SeededGenerator) -> [[SIMD2<Double>]]
+}
+
+private let families: [Family] = [
+  Family(name: "convex", count: 40) { rng in
+    [
+      starRing(
+        cx: Double.random(in: -170...170, using: &rng),
+        cy: Double.random(in: -60...60, using: &rng),
+        rx: 0.05, ry: 0.04, n: Int.random(in: 3...64, using: &rng), minScale: 1, using: &rng)
+    ]
+  },
+  Family(name: "concave", count: 40) { rng in
+    [
+      starRing(
+        cx: Double.random(in: -170...170, using: &rng),
+        cy: Double.random(in: -60...60, using: &rng),
+        rx: 0.1, ry: 0.08, n: Int.random(in: 5...400, using: &rng), minScale: 0.2, using: &rng)
+    ]
+  },
+  Family(name: "holes", count: 30) { rng in
+    let cx = Double.random(in: -170...170, using: &rng)
+    let cy = Double.random(in: -60...60, using: &rng)
+    // Outer radius scale >= 0.5; holes within 0.45 of it, in separate sectors' worth of
+    // distance from each other: one centred hole and up to two off-centre small ones.
+    var rings = [
+      starRing(
+        cx: cx, cy: cy, rx: 1, ry: 0.8, n: Int.random(in: 24...200, using: &rng), minScale: 0.5,
+        using: &rng),
+      starRing(
+        cx: cx, cy: cy, rx: 0.15, ry: 0.12, n: Int.random(in: 3...40, using: &rng),
+        minScale: 0.5, clockwise: true, using: &rng),
+    ]
+    rings.append(
+      starRing(
+        cx: cx + 0.3, cy: cy, rx: 0.1, ry: 0.08, n: Int.random(in: 3...20, using: &rng),
+        minScale: 0.5, clockwise: Bool.random(using: &rng), using: &rng))
+    return rings
+  },
+  Family(name: "tiny", count: 30) { rng in
+    [
+      starRing(
+        cx: Double.random(in: -179...179, using: &rng),
+        cy: Double.random(in: -80...80, using: &rng),
+        rx: 1e-4, ry: 8e-5, n: Int.random(in: 3...30, using: &rng), minScale: 0.3, using: &rng)
+    ]
+  },
+  Family(name: "continent", count: 20) { rng in
+    [
+      starRing(
+        cx: Double.random(in: -120...120, using: &rng),
+        cy: Double.random(in: -30...30, using: &rng),
+        rx: 40, ry: 25, n: Int.random(in: 50...1000, using: &rng), minScale: 0.3, using: &rng)
+    ]
+  },
+  Family(name: "near a pole", count: 30) { rng in
+    let north = Bool.random(using: &rng)
+    let cy = north ? 86.0 : -86.0
+    return [
+      starRing(
+        cx: Double.random(in: -150...150, using: &rng), cy: cy, rx: 20, ry: 3.9,
+        n: Int.random(in: 4...200, using: &rng), minScale: 0.3, using: &rng)
+    ]
+  },
+  Family(name: "across the antimeridian", count: 30) { rng in
+    // Written with longitudes past 180: the region's frame keeps them; queries come wrapped.
+    [
+      starRing(
+        cx: Double.random(in: 178...182, using: &rng), cy: Double.random(in: -60...60, using: &rng),
+        rx: 3, ry: 2, n: Int.random(in: 4...200, using: &rng), minScale: 0.3, using: &rng)
+    ]
+  },
+]
+
+/// The number of random points per polygon. Debug builds test about 1.1 million points in all
+/// (a few seconds).
+private let pointsPerPolygon = 5_000
+
+@Test func pointInPolygonEqualsGEOSPreparedCoversOnRandomPolygons() throws {
+  let geos = try GEOSContext()
+  var rng = SeededGenerator(seed: 0x5EED_9017)
+  var tested = 0
+  var nearEdge = 0
+  for family in families {
+    for k in 0..<family.count {
+      let seedState = rng.state
+      let rings = family.make(&rng)
+      let normalized = try PolygonRegion.normalizedPolygons([rings])
+      let geometry = try geos.polygon(rings: normalized)
+      try #require(try geometry.validity() == .valid, "\(family.name) #\(k) seed \(seedState)")
+      let region = try PolygonRegion(polygons: normalized)
+      let prepared = try geometry.prepared()
+      let boundary = try geometry.boundary()
+      let padX = (region.maxLongitude - region.minLongitude) * 0.1
+      let padY = (region.maxLatitude - region.minLatitude) * 0.1
+      for _ in 0..<pointsPerPolygon {
+        let x = Double.random(
+          in: (region.minLongitude - padX)...(region.maxLongitude + padX), using: &rng)
+        let y = min(
+          90,
+          max(
+            -90,
+            Double.random(
+              in: (region.minLatitude - padY)...(region.maxLatitude + padY), using: &rng)
+          ))
+        let expected = try prepared.covers(x: x, y: y)
+        // The query longitude as a fix would carry it, in [-180, 180].
+        let wrapped = x > 180 ? x - 360 : (x < -180 ? x + 360 : x)
+        let got = region.contains(Coordinate(uncheckedLatitude: y, longitude: wrapped))
+        tested += 1
+        if got != expected {
+          let d = try boundary.distance(to: geos.point(x: x, y: y))
+          nearEdge += 1
+          #expect(
+            d <= toleranceDegrees,
+            "\(family.name) #\(k) (seed \(seedState)): (\(x), \(y)) ours \(got), GEOS \(expected), \(d)° from the edge"
+          )
+        }
+      }
+      // Every vertex is inside (the classic bug: a vertex judged outside).
+      for ring in normalized[0] {
+        for v in ring {
+          let wrapped = v.x > 180 ? v.x - 360 : v.x
+          #expect(
+            region.contains(Coordinate(uncheckedLatitude: v.y, longitude: wrapped)),
+            "\(family.name) #\(k): vertex (\(v.x), \(v.y)) outside")
+          #expect(try prepared.covers(x: v.x, y: v.y))
+        }
+      }
+    }
+  }
+  #expect(tested == families.reduce(0) { $0 + $1.count } * pointsPerPolygon)
+  // Random points almost never land within 1e-9° of an edge.
+  #expect(nearEdge <= 5)
+}
+
+@Test func pointsOnVerticesAndEdgesAreInside() throws {
+  let geos = try GEOSContext()
+  // A concave polygon with a hole, integer coordinates: edge midpoints are exact.
+  let outer: [SIMD2<Double>] = [
+    [0, 0], [10, 0], [10, 10], [6, 10], [5, 4], [4, 10], [0, 10], [0, 0],
+  ]
+  let hole: [SIMD2<Double>] = [[1, 1], [1, 3], [3, 3], [3, 1], [1, 1]]
+  let region = try PolygonRegion(polygons: [[outer, hole]])
+  let prepared = try geos.polygon(rings: [[outer, hole]]).prepared()
+  for ring in [outer, hole] {
+    for i in 0..<(ring.count - 1) {
+      let a = ring[i]
+      let b = ring[i + 1]
+      for t in [0.0, 0.25, 0.5, 0.75] {
+        let p = a + (b - a) * t
+        #expect(region.contains(Coordinate(uncheckedLatitude: p.y, longitude: p.x)), "\(p)")
+        #expect(try prepared.covers(x: p.x, y: p.y), "GEOS \(p)")
+      }
+    }
+  }
+  // The reflex vertex (5, 4) and points just around it.
+  #expect(region.contains(Coordinate(uncheckedLatitude: 4, longitude: 5)))
+  #expect(!region.contains(Coordinate(uncheckedLatitude: 4.5, longitude: 5)))
+  #expect(region.contains(Coordinate(uncheckedLatitude: 3.5, longitude: 5)))
+  // Inside the hole, outside the polygon, on the hole's edge.
+  #expect(!region.contains(Coordinate(uncheckedLatitude: 2, longitude: 2)))
+  #expect(!region.contains(Coordinate(uncheckedLatitude: 5, longitude: 11)))
+  #expect(region.contains(Coordinate(uncheckedLatitude: 2, longitude: 3)))
+  // The horizontal line through the top vertices (the crossing rule's half-open case).
+  for x in stride(from: -1.0, through: 11, by: 0.5) {
+    let expected = try prepared.covers(x: x, y: 10)
+    #expect(region.contains(Coordinate(uncheckedLatitude: 10, longitude: x)) == expected, "\(x)")
+  }
+  // Edges that are not axis-aligned: points at a tenth of a micro-degree off the line are
+  // judged as GEOS judges them, and points on it (within rounding) are inside.
+  let slanted: [SIMD2<Double>] = [[0, 0], [3, 1], [1, 3], [0, 0]]
+  let triangle = try PolygonRegion(polygons: [[slanted]])
+  for t in stride(from: 0.05, to: 1, by: 0.05) {
+    let on = SIMD2(3.0, 1.0) + (SIMD2(1.0, 3.0) - SIMD2(3.0, 1.0)) * t
+    #expect(triangle.contains(Coordinate(uncheckedLatitude: on.y, longitude: on.x)), "\(on)")
+    #expect(!triangle.contains(Coordinate(uncheckedLatitude: on.y + 1e-7, longitude: on.x + 1e-7)))
+    #expect(triangle.contains(Coordinate(uncheckedLatitude: on.y - 1e-7, longitude: on.x - 1e-7)))
+  }
+}
+
+@Test func aPolygonCutAtTheAntimeridianAnswersOnBothSides() throws {
+  let geos = try GEOSContext()
+  // RFC 7946 3.1.9: a box from 170° E to 170° W, cut at ±180 into a MultiPolygon.
+  let east: [SIMD2<Double>] = [[170, -10], [180, -10], [180, 10], [170, 10], [170, -10]]
+  let west: [SIMD2<Double>] = [[-180, -10], [-170, -10], [-170, 10], [-180, 10], [-180, -10]]
+  let cut = try PolygonRegion(polygons: PolygonRegion.normalizedPolygons([[east], [west]]))
+  // The same box written with longitudes past 180.
+  let past: [SIMD2<Double>] = [[170, -10], [190, -10], [190, 10], [170, 10], [170, -10]]
+  let whole = try PolygonRegion(polygons: PolygonRegion.normalizedPolygons([[past]]))
+  let oracle = try geos.polygon(rings: [[past]]).prepared()
+  var rng = SeededGenerator(seed: 180)
+  for _ in 0..<20_000 {
+    let x = Double.random(in: 160...200, using: &rng)
+    let y = Double.random(in: -15...15, using: &rng)
+    let wrapped = x > 180 ? x - 360 : x
+    let point = Coordinate(uncheckedLatitude: y, longitude: wrapped)
+    let expected = try oracle.covers(x: x, y: y)
+    #expect(cut.contains(point) == expected, "\(x), \(y)")
+    #expect(whole.contains(point) == expected, "\(x), \(y)")
+  }
+  for lon in [180.0, -180] {
+    #expect(cut.contains(Coordinate(uncheckedLatitude: 0, longitude: lon)))
+    #expect(whole.contains(Coordinate(uncheckedLatitude: 0, longitude: lon)))
+  }
+  // The bounding cap holds the whole box, centred on the antimeridian.
+  #expect(abs(abs(whole.boundingCap.center.longitude) - 180) < 1e-9)
+  for corner in [(-10.0, 170.0), (10, -170), (10, 170), (-10, -170)] {
+    #expect(
+      whole.boundingCap.contains(Coordinate(uncheckedLatitude: corner.0, longitude: corner.1)))
+  }
+}
+
+@Test func edgeDistanceMatchesGEOSInALocalProjection() throws {
+  // Near Neuchatel (47° N): the distance to a small polygon's boundary, against GEOS's planar
+  // distance in the same equirectangular scaling (x scaled by cos φ of the point).
+  let geos = try GEOSContext()
+  var rng = SeededGenerator(seed: 47)
+  let ring = starRing(cx: 6.93, cy: 47.0, rx: 0.02, ry: 0.015, n: 60, minScale: 0.4, using: &rng)
+  let region = try PolygonRegion(polygons: [[ring]])
+  let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
+  for _ in 0..<500 {
+    let x = Double.random(in: 6.89...6.97, using: &rng)
+    let y = Double.random(in: 46.97...47.03, using: &rng)
+    let k = cos(y * Double.pi / 180)
+    let scaled = ring.map { SIMD2(($0.x - x) * k * metersPerDegree, ($0.y - y) * metersPerDegree) }
+    let boundary = try geos.polygon(rings: [[scaled]]).boundary()
+    let expected = try boundary.distance(to: geos.point(x: 0, y: 0))
+    let point = Coordinate(uncheckedLatitude: y, longitude: x)
+    let got = region.boundaryDistance(to: point, notBeyond: .infinity)
+    #expect(abs(got - expected) <= 1e-6 * max(1, expected), "\(x), \(y): \(got) vs \(expected)")
+    // A limit below the distance gives a value beyond it; one above gives the distance.
+    let limited = region.boundaryDistance(to: point, notBeyond: expected * 0.5)
+    #expect(limited > expected * 0.5)
+    #expect(abs(region.boundaryDistance(to: point, notBeyond: expected + 1) - got) < 1e-9)
+  }
+}
