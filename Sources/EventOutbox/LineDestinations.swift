@@ -51,23 +51,34 @@ public final class JSONLinesFileDestination: EventDestination {
   public func deliver(_ events: [OutboxEvent], attempt: Int) async -> DestinationAnswer {
     var text = ""
     for e in events { text += e.jsonObject + "\n" }
-    let bytes = Data(text.utf8)
+    let bytes = Array(text.utf8)
     do {
       try rotateIfNeeded(adding: bytes.count)
-      let fm = FileManager.default
-      if !fm.fileExists(atPath: configuration.path) {
-        guard fm.createFile(atPath: configuration.path, contents: nil) else {
-          return DestinationAnswer(failure: "\(configuration.path): cannot create the file")
-        }
-      }
-      let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: configuration.path))
-      defer { try? handle.close() }
-      try handle.seekToEnd()
-      try handle.write(contentsOf: bytes)
-      try handle.synchronize()
     } catch {
-      return DestinationAnswer(failure: "\(configuration.path): \(error)")
+      return DestinationAnswer(
+        failure: "\(configuration.path): cannot rotate: \((error as NSError).localizedDescription)")
     }
+    // open(2), write(2) and fsync(2): the system's reason reaches the message.
+    func failure(_ what: String) -> DestinationAnswer {
+      DestinationAnswer(
+        failure: "\(configuration.path): cannot \(what): \(String(cString: strerror(errno)))")
+    }
+    let fd = open(configuration.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { return failure("open the file") }
+    defer { close(fd) }
+    var offset = 0
+    while offset < bytes.count {
+      let written = bytes.withUnsafeBytes { b -> Int in
+        guard let base = b.baseAddress else { return 0 }
+        return write(fd, base + offset, b.count - offset)
+      }
+      if written < 0 {
+        if errno == EINTR { continue }
+        return failure("write")
+      }
+      offset += written
+    }
+    guard fsync(fd) == 0 else { return failure("sync the file") }
     return DestinationAnswer(delivered: events.map(\.id))
   }
 
@@ -99,8 +110,9 @@ public final class JSONLinesFileDestination: EventDestination {
 }
 
 /// Writes events as JSON Lines to standard output (an ``EventDestination``), a batch per
-/// write: for piping into another tool. A write cannot fail in a way the process sees
-/// (a closed pipe ends the process with `SIGPIPE`), so every event handed over is delivered.
+/// write: for piping into another tool. A write that fails (a closed pipe, a full disk) leaves
+/// the batch pending, with the system's reason as the failure: the events are delivered again
+/// by a later run (receivers deduplicate by id).
 public final class StandardOutputDestination: EventDestination {
   public let name: String
   public let maxBatchEvents: Int
@@ -116,7 +128,20 @@ public final class StandardOutputDestination: EventDestination {
   public func deliver(_ events: [OutboxEvent], attempt: Int) async -> DestinationAnswer {
     var text = ""
     for e in events { text += e.jsonObject + "\n" }
-    FileHandle.standardOutput.write(Data(text.utf8))
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+      let written = bytes.withUnsafeBytes { b -> Int in
+        guard let base = b.baseAddress else { return 0 }
+        return write(1, base + offset, b.count - offset)
+      }
+      if written < 0 {
+        if errno == EINTR { continue }
+        return DestinationAnswer(
+          failure: "cannot write to standard output: \(String(cString: strerror(errno)))")
+      }
+      offset += written
+    }
     return DestinationAnswer(delivered: events.map(\.id))
   }
 }

@@ -363,10 +363,11 @@ public final class GeofenceEngine {
   /// Signs `user` in (or out with `nil`). Events created from now on carry it; events
   /// already created keep theirs (identity is stamped when an event is created).
   ///
-  /// The id is trimmed of white space and line breaks first; an id that is then empty, or
-  /// longer than ``maximumUserIDCharacters`` characters (grapheme clusters), is refused and
-  /// the identity is unchanged.
-  /// - Throws: ``EngineError/invalidUserID(_:)`` for an empty or too long id;
+  /// The id is trimmed of white space and line breaks first; an id that is then empty, longer
+  /// than ``maximumUserIDCharacters`` characters (grapheme clusters), or holding a control
+  /// character (a line break or tab inside it, Unicode category Cc) is refused and the
+  /// identity is unchanged.
+  /// - Throws: ``EngineError/invalidUserID(_:)`` for an empty, too long or control-character id;
   ///   ``EngineError/store(_:)`` when the identity cannot be saved.
   public func identify(user: String?) throws(EngineError) {
     let user = try user.map { (raw) throws(EngineError) -> String in try Self.validUserID(raw) }
@@ -389,6 +390,12 @@ public final class GeofenceEngine {
     let trimmed = raw.trimmingCharacters(in: .whitespacesAndNewlines)
     guard !trimmed.isEmpty else {
       throw .invalidUserID("a user id must not be empty (after trimming white space)")
+    }
+    if let bad = trimmed.unicodeScalars.first(where: { $0.properties.generalCategory == .control })
+    {
+      throw .invalidUserID(
+        "a user id must not hold control characters (found U+"
+          + String(bad.value, radix: 16, uppercase: true).leftPadded(to: 4) + ")")
     }
     guard trimmed.count <= maximumUserIDCharacters else {
       throw .invalidUserID(
@@ -464,4 +471,11 @@ public struct EngineReport: Hashable, Sendable {
   public var deletedForConsent = 0
 
   public init() {}
+}
+
+extension String {
+  /// `self` with `0` in front up to `width` characters.
+  fileprivate func leftPadded(to width: Int) -> String {
+    count >= width ? self : String(repeating: "0", count: width - count) + self
+  }
 }

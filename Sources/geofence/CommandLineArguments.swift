@@ -137,11 +137,11 @@ extension CommandLineArguments {
   /// here: 0 after printing `help` for `--help`, 64 (with the reason and a pointer to
   /// `--help` on standard error) for a usage error.
   static func storeCommand(
-    _ argv: [String], command: String, help: String, flags: [String]
+    _ argv: [String], command: String, help: String, flags: [String], valued: [String] = []
   ) -> Result<(arguments: CommandLineArguments, store: String), ExitCode> {
     do throws(UsageError) {
       let args = try CommandLineArguments(
-        argv, spec: .init(valued: ["store"], flags: Set(["help"] + flags)))
+        argv, spec: .init(valued: Set(["store"] + valued), flags: Set(["help"] + flags)))
       if args.flag("help") {
         print(help)
         return .failure(ExitCode(ExitStatus.ok))

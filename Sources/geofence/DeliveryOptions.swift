@@ -25,9 +25,16 @@ struct DeliveryOptions {
     let given = args.all("destination")
     server = given.isEmpty
     let maximumFileBytes = try args.int("file-max-bytes", range: 1...(1 << 40)) ?? 10_485_760
+    // Each destination's cursor is named by what it delivers to (the file's absolute path, the
+    // webhook's URL), so that a later run with the destinations in another order, or with one
+    // left out, continues each from its own place.
     var names: Set<String> = []
-    var webhooks = 0
-    var files = 0
+    func add(_ d: DestinationConfiguration, name: String, spec: String) throws(UsageError) {
+      guard names.insert(name).inserted else {
+        throw UsageError("--destination \(spec) given twice: every event would be delivered twice")
+      }
+      destinations.append(d)
+    }
     for spec in given {
       let (kind, value): (String, String?) = {
         guard let eq = spec.firstIndex(of: "=") else { return (spec, nil) }
@@ -36,38 +43,45 @@ struct DeliveryOptions {
       switch (kind, value) {
       case ("server", nil): server = true
       case ("stdout", nil):
-        destinations.append(.standardOutput)
-        names.insert("stdout")
+        try add(.standardOutput, name: "stdout", spec: spec)
       case ("webhook", let url?):
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
           scheme == "http" || scheme == "https", parsed.host?.isEmpty == false
         else {
           throw UsageError("--destination webhook=URL needs an http or https URL, got '\(url)'")
         }
+        if let port = parsed.port, !(1...65_535).contains(port) {
+          throw UsageError(
+            "--destination webhook=\(url): port \(port) is out of range (1 to 65535)")
+        }
         guard let secret = args.last("webhook-secret") ?? secretFromEnvironment, !secret.isEmpty
         else {
           throw UsageError(
             "--destination webhook=URL needs --webhook-secret S or $GEOFENCE_WEBHOOK_SECRET")
         }
-        webhooks += 1
-        destinations.append(
-          .webhook(
-            WebhookConfiguration(
-              url: parsed, secret: secret, name: webhooks == 1 ? "webhook" : "webhook\(webhooks)")))
+        let name = "webhook:" + parsed.absoluteString
+        try add(
+          .webhook(WebhookConfiguration(url: parsed, secret: secret, name: name)), name: name,
+          spec: spec)
       case ("file", let path?) where !path.isEmpty:
-        files += 1
-        destinations.append(
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        try Self.checkWritableFile(absolute, given: path)
+        let name = "file:" + absolute
+        try add(
           .jsonLinesFile(
             JSONLinesFileConfiguration(
-              path: path, maximumFileBytes: maximumFileBytes,
-              name: files == 1 ? "file" : "file\(files)")))
+              path: absolute, maximumFileBytes: maximumFileBytes, name: name)),
+          name: name, spec: spec)
       default:
         throw UsageError(
           "--destination takes server, webhook=URL, file=PATH or stdout, got '\(spec)'")
       }
     }
-    if names.count < destinations.filter({ $0 == .standardOutput }).count {
-      throw UsageError("--destination stdout given twice")
+    if args.last("webhook-secret") != nil, !names.contains(where: { $0.hasPrefix("webhook:") }) {
+      throw UsageError("--webhook-secret is given but no --destination webhook=URL")
+    }
+    if args.last("file-max-bytes") != nil, !names.contains(where: { $0.hasPrefix("file:") }) {
+      throw UsageError("--file-max-bytes is given but no --destination file=PATH")
     }
     let flushInterval = try args.double("flush-interval", range: 0...86_400)
     let batchInterval = try args.double("batch-interval", range: 0...86_400)
@@ -79,5 +93,27 @@ struct DeliveryOptions {
       immediateOnTransition: args.flag("flush-on-transition"),
       onBackground: !args.flag("no-flush-on-background"))
     if args.flag("sessions") { sessions = SessionConfiguration() }
+  }
+
+  /// Checks, before any fix is read, that a file destination can be written: its directory
+  /// exists and the path is not a directory.
+  static func checkWritableFile(_ path: String, given: String) throws(UsageError) {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    {
+      throw UsageError("--destination file=\(given): is a directory; give a file path")
+    }
+    let parent = (path as NSString).deletingLastPathComponent
+    guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory),
+      isDirectory.boolValue
+    else {
+      throw UsageError("--destination file=\(given): the directory \(parent) does not exist")
+    }
+    guard access(parent, W_OK) == 0 else {
+      throw UsageError(
+        "--destination file=\(given): the directory \(parent) is not writable: "
+          + String(cString: strerror(errno)))
+    }
   }
 }

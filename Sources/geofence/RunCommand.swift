@@ -111,18 +111,23 @@ enum RunCommand {
     """
 
   static let outboxHelp = """
-    usage: geofence outbox --store DIR [--json] [--dead-letters]
+    usage: geofence outbox --store DIR [--json] [--dead-letters] [--forget-destination NAME]
 
     Shows the event outbox of a store: pending, in flight, dead letters, and the lifetime
     counts of evicted, delivered and deleted (consent withdrawn) events; then each
-    destination's cursor: pending, in flight, delivered, filtered, dead letters (text only;
-    --json keeps its flat counts).
+    destination's cursor: pending, in flight, delivered, filtered, dead letters (with --json,
+    under "destinations", by name). A destination's cursor is named by what it delivers to:
+    server, stdout, file:ABSOLUTE-PATH, webhook:URL.
 
       --store DIR             the store given to 'geofence run'
       --json                  one JSON object instead of text
       --dead-letters          also list the dead letters: id, reason, payload
+      --forget-destination NAME
+                              drop a destination's cursor, so that the events it has not
+                              taken no longer stay in the outbox for it (they are not sent
+                              to it); the other destinations are not affected
 
-    exit status: 0; 64 usage error; 66 no outbox in DIR.
+    exit status: 0; 64 usage error (also an unknown NAME); 66 no outbox in DIR.
     """
 
   static let uploadHelp = """
@@ -185,6 +190,12 @@ enum RunCommand {
         needsServer: (delivery.server && !args.flag("no-upload"))
           || replayOptions.regionFiles.isEmpty)
       upload.delivery = delivery
+      if let user = args.last("user") {
+        do { _ = try GeofenceEngine.validUserID(user) } catch {
+          if case .invalidUserID(let why) = error { throw UsageError("--user: \(why)") }
+          throw UsageError("--user: \(error)")
+        }
+      }
     } catch {
       printError("geofence run: \(error.message)\nRun 'geofence run --help' for usage.")
       return ExitStatus.usage
@@ -361,7 +372,8 @@ enum RunCommand {
     let args: CommandLineArguments
     let directory: String
     switch CommandLineArguments.storeCommand(
-      argv, command: "outbox", help: outboxHelp, flags: ["json", "dead-letters"])
+      argv, command: "outbox", help: outboxHelp, flags: ["json", "dead-letters"],
+      valued: ["forget-destination"])
     {
     case .success(let parsed): (args, directory) = parsed
     case .failure(let end): return end.status
@@ -373,6 +385,19 @@ enum RunCommand {
     do {
       let store = try Store(
         directory: directory, configuration: OutboxConfiguration(), inspectOnly: true)
+      if let name = args.last("forget-destination") {
+        guard try store.outbox.destinations().contains(name) else {
+          let known = try store.outbox.destinations().joined(separator: ", ")
+          printError(
+            "geofence outbox: no destination \"\(name)\" in \(directory) (it has: \(known))")
+          return ExitStatus.usage
+        }
+        let held = try store.outbox.counts(destination: name)
+        try store.outbox.unregister(destination: name)
+        printError(
+          "geofence outbox: forgot destination \(name) (\(held.pending + held.inFlight) events it"
+            + " had not taken)")
+      }
       let c = try store.outbox.counts()
       let dead = args.flag("dead-letters") ? try store.outbox.deadLetters() : []
       let cursors = try store.outbox.destinations().map {
@@ -383,6 +408,14 @@ enum RunCommand {
           "pending": c.pending, "in_flight": c.inFlight, "dead_letters": c.deadLetters,
           "evicted": c.evicted, "delivered": c.delivered, "deleted": c.deleted,
         ]
+        var byName: [String: Any] = [:]
+        for (name, d) in cursors {
+          byName[name] = [
+            "pending": d.pending, "in_flight": d.inFlight, "delivered": d.delivered,
+            "filtered": d.filtered, "dead_letters": d.deadLetters,
+          ]
+        }
+        object["destinations"] = byName
         if args.flag("dead-letters") {
           object["dead_letter_events"] = dead.map {
             [
@@ -583,6 +616,19 @@ enum RunCommand {
       return ExitStatus.failure
     }
     if !quiet { printError("outbox: \(counts)") }
+    // A destination of an earlier run that this run does not deliver to keeps its events in
+    // the outbox until it is given again or forgotten: say so, whatever --quiet says.
+    if let registered = try? outbox.destinations() {
+      for name in registered where !engine.destinationNames.contains(name) {
+        guard let c = try? outbox.counts(destination: name), c.pending + c.inFlight > 0 else {
+          continue
+        }
+        printError(
+          "warning: destination \(name) is not given in this run and holds"
+            + " \(c.pending + c.inFlight) events in the outbox; give it again to deliver them, or"
+            + " drop them with 'geofence outbox --store DIR --forget-destination \(name)'")
+      }
+    }
     if status != ExitStatus.ok { return status }
     if uploaded && pendingSomewhere {
       if let stop = report.stopped { printError("geofence: events remain queued: \(stop)") }

@@ -90,6 +90,44 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
       "run", "--store", "/tmp/x", "--destination", "stdout", "--flush-count", "0", "--regions",
       "r", "t",
     ],
+    [
+      "run", "--store", "/tmp/x", "--destination", "stdout", "--destination", "stdout", "--regions",
+      "r", "t",
+    ],
+    [
+      "run", "--store", "/tmp/x", "--destination", "file=/tmp/a.jsonl", "--destination",
+      "file=/tmp/../tmp/a.jsonl", "--regions", "r", "t",
+    ],
+    [
+      "run", "--store", "/tmp/x", "--destination", "webhook=http://h/x", "--destination",
+      "webhook=http://h/x", "--webhook-secret", "s", "--regions", "r", "t",
+    ],
+    [
+      "run", "--store", "/tmp/x", "--destination", "webhook=http://127.0.0.1:99999/x",
+      "--webhook-secret", "s", "--regions", "r", "t",
+    ],
+    [
+      "run", "--store", "/tmp/x", "--destination", "file=/nonexistent-dir/f.jsonl", "--regions",
+      "r", "t",
+    ],
+    ["run", "--store", "/tmp/x", "--destination", "file=/tmp", "--regions", "r", "t"],
+    [
+      "run", "--store", "/tmp/x", "--destination", "stdout", "--webhook-secret", "s", "--regions",
+      "r", "t",
+    ],
+    [
+      "run", "--store", "/tmp/x", "--destination", "stdout", "--file-max-bytes", "9", "--regions",
+      "r", "t",
+    ],
+    ["run", "--store", "/tmp/x", "--destination", "stdout", "--user", "  ", "--regions", "r", "t"],
+    [
+      "run", "--store", "/tmp/x", "--destination", "stdout", "--user", "a\tb", "--regions", "r",
+      "t",
+    ],
+    [
+      "run", "--store", "/tmp/x", "--destination", "stdout", "--user",
+      String(repeating: "u", count: 129), "--regions", "r", "t",
+    ],
     ["outbox"], ["outbox", "--store", "/tmp/x", "extra"], ["outbox", "--bogus"],
     ["upload", "--store", "/tmp/x"], ["upload", "--server", "http://h", "--store", "/tmp/x"],
     ["upload", "--server", "http://h", "--key", "k", "--store", "/tmp/x", "--timeout", "0"],
@@ -147,11 +185,92 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     // One session (the run lasts seconds), events 1...6.
     #expect(objects.map { $0["event_index"] as? Int } == [1, 2, 3, 4, 5, 6])
     #expect(Set(objects.map { $0["session_index"] as? Int }) == [1])
-    #expect(r.err.contains("delivery file: 1 batches; delivered 6"), "\(r.err)")
+    #expect(r.err.contains("delivery file:\(file): 1 batches; delivered 6"), "\(r.err)")
     #expect(r.err.contains("delivery stdout: 1 batches; delivered 6"), "\(r.err)")
     let again = try geofence(arguments)
     #expect(again.status == 0 && again.out.isEmpty, "\(again.err)")
     #expect(try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n").count == 6)
+  }
+
+  /// Cursors are named by what they deliver to: a later run with the destinations in another
+  /// order continues each from its own place; a destination left out keeps its events, with
+  /// a warning, until it is given again or forgotten.
+  @Test func cursorsFollowTheirDestinationNotTheirPlaceOnTheCommandLine() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 6, tracks: 2)
+    let store = dir.appendingPathComponent("store").path
+    let a = dir.appendingPathComponent("a.jsonl").path
+    let b = dir.appendingPathComponent("b.jsonl").path
+    let common = ["--no-dwell", "--regions", regions]
+    let first = try geofence(
+      ["run", "--store", store, "--destination", "file=\(a)"] + common + [tracks[0]])
+    #expect(first.status == 0, "\(first.err)")
+    // The second track through a, b and a webhook nobody answers (port 9, one attempt).
+    let hook = "http://127.0.0.1:9/hook"
+    let second = try geofence(
+      [
+        "run", "--store", store, "--destination", "webhook=\(hook)", "--webhook-secret", "s",
+        "--max-attempts", "1", "--timeout", "2", "--destination", "file=\(b)", "--destination",
+        "file=\(a)",
+      ] + common + [tracks[1]])
+    #expect(second.status == 75, "\(second.err)")
+    let lines = { (path: String) in
+      (try? String(contentsOfFile: path, encoding: .utf8))?.split(separator: "\n").count ?? -1
+    }
+    // a: 6 events of each track, b: the 6 of the second (it started then), each once.
+    #expect(lines(a) == 12)
+    #expect(lines(b) == 6)
+    let json = try geofence(["outbox", "--store", store, "--json"])
+    let object = try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any]
+    let destinations = object?["destinations"] as? [String: [String: Int]]
+    #expect(Set(destinations?.keys ?? [:].keys) == ["file:\(a)", "file:\(b)", "webhook:\(hook)"])
+    #expect(destinations?["webhook:\(hook)"]?["pending"] == 6)
+    #expect(destinations?["file:\(a)"]?["delivered"] == 12)
+    // Left out: a warning, the events kept.
+    let third = try geofence(
+      ["run", "--store", store, "--destination", "file=\(b)", "--destination", "file=\(a)"]
+        + common + [tracks[0]])
+    #expect(third.status == 0, "\(third.err)")
+    #expect(
+      third.err.contains(
+        "warning: destination webhook:\(hook) is not given in this run and holds 6 events"),
+      "\(third.err)")
+    #expect(lines(a) == 12 && lines(b) == 6)
+    let unknown = try geofence(["outbox", "--store", store, "--forget-destination", "nope"])
+    #expect(unknown.status == 64, "\(unknown.err)")
+    let forgot = try geofence(
+      ["outbox", "--store", store, "--forget-destination", "webhook:\(hook)", "--json"])
+    #expect(forgot.status == 0, "\(forgot.err)")
+    #expect(forgot.err.contains("forgot destination webhook:\(hook) (6 events"), "\(forgot.err)")
+    let after = try JSONSerialization.jsonObject(with: Data(forgot.out.utf8)) as? [String: Any]
+    #expect(after?["pending"] as? Int == 0)
+    #expect(
+      (after?["destinations"] as? [String: Any])?.keys.sorted() == ["file:\(a)", "file:\(b)"])
+  }
+
+  /// Standard output that cannot be written (a full disk) stops that destination with the
+  /// system's reason; the events stay queued (exit 75), and nothing crashes.
+  @Test func aFailingStandardOutputKeepsTheEventsQueued() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 3)
+    let store = dir.appendingPathComponent("store").path
+    let process = Process()
+    process.executableURL = CLI.executable
+    process.arguments = [
+      "run", "--store", store, "--destination", "stdout", "--no-dwell", "--regions", regions,
+      tracks[0],
+    ]
+    process.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationReason == .exit)
+    #expect(process.terminationStatus == 75, "\(err)")
+    #expect(err.contains("cannot write to standard output: No space left on device"), "\(err)")
+    let counts = try geofence(["outbox", "--store", store])
+    #expect(counts.out.contains("destination stdout: pending 6"), "\(counts.out)")
   }
 
   @Test func outboxOfAMissingStoreExits66() throws {
@@ -183,9 +302,11 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     #expect(r.err.contains("notAuthorized 13 (authorizationDenied 13)"), "\(r.err)")
     #expect(r.err.contains("after a gap 1 (gaps 1)"), "\(r.err)")
     let counts = try geofence(["outbox", "--store", store, "--json"])
-    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Int]
+    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Any]
     // 6 regions, r2 skipped: 5 ENTER + 5 EXIT.
-    #expect(object?["pending"] == 10 && object?["in_flight"] == 0, "\(counts.out) \(r.err)")
+    #expect(
+      object?["pending"] as? Int == 10 && object?["in_flight"] as? Int == 0,
+      "\(counts.out) \(r.err)")
   }
 }
 
@@ -295,8 +416,10 @@ struct CrashRecoveryTests {
     #expect(stored.sorted() == expected.sorted(), "seed \(seed)")
     #expect(report["event_count"] as? Int == expected.count, "seed \(seed)")
     let counts = try geofence(["outbox", "--store", store, "--json"])
-    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Int]
-    #expect(object?["pending"] == 0 && object?["in_flight"] == 0 && object?["dead_letters"] == 0)
+    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Any]
+    #expect(
+      object?["pending"] as? Int == 0 && object?["in_flight"] as? Int == 0
+        && object?["dead_letters"] as? Int == 0, "\(counts.out)")
     print(
       "crash test (seed \(seed)): \(rounds) rounds, \(kills) kills (\(killedDuringUpload) "
         + "mid-upload), \(report["event_count"] ?? 0) events stored once, "
@@ -385,8 +508,10 @@ struct CrashRecoveryTests {
     #expect(webhookIDs.count == 120 && Set(webhookIDs) == Set(serverIDs), "seed \(seed)")
     #expect(hooked["refused_count"] as? Int == 0, "every signature verified")
     let counts = try geofence(["outbox", "--store", store, "--json"])
-    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Int]
-    #expect(object?["pending"] == 0 && object?["in_flight"] == 0 && object?["dead_letters"] == 0)
+    let object = try JSONSerialization.jsonObject(with: Data(counts.out.utf8)) as? [String: Any]
+    #expect(
+      object?["pending"] as? Int == 0 && object?["in_flight"] as? Int == 0
+        && object?["dead_letters"] as? Int == 0, "\(counts.out)")
     print(
       "two-destination crash test (seed \(seed)): \(rounds) rounds, \(kills) kills; server "
         + "\(uploaded["event_count"] ?? 0) events from \(uploaded["delivery_count"] ?? 0) receipts, "
