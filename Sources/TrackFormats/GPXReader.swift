@@ -42,7 +42,9 @@ public enum GPXReader {
   /// - Returns: the fixes, warnings and skipped points, with `format == .gpx`.
   /// - Returns: also when the bytes stop being well-formed XML (a truncated file, an invalid
   ///   byte) after at least one point: then the points before the fault, with
-  ///   ``TrackReadResult/truncation`` naming its line, column and libxml2's description.
+  ///   ``TrackReadResult/truncation`` naming its line, column and libxml2's description. A
+  ///   file whose bytes end with elements open says so ("the file ends early (truncated)
+  ///   inside <time> of a <trkpt>"), with libxml2's words in parentheses.
   /// - Throws: `TrackReadError.malformed` naming the line, and in the reason the column and
   ///   libxml2's description of the problem, when the bytes are not well-formed XML
   ///   (including a truncated file) or not valid in the document's encoding before any point;
@@ -60,16 +62,18 @@ public enum GPXReader {
     if case .failure(let error) = outcome {
       guard handler.rootSeen, handler.pointsRead > 0 else {
         throw .malformed(
-          file: fileName, line: error.line, reason: describe(error),
+          file: fileName, line: error.line,
+          reason: describe(error, openElement: handler.openElement),
           pointsRead: handler.pointsRead)
       }
       // The points before the fault are sound: keep them, and say where the file breaks off.
       var partial = handler.result()
       let n = handler.pointsRead
+      let points = n == 1 ? "the point before it is used" : "the \(n) points before it are used"
       partial.truncation = TrackIssue(
         file: fileName, line: error.line,
-        message: describe(error) + "; the file breaks off here: "
-          + (n == 1 ? "the point before it is used" : "the \(n) points before it are used")
+        message: describe(error, openElement: handler.openElement)
+          + (error.endsEarly ? "; " : "; the file breaks off here: ") + points
           + ", nothing after it is read")
       return partial
     }
@@ -81,9 +85,15 @@ public enum GPXReader {
   }
 
   /// The reason of a `.malformed` error for libxml2's `error`: what is wrong, at which column,
-  /// in libxml2's words.
-  static func describe(_ error: XMLStreamError) -> String {
+  /// in libxml2's words. A document that ends with elements open is called truncated, inside
+  /// `openElement` when given, with libxml2's words in parentheses: its message for a cut
+  /// file ("Extra content at the end of the document", for one) does not say so.
+  static func describe(_ error: XMLStreamError, openElement: String? = nil) -> String {
     let column = error.column.map { " at column \($0)" } ?? ""
+    if error.endsEarly {
+      let inside = openElement.map { " inside \($0)" } ?? ""
+      return "the file ends early (truncated)\(inside) (libxml2\(column): \(error.message))"
+    }
     switch error.code {
     case XMLStreamError.emptyDocumentCode:
       return "the file is empty or holds no XML element (\(error.message))"
@@ -145,6 +155,22 @@ final class GPXParseHandler: XMLStreamHandler {
 
   init(fileName: String) {
     self.fileName = fileName
+  }
+
+  /// Where the document stands, for the message of a file that ends early: the innermost open
+  /// GPX element, with the point it belongs to (`<time> of a <trkpt>`), or `nil` when none is
+  /// open.
+  var openElement: String? {
+    guard let innermost = stack.last(where: { !$0.isEmpty }) else { return nil }
+    guard let point = pending else { return "<\(innermost)>" }
+    let name: String
+    switch point.kind {
+    case .track: name = "trkpt"
+    case .route: name = "rtept"
+    case .waypoint: name = "wpt"
+    }
+    return stack.count > point.depth && stack.last != ""
+      ? "<\(innermost)> of a <\(name)>" : "<\(name)>"
   }
 
   /// Points read so far (for the error message of a broken file).
