@@ -1,16 +1,20 @@
 import Foundation
 
 extension GeofenceEngine {
-  /// Creates the store directory `path` and its missing parents (nothing to do when it is a
-  /// directory already).
-  /// - Throws: ``EngineError/store(_:)`` with the path and the reason in words: the first
-  ///   part of the path that exists but is not a directory, or the system's reason (for
-  ///   example "Permission denied") for the first directory that cannot be made.
-  static func makeStoreDirectory(_ path: String) throws(EngineError) {
+  /// Creates the directory `path` and its missing parents (nothing to do when it is a
+  /// directory already), for a caller that names the directory in its own words (a command
+  /// line option, for example) before it opens an engine on it.
+  /// - Returns: `nil` when `path` is a directory now; otherwise why not, as
+  ///   "`path`: reason": "exists and is not a directory", "`p` is not a directory" for the
+  ///   first part of the path that exists but is not a directory, or "cannot be created" /
+  ///   "cannot create `dir`" with the system's reason (for example "Permission denied") for
+  ///   the first directory that cannot be made. The text does not say what the directory is
+  ///   for.
+  /// - Complexity: one `stat` per path component, one `mkdir` per missing one.
+  public static func makeDirectory(_ path: String) -> String? {
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
-      if isDirectory.boolValue { return }
-      throw .store("\(path): exists and is not a directory (the store is a directory)")
+      return isDirectory.boolValue ? nil : "\(path): exists and is not a directory"
     }
     // Make the missing parents from the top, so that the error names the one that failed.
     var missing: [String] = []
@@ -22,13 +26,20 @@ extension GeofenceEngine {
       p = (p as NSString).deletingLastPathComponent
     }
     if !p.isEmpty, p != "/", !isDirectory.boolValue {
-      throw .store("\(path): \(p) is not a directory")
+      return "\(path): \(p) is not a directory"
     }
-    for dir in missing.reversed() {
-      if mkdir(dir, 0o755) != 0, errno != EEXIST {
-        throw .store(
-          "cannot create the store directory \(dir): \(String(cString: strerror(errno)))")
-      }
+    let target = (path as NSString).standardizingPath
+    for dir in missing.reversed() where mkdir(dir, 0o755) != 0 && errno != EEXIST {
+      let reason = String(cString: strerror(errno))
+      return dir == target
+        ? "\(path): cannot be created: \(reason)" : "\(path): cannot create \(dir): \(reason)"
     }
+    return nil
+  }
+
+  /// Creates the store directory `path` and its missing parents, as ``makeDirectory(_:)``.
+  /// - Throws: ``EngineError/store(_:)`` with ``makeDirectory(_:)``'s reason.
+  static func makeStoreDirectory(_ path: String) throws(EngineError) {
+    if let reason = makeDirectory(path) { throw .store(reason) }
   }
 }

@@ -122,6 +122,7 @@ public enum CSVTrackReader {
       state.skipped.append(
         TrackIssue(file: fileName, line: issue.line + lineOffset, message: issue.message))
     }
+    state.warnings += state.timeProblems.warnings(file: fileName)
     if let w = state.noZone.warning(file: fileName) { state.warnings.append(w) }
     return TrackReadResult(
       fixes: state.fixes, warnings: state.warnings, skippedRows: state.skipped, format: .csv)
@@ -317,6 +318,7 @@ struct RowReader {
   var warnings: [TrackIssue] = []
   var skipped: [TrackIssue] = []
   var noZone = NoZoneTally()
+  var timeProblems = TimeProblemTally()
 
   init(fileName: String, columns: CSVColumns, decimalComma: Bool) {
     self.fileName = fileName
@@ -404,7 +406,10 @@ struct RowReader {
       } else if let days = RFC3339.parseDate(d), let tod = RFC3339.parseTimeOfDay(t) {
         outcome = TrackTime.check(Double(days * 86_400) + tod, hadZone: false, text: text)
       } else {
-        outcome = .rejected("date and time \"\(text)\" are not readable; the fix has no time")
+        outcome = .rejected(
+          TimeProblem(
+            kind: .unreadable, text: text,
+            message: "date and time \"\(text)\" are not readable; the fix has no time"))
       }
     } else if let c = columns.dateTime {
       text = String(field(fields, c) ?? "")
@@ -434,8 +439,8 @@ struct RowReader {
     case .time(let seconds, let hadZone):
       if !hadZone { noZone.add(line: line) }
       return seconds
-    case .rejected(let why):
-      warnings.append(TrackIssue(file: fileName, line: line, message: why))
+    case .rejected(let problem):
+      timeProblems.add(problem, line: line)
       return nil
     }
   }
@@ -557,6 +562,7 @@ enum PLTReader {
     var skipped: [TrackIssue] = []
     var fixes: [LocationFix] = []
     var noZone = NoZoneTally()
+    var timeProblems = TimeProblemTally()
     let body = lines.text(fromLine: headerLines + 1)
     let (records, issues) = DelimitedText.records(in: body, delimiter: UInt8(ascii: ","))
     for (index, record) in records.enumerated() {
@@ -597,16 +603,16 @@ enum PLTReader {
         case .time(let t, let hadZone):
           time = t
           if !hadZone { noZone.add(line: line) }
-        case .rejected(let why):
-          warnings.append(TrackIssue(file: fileName, line: line, message: why))
+        case .rejected(let problem):
+          timeProblems.add(problem, line: line)
         case .empty:
           break
         }
       } else if f.count > 4 {
-        warnings.append(
-          TrackIssue(
-            file: fileName, line: line,
-            message: "the row's time is not readable; the fix has no time"))
+        timeProblems.add(
+          TimeProblem(
+            kind: .unreadable, text: f[4],
+            message: "the row's time is not readable; the fix has no time"), line: line)
       }
       fixes.append(LocationFix(coordinate: coordinate, time: time, sourceIndex: index))
     }
@@ -614,6 +620,7 @@ enum PLTReader {
       skipped.append(
         TrackIssue(file: fileName, line: issue.line + headerLines, message: issue.message))
     }
+    warnings += timeProblems.warnings(file: fileName)
     if let w = noZone.warning(file: fileName) { warnings.append(w) }
     return TrackReadResult(fixes: fixes, warnings: warnings, skippedRows: skipped, format: .plt)
   }
@@ -647,6 +654,7 @@ enum DashCamLogReader {
     var warnings = warnings
     var skipped: [TrackIssue] = []
     var fixes: [LocationFix] = []
+    var timeProblems = TimeProblemTally()
     let body = lines.text(fromLine: firstLine)
     let (records, issues) = DelimitedText.records(in: body, delimiter: UInt8(ascii: ","))
     var index = 0
@@ -681,15 +689,14 @@ enum DashCamLogReader {
       if let epoch = RowReader.epochSeconds(f[0]) {
         switch TrackTime.check(epoch, hadZone: true, text: f[0]) {
         case .time(let t, _): time = t
-        case .rejected(let why):
-          warnings.append(TrackIssue(file: fileName, line: line, message: why))
+        case .rejected(let problem): timeProblems.add(problem, line: line)
         case .empty: break
         }
       } else {
-        warnings.append(
-          TrackIssue(
-            file: fileName, line: line,
-            message: "time \"\(f[0])\" is not Unix seconds; the fix has no time"))
+        timeProblems.add(
+          TimeProblem(
+            kind: .unreadable, text: f[0],
+            message: "time \"\(f[0])\" is not Unix seconds; the fix has no time"), line: line)
       }
       fixes.append(LocationFix(coordinate: coordinate, time: time, sourceIndex: index))
     }
@@ -697,6 +704,7 @@ enum DashCamLogReader {
       skipped.append(
         TrackIssue(file: fileName, line: issue.line + firstLine - 1, message: issue.message))
     }
+    warnings += timeProblems.warnings(file: fileName)
     return TrackReadResult(
       fixes: fixes, warnings: warnings, skippedRows: skipped, format: .dashCamLog)
   }

@@ -24,7 +24,8 @@ import XMLStream
 ///   an error naming its line, column and bytes, never a guess.
 /// - Times: see ``RFC3339/parse(_:)``. A time without a zone is read as UTC, with one warning
 ///   per file. An unreadable time, or one outside ``TrackReader/plausibleTimes``, leaves the
-///   fix's time `nil` with a warning naming the line.
+///   fix's time `nil`, with one warning per file and kind giving the count and the first
+///   line.
 /// - A point with a missing or invalid `lat`/`lon` is skipped and listed in `skippedRows`.
 /// - External entities and DTDs are never loaded (see ``XMLStream``); an entity declared in
 ///   the document's internal subset is not defined, so a reference to it is an error.
@@ -42,7 +43,9 @@ public enum GPXReader {
   /// - Returns: the fixes, warnings and skipped points, with `format == .gpx`.
   /// - Returns: also when the bytes stop being well-formed XML (a truncated file, an invalid
   ///   byte) after at least one point: then the points before the fault, with
-  ///   ``TrackReadResult/truncation`` naming its line, column and libxml2's description.
+  ///   ``TrackReadResult/truncation`` naming its line, column and libxml2's description. A
+  ///   file whose bytes end with elements open says so ("the file ends early (truncated)
+  ///   inside <time> of a <trkpt>"), with libxml2's words in parentheses.
   /// - Throws: `TrackReadError.malformed` naming the line, and in the reason the column and
   ///   libxml2's description of the problem, when the bytes are not well-formed XML
   ///   (including a truncated file) or not valid in the document's encoding before any point;
@@ -60,16 +63,18 @@ public enum GPXReader {
     if case .failure(let error) = outcome {
       guard handler.rootSeen, handler.pointsRead > 0 else {
         throw .malformed(
-          file: fileName, line: error.line, reason: describe(error),
+          file: fileName, line: error.line,
+          reason: describe(error, openElement: handler.openElement),
           pointsRead: handler.pointsRead)
       }
       // The points before the fault are sound: keep them, and say where the file breaks off.
       var partial = handler.result()
       let n = handler.pointsRead
+      let points = n == 1 ? "the point before it is used" : "the \(n) points before it are used"
       partial.truncation = TrackIssue(
         file: fileName, line: error.line,
-        message: describe(error) + "; the file breaks off here: "
-          + (n == 1 ? "the point before it is used" : "the \(n) points before it are used")
+        message: describe(error, openElement: handler.openElement)
+          + (error.endsEarly ? "; " : "; the file breaks off here: ") + points
           + ", nothing after it is read")
       return partial
     }
@@ -81,9 +86,15 @@ public enum GPXReader {
   }
 
   /// The reason of a `.malformed` error for libxml2's `error`: what is wrong, at which column,
-  /// in libxml2's words.
-  static func describe(_ error: XMLStreamError) -> String {
+  /// in libxml2's words. A document that ends with elements open is called truncated, inside
+  /// `openElement` when given, with libxml2's words in parentheses: its message for a cut
+  /// file ("Extra content at the end of the document", for one) does not say so.
+  static func describe(_ error: XMLStreamError, openElement: String? = nil) -> String {
     let column = error.column.map { " at column \($0)" } ?? ""
+    if error.endsEarly {
+      let inside = openElement.map { " inside \($0)" } ?? ""
+      return "the file ends early (truncated)\(inside) (libxml2\(column): \(error.message))"
+    }
     switch error.code {
     case XMLStreamError.emptyDocumentCode:
       return "the file is empty or holds no XML element (\(error.message))"
@@ -136,15 +147,33 @@ final class GPXParseHandler: XMLStreamHandler {
   private var trackSkipped: [TrackIssue] = []
   private var trackPointCount = 0
   private var trackNoZone = NoZoneTally()
+  private var trackTimeProblems = TimeProblemTally()
 
   private var waypointFixes: [LocationFix] = []
   private var waypointWarnings: [TrackIssue] = []
   private var waypointSkipped: [TrackIssue] = []
   private var waypointCount = 0
   private var waypointNoZone = NoZoneTally()
+  private var waypointTimeProblems = TimeProblemTally()
 
   init(fileName: String) {
     self.fileName = fileName
+  }
+
+  /// Where the document stands, for the message of a file that ends early: the innermost open
+  /// GPX element, with the point it belongs to (`<time> of a <trkpt>`), or `nil` when none is
+  /// open.
+  var openElement: String? {
+    guard let innermost = stack.last(where: { !$0.isEmpty }) else { return nil }
+    guard let point = pending else { return "<\(innermost)>" }
+    let name: String
+    switch point.kind {
+    case .track: name = "trkpt"
+    case .route: name = "rtept"
+    case .waypoint: name = "wpt"
+    }
+    return stack.count > point.depth && stack.last != ""
+      ? "<\(innermost)> of a <\(name)>" : "<\(name)>"
   }
 
   /// Points read so far (for the error message of a broken file).
@@ -160,11 +189,13 @@ final class GPXParseHandler: XMLStreamHandler {
         )
       ]
       warnings += waypointWarnings
+      warnings += waypointTimeProblems.warnings(file: fileName)
       if let w = waypointNoZone.warning(file: fileName) { warnings.append(w) }
       return TrackReadResult(
         fixes: waypointFixes, warnings: warnings, skippedRows: waypointSkipped, format: .gpx)
     }
     var warnings = trackWarnings
+    warnings += trackTimeProblems.warnings(file: fileName)
     if let w = trackNoZone.warning(file: fileName) { warnings.append(w) }
     if trackPointCount == 0 {
       warnings.append(
@@ -324,8 +355,12 @@ final class GPXParseHandler: XMLStreamHandler {
             trackNoZone.add(line: point.timeLine)
           }
         }
-      case .rejected(let why):
-        warnings.append(TrackIssue(file: fileName, line: point.timeLine, message: why))
+      case .rejected(let problem):
+        if point.kind == .waypoint {
+          waypointTimeProblems.add(problem, line: point.timeLine)
+        } else {
+          trackTimeProblems.add(problem, line: point.timeLine)
+        }
       }
     }
     var accuracy: Double?
@@ -360,18 +395,81 @@ struct NoZoneTally {
   }
 }
 
+/// Why a time field gave the fix no time.
+struct TimeProblem {
+  enum Kind {
+    /// The text is not a time the reader knows.
+    case unreadable
+    /// The time is outside ``TrackReader/plausibleTimes``.
+    case implausible
+  }
+
+  var kind: Kind
+  /// The field as written.
+  var text: String
+  /// The warning for this one field.
+  var message: String
+}
+
+/// Counts the time fields that gave no time, for one warning per file and kind (a logger that
+/// writes a placeholder time writes it on every row).
+struct TimeProblemTally {
+  private var unreadable = 0
+  private var implausible = 0
+  private var firstUnreadable: (problem: TimeProblem, line: Int?)?
+  private var firstImplausible: (problem: TimeProblem, line: Int?)?
+
+  mutating func add(_ problem: TimeProblem, line: Int?) {
+    switch problem.kind {
+    case .unreadable:
+      if unreadable == 0 { firstUnreadable = (problem, line) }
+      unreadable += 1
+    case .implausible:
+      if implausible == 0 { firstImplausible = (problem, line) }
+      implausible += 1
+    }
+  }
+
+  /// At most one warning per kind, at the line of its first field: that field's own warning
+  /// when it is the only one, else the count with the first field's text.
+  func warnings(file: String) -> [TrackIssue] {
+    let range = TrackTime.plausibleRangeText
+    var issues: [TrackIssue] = []
+    for (count, first, what) in [
+      (unreadable, firstUnreadable, "cannot be read"),
+      (implausible, firstImplausible, "are outside \(range)"),
+    ] {
+      guard let first else { continue }
+      let message =
+        count == 1
+        ? first.problem.message
+        : "\(count) times \(what); those fixes have no time (first here: \"\(first.problem.text)\")"
+      issues.append(TrackIssue(file: file, line: first.line, message: message))
+    }
+    return issues
+  }
+}
+
 /// Turns a time field into seconds with the plausibility rule shared by the readers.
 enum TrackTime {
   enum Outcome {
     case empty
     case time(Double, hadZone: Bool)
-    case rejected(String)
+    case rejected(TimeProblem)
   }
+
+  /// ``TrackReader/plausibleTimes`` as the warnings write it, `first ... last` in RFC 3339.
+  static let plausibleRangeText =
+    "\(RFC3339.format(TrackReader.plausibleTimes.lowerBound)) ... "
+    + RFC3339.format(TrackReader.plausibleTimes.upperBound)
 
   static func interpret(_ text: String, options: RFC3339.Options = .rfc3339) -> Outcome {
     if text.isEmpty { return .empty }
     guard let (seconds, hadZone) = RFC3339.parse(text, options: options) else {
-      return .rejected("time \"\(text)\" is not a date and time; the fix has no time")
+      return .rejected(
+        TimeProblem(
+          kind: .unreadable, text: text,
+          message: "time \"\(text)\" is not a date and time; the fix has no time"))
     }
     return check(seconds, hadZone: hadZone, text: text)
   }
@@ -379,8 +477,9 @@ enum TrackTime {
   static func check(_ seconds: Double, hadZone: Bool, text: String) -> Outcome {
     guard TrackReader.plausibleTimes.contains(seconds) else {
       return .rejected(
-        "time \"\(text)\" is outside \(RFC3339.format(TrackReader.plausibleTimes.lowerBound)) ... \(RFC3339.format(TrackReader.plausibleTimes.upperBound)); the fix has no time"
-      )
+        TimeProblem(
+          kind: .implausible, text: text,
+          message: "time \"\(text)\" is outside \(plausibleRangeText); the fix has no time"))
     }
     return .time(seconds, hadZone: hadZone)
   }

@@ -61,6 +61,10 @@ class XMLStreamSession {
   var firstError: XMLStreamError?
   var stopped = false
   var sawElement = false
+  /// Elements started and not yet ended.
+  var openElements = 0
+  /// Set for the last `xmlParseChunk` call, which only tells libxml2 that the input is over.
+  var atEndOfInput = false
   /// Interned names: libxml2 interns names and namespace URIs in the parser's dictionary, so
   /// one pointer always holds the same text during a parse.
   private var names: [UnsafeRawPointer: String] = [:]
@@ -92,7 +96,7 @@ class XMLStreamSession {
     while message.last == " " { message.removeLast() }
     firstError = XMLStreamError(
       code: Int(e.code), message: message, line: e.line > 0 ? Int(e.line) : nil,
-      column: e.int2 > 0 ? Int(e.int2) : nil)
+      column: e.int2 > 0 ? Int(e.int2) : nil, endsEarly: atEndOfInput && openElements > 0)
   }
 
   final func run(_ bytes: UnsafeRawBufferPointer, documentName: String) throws(XMLStreamError) {
@@ -107,6 +111,7 @@ class XMLStreamSession {
       guard let user else { return }
       let session = Unmanaged<XMLStreamSession>.fromOpaque(user).takeUnretainedValue()
       guard !session.stopped else { return }
+      session.openElements -= 1
       session.end(localName: session.name(localName) ?? "", namespaceURI: session.name(uri))
     }
     let text: charactersSAXFunc = { user, bytes, count in
@@ -144,14 +149,18 @@ class XMLStreamSession {
     }
     _ = xmlCtxtUseOptions(context, Int32(XML_PARSE_NONET.rawValue))
 
+    // All the bytes first, then an empty chunk that says the input is over: an error found
+    // only then, with elements open, means the document was cut short.
     var offset = head
-    repeat {
+    while offset < all.count, !stopped, firstError == nil {
       let count = min(Self.chunkBytes, all.count - offset)
-      let last = offset + count == all.count
-      _ = xmlParseChunk(context, all.baseAddress.map { $0 + offset }, Int32(count), last ? 1 : 0)
+      _ = xmlParseChunk(context, all.baseAddress.map { $0 + offset }, Int32(count), 0)
       offset += count
-      if stopped || firstError != nil { break }
-    } while offset < all.count
+    }
+    if !stopped, firstError == nil {
+      atEndOfInput = true
+      _ = xmlParseChunk(context, nil, 0, 1)
+    }
     if stopped { return }
     if var firstError {
       // The push parser calls a document that ends before its root element (white space
@@ -166,7 +175,8 @@ class XMLStreamSession {
       let (line, column) = position
       throw XMLStreamError(
         code: Int(context.pointee.errNo), message: "the document is not well-formed",
-        line: line > 0 ? line : nil, column: column > 0 ? column : nil)
+        line: line > 0 ? line : nil, column: column > 0 ? column : nil,
+        endsEarly: atEndOfInput && openElements > 0)
     }
   }
 
@@ -177,6 +187,7 @@ class XMLStreamSession {
   ) {
     guard !stopped else { return }
     sawElement = true
+    openElements += 1
     let (line, column) = position
     let element = XMLStartElement(
       localName: name(localName) ?? "", prefix: name(prefix), namespaceURI: name(uri),

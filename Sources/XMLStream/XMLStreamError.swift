@@ -17,12 +17,18 @@ public struct XMLStreamError: Error, Hashable, Sendable, CustomStringConvertible
   /// 1-based column (in bytes of the decoded UTF-8) of the error, or `nil` when libxml2 gave
   /// none.
   public var column: Int?
+  /// Whether the input ended inside the document: libxml2 reported the error only once it was
+  /// told that no more bytes follow, with at least one element still open (a truncated file;
+  /// libxml2's message then often says something else, such as "Extra content at the end of
+  /// the document").
+  public var endsEarly: Bool
 
-  public init(code: Int, message: String, line: Int?, column: Int?) {
+  public init(code: Int, message: String, line: Int?, column: Int?, endsEarly: Bool = false) {
     self.code = code
     self.message = message
     self.line = line
     self.column = column
+    self.endsEarly = endsEarly
   }
 
   /// The code that means the input bytes are not valid in the document's encoding.

@@ -64,8 +64,8 @@ enum StreamCommand {
 
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
     geofence file, the CSV header or a line of the --state-in FILE could not be parsed; 66 an
-    input file is missing; 69 the store holds no geofence set; 74 standard output or the state
-    cannot be written.
+    input file is missing; 69 the store holds no geofence set; 73 the --state directory cannot
+    be created; 74 standard output or the state cannot be written.
     """
 
   /// The bound on each sync while streaming, seconds: a sync holds up the input, so it gets
@@ -167,6 +167,14 @@ enum StreamCommand {
     {
       printError("geofence stream: no geofence set in \(store); run 'geofence sync' first")
       return ExitStatus.unavailable
+    }
+    // Made here rather than by the engine, so that the message names the option (the
+    // engine's would speak of a store, which is --store's word).
+    if args.last("store") == nil, let stateDirectory,
+      let reason = GeofenceEngine.makeDirectory(stateDirectory)
+    {
+      printError("geofence stream: --state \(reason)")
+      return ExitStatus.cannotCreate
     }
     let engine: GeofenceEngine
     do {

@@ -140,16 +140,34 @@ import Testing
     let file = dir.appendingPathComponent("file").path
     try "x".write(toFile: file, atomically: true, encoding: .utf8)
     let input = Self.jsonl(try Self.fixes().prefix(5))
-    for (path, reason) in [
-      (file, "\(file): exists and is not a directory"),
-      (file + "/sub/state", "\(file) is not a directory"),
+    // A state directory that cannot be made is named by its option, not as a "store"
+    // (--store is another option), and exits 73 (EX_CANTCREAT).
+    let unwritable = "/proc/no-such-state-\(UUID().uuidString)"
+    for (path, message) in [
+      (file, "geofence stream: --state \(file): exists and is not a directory\n"),
+      (
+        file + "/sub/state",
+        "geofence stream: --state \(file)/sub/state: \(file) is not a directory\n"
+      ),
+      (
+        unwritable,
+        "geofence stream: --state \(unwritable): cannot be created: No such file or directory\n"
+      ),
     ] {
       let r = try CLI.run(["stream"] + Self.regionArguments + ["--state", path], input: input)
-      #expect(r.status == 74, "\(r.stderr)")
-      #expect(r.stderr.contains(reason), "\(r.stderr)")
-      #expect(!r.stderr.contains("NSCocoaErrorDomain"), "\(r.stderr)")
+      #expect(r.status == 73, "\(r.stderr)")
+      #expect(r.stderr == message)
+      #expect(!r.stderr.contains("store"), "\(r.stderr)")
       #expect(r.stdout.isEmpty)
     }
+    // A missing parent that cannot be made is the one named.
+    let deep = unwritable + "/a/state"
+    let r = try CLI.run(["stream"] + Self.regionArguments + ["--state", deep], input: input)
+    #expect(r.status == 73, "\(r.stderr)")
+    #expect(
+      r.stderr
+        == "geofence stream: --state \(deep): cannot create \(unwritable): No such file or directory\n"
+    )
     // Missing parents are made.
     let nested = dir.appendingPathComponent("a/b/state").path
     let ok = try CLI.run(

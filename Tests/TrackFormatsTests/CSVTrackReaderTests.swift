@@ -140,6 +140,29 @@ import Testing
     #expect(RowReader.epochSeconds("2020-01-01") == nil)
   }
 
+  /// A logger's placeholder time on many rows gives one warning per kind, with the count and
+  /// the first row, not one per row.
+  @Test func implausibleAndUnreadableTimesWarnOncePerKind() throws {
+    let text = """
+      time,latitude,longitude
+      0,47,7
+      2020-01-01T00:00:00Z,47,7
+      1970-01-01T00:00:00Z,47,7
+      soon,47,7
+      0,47,7
+      later,47,7
+      """
+    let r = try TrackFixtures.read("placeholder.csv", text)
+    #expect(r.fixes.map(\.time) == [nil, 1_577_836_800, nil, nil, nil, nil])
+    #expect(r.warnings.map(\.line) == [5, 2])
+    #expect(
+      r.warnings.map(\.message) == [
+        "2 times cannot be read; those fixes have no time (first here: \"soon\")",
+        "3 times are outside 1980-01-06T00:00:00.000Z ... 2100-01-01T00:00:00.000Z; those fixes"
+          + " have no time (first here: \"0\")",
+      ])
+  }
+
   @Test func multiDeviceTabSeparated() throws {
     let text =
       "device_id\tlat\tlng\ttracked_at\thacc\n"

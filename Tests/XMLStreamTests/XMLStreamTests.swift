@@ -81,4 +81,26 @@ private func parse(_ bytes: [UInt8], stopAt: String? = nil) throws(XMLStreamErro
       try parse([])
     }
   }
+
+  /// A document cut short is told apart from one with a fault in its middle, whatever libxml2
+  /// calls it.
+  @Test func inputThatEndsInsideAnElementEndsEarly() {
+    for text in ["<a>\n<b>te", "<a>\n<b x=\"1", "<a><b></b>\n", "<a></"] {
+      do {
+        _ = try parse(Array(text.utf8))
+        Issue.record("\(text.debugDescription) parsed")
+      } catch {
+        #expect(error.endsEarly, "\(text.debugDescription): \(error)")
+        #expect(error.line == (text.hasPrefix("<a>\n") ? 2 : 1), "\(text.debugDescription)")
+      }
+    }
+    for text in ["<a>\n<b></a>", "<a></a><b>", "<a>&x;</a>"] {
+      do {
+        _ = try parse(Array(text.utf8))
+        Issue.record("\(text.debugDescription) parsed")
+      } catch {
+        #expect(!error.endsEarly, "\(text.debugDescription): \(error)")
+      }
+    }
+  }
 }
