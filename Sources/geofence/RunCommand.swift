@@ -103,8 +103,8 @@ enum RunCommand {
 
     exit status: 0 every event delivered to every destination (or dead-lettered); 64 usage error; 65 an input file
     could not be parsed; 66 an input file is missing; 69 no --regions given, the sync failed
-    and no earlier set is stored; 75 events remain queued for a destination (unreachable or
-    refusing):
+    and no earlier set is stored; 73 the --store directory cannot be made; 75 events remain
+    queued for a destination (unreachable or refusing):
     run 'geofence upload' later (also when the server refused a whole batch, 400 or 401,
     or the deadline passed: no event is dead-lettered for those); 77 the outbox holds
     events queued with another --key.
@@ -228,7 +228,11 @@ enum RunCommand {
       }
     }
 
-    // The engine on the store.
+    // The engine on the store, whose directory is made here so that an unusable path is
+    // named with its reason (exit 73, EX_CANTCREAT).
+    if let reason = GeofenceEngine.makeDirectory(upload.store) {
+      return fail("--store \(reason)", ExitStatus.cannotCreate)
+    }
     let engine: GeofenceEngine
     do {
       engine = try GeofenceEngine(

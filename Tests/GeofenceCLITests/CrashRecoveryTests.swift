@@ -273,6 +273,24 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     #expect(counts.out.contains("destination stdout: pending 6"), "\(counts.out)")
   }
 
+  @Test func anUnusableStoreIsNamedAndExits73() throws {
+    let dir = temporaryDirectory()
+    let (regions, tracks) = try writeFixture(in: dir, regions: 3)
+    let file = dir.appendingPathComponent("plain-file").path
+    try "x".write(toFile: file, atomically: true, encoding: .utf8)
+    for (store, message) in [
+      (file, "geofence run: --store \(file): exists and is not a directory"),
+      (file + "/store", "geofence run: --store \(file + "/store"): \(file) is not a directory"),
+    ] {
+      let r = try geofence([
+        "run", "--store", store, "--destination", "stdout", "--regions", regions, tracks[0],
+      ])
+      #expect(r.status == 73, "\(r.err)")
+      #expect(r.err.hasPrefix(message), "\(r.err)")
+      #expect(r.out.isEmpty)
+    }
+  }
+
   @Test func outboxOfAMissingStoreExits66() throws {
     let r = try geofence([
       "outbox", "--store", temporaryDirectory().appendingPathComponent("no").path,
