@@ -107,9 +107,9 @@ public struct Geofence: Hashable, Sendable {
   /// Human-readable name, if any.
   public var name: String?
   /// The circle the spatial index holds: the region itself for a circle, the polygon's
-  /// bounding cap for a polygon (``RegionShape/indexCircle``).
-  public private(set) var region: CircularRegion
-  /// The region's shape.
+  /// bounding cap for a polygon (``RegionShape/indexCircle``). O(1).
+  public var region: CircularRegion { shape.indexCircle }
+  /// The region's shape. As wide as a circle plus one byte: a polygon is one reference.
   public private(set) var shape: RegionShape
   /// Metadata as a JSON object text (for example a deep-link URL), kept verbatim.
   public var metadataJSON: String?
@@ -119,7 +119,6 @@ public struct Geofence: Hashable, Sendable {
   {
     self.id = id
     self.name = name
-    self.region = region
     self.shape = .circle(region)
     self.metadataJSON = metadataJSON
   }
@@ -128,7 +127,6 @@ public struct Geofence: Hashable, Sendable {
   public init(id: String, name: String? = nil, shape: RegionShape, metadataJSON: String? = nil) {
     self.id = id
     self.name = name
-    self.region = shape.indexCircle
     self.shape = shape
     self.metadataJSON = metadataJSON
   }

@@ -48,26 +48,26 @@ public struct PolygonRegion: Hashable, Sendable {
   /// the outer ring, the others holes.
   public var polygonStarts: [Int] { storage.polygonStarts }
   /// The smallest and largest vertex longitude, in the region's frame (degrees).
-  public let minLongitude: Double
-  public let maxLongitude: Double
+  public var minLongitude: Double { storage.minLongitude }
+  public var maxLongitude: Double { storage.maxLongitude }
   /// The smallest and largest vertex latitude (degrees).
-  public let minLatitude: Double
-  public let maxLatitude: Double
+  public var minLatitude: Double { storage.minLatitude }
+  public var maxLatitude: Double { storage.maxLatitude }
   /// A circle that contains the whole region: the spatial index holds it as the first filter
   /// (see ``boundingCap(minLatitude:maxLatitude:minLongitude:maxLongitude:)``).
-  public let boundingCap: CircularRegion
+  public var boundingCap: CircularRegion { storage.boundingCap }
   /// Area in square metres, on the plate carrée scaled by the cosine of the middle latitude
   /// (see ``area(of:latitude:)``).
-  public let areaSquareMeters: Double
+  public var areaSquareMeters: Double { storage.areaSquareMeters }
   /// The radius of a circle of the same area, `sqrt(area / π)`, in metres (> 0): the polygon's
   /// size for the accuracy gate and the hysteresis, as `r` is a circle's.
-  public let equivalentRadiusMeters: Double
+  public var equivalentRadiusMeters: Double { storage.equivalentRadiusMeters }
 
   /// The band table.
-  let bandBottom: Double
+  var bandBottom: Double { storage.bandBottom }
   /// Bands per degree of latitude.
-  let bandScale: Double
-  let bandCount: Int
+  var bandScale: Double { storage.bandScale }
+  var bandCount: Int { storage.bandCount }
 
   /// Tolerance of the boundary test in degrees: a point whose distance from an edge's line
   /// (measured in degrees, within the edge's extent) is at most 1e-12° is on that edge. Far
@@ -123,10 +123,6 @@ public struct PolygonRegion: Hashable, Sendable {
       polygonStarts.append(ringStarts.count - 1)
     }
     guard maxX - minX <= 360 else { throw .longitudeSpanTooWide(maxX - minX) }
-    self.minLongitude = minX
-    self.maxLongitude = maxX
-    self.minLatitude = minY
-    self.maxLatitude = maxY
     let middle = (minY + maxY) / 2
     for r in 0..<(ringStarts.count - 1) {
       area += Self.signedArea(longitudes, latitudes, ringStarts[r]..<ringStarts[r + 1])
@@ -134,10 +130,9 @@ public struct PolygonRegion: Hashable, Sendable {
     let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
     let squareMeters =
       abs(area) * metersPerDegree * metersPerDegree * cos(radians(fromDegrees: middle))
-    self.areaSquareMeters = squareMeters
     // A polygon of no area (a sliver on the pole's latitude) still has a size of 1 m.
-    self.equivalentRadiusMeters = Swift.max(1, (squareMeters / Double.pi).squareRoot())
-    self.boundingCap = Self.boundingCap(
+    let equivalentRadius = Swift.max(1, (squareMeters / Double.pi).squareRoot())
+    let cap = Self.boundingCap(
       minLatitude: minY, maxLatitude: maxY, minLongitude: minX, maxLongitude: maxX)
 
     // The band table: b = n H / S bands (see the type's discussion), 1 to min(n, 65,536).
@@ -152,9 +147,6 @@ public struct PolygonRegion: Hashable, Sendable {
     let ideal = heights > 0 ? Double(edgeCount) * height / heights : 1
     let bands = Swift.max(1, Swift.min(Swift.min(edgeCount, 65_536), Int(ideal.rounded(.up))))
     let scale = height > 0 ? Double(bands) / height : 0
-    self.bandBottom = minY
-    self.bandScale = scale
-    self.bandCount = bands
     func band(_ y: Double) -> Int {
       Swift.min(bands - 1, Swift.max(0, Int((y - minY) * scale)))
     }
@@ -182,7 +174,12 @@ public struct PolygonRegion: Hashable, Sendable {
     }
     self.storage = PolygonStorage(
       longitudes: longitudes, latitudes: latitudes, ringStarts: ringStarts,
-      polygonStarts: polygonStarts, bandStarts: counts, bandEdges: edges)
+      polygonStarts: polygonStarts, bandStarts: counts, bandEdges: edges,
+      scalars: .init(
+        minLongitude: minX, maxLongitude: maxX, minLatitude: minY, maxLatitude: maxY,
+        boundingCap: cap, areaSquareMeters: squareMeters,
+        equivalentRadiusMeters: equivalentRadius, bandBottom: minY, bandScale: scale,
+        bandCount: bands))
   }
 
   public static func == (a: PolygonRegion, b: PolygonRegion) -> Bool {
@@ -536,8 +533,33 @@ extension PolygonRegion {
   }
 }
 
-/// The arrays of a ``PolygonRegion``, immutable once built.
+/// Everything a ``PolygonRegion`` holds, immutable once built: the region itself is one
+/// reference, so that a ``RegionShape`` (and every ``Geofence``) is no wider than a circle.
 final class PolygonStorage: Sendable {
+  /// The bounds, sizes and band table parameters (see ``PolygonRegion``'s members).
+  struct Scalars: Sendable {
+    var minLongitude: Double
+    var maxLongitude: Double
+    var minLatitude: Double
+    var maxLatitude: Double
+    var boundingCap: CircularRegion
+    var areaSquareMeters: Double
+    var equivalentRadiusMeters: Double
+    var bandBottom: Double
+    var bandScale: Double
+    var bandCount: Int
+  }
+  let scalars: Scalars
+  var minLongitude: Double { scalars.minLongitude }
+  var maxLongitude: Double { scalars.maxLongitude }
+  var minLatitude: Double { scalars.minLatitude }
+  var maxLatitude: Double { scalars.maxLatitude }
+  var boundingCap: CircularRegion { scalars.boundingCap }
+  var areaSquareMeters: Double { scalars.areaSquareMeters }
+  var equivalentRadiusMeters: Double { scalars.equivalentRadiusMeters }
+  var bandBottom: Double { scalars.bandBottom }
+  var bandScale: Double { scalars.bandScale }
+  var bandCount: Int { scalars.bandCount }
   let longitudes: [Double]
   let latitudes: [Double]
   let ringStarts: [Int]
@@ -549,8 +571,9 @@ final class PolygonStorage: Sendable {
 
   init(
     longitudes: [Double], latitudes: [Double], ringStarts: [Int], polygonStarts: [Int],
-    bandStarts: [Int32], bandEdges: [Int32]
+    bandStarts: [Int32], bandEdges: [Int32], scalars: Scalars
   ) {
+    self.scalars = scalars
     self.longitudes = longitudes
     self.latitudes = latitudes
     self.ringStarts = ringStarts
