@@ -58,7 +58,7 @@ struct LiveGeofenceSet {
   /// one more character, none of them a space or control character, and parseable by
   /// Foundation's `URL(string:)`. Anything else gives `nil`.
   static func url(fromMetadata json: String?) -> String? {
-    guard let json, json.contains("\"url\""),
+    guard let json, Self.mentionsURLKey(json),
       let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
       let text = object["url"] as? String, let colon = text.firstIndex(of: ":"),
       colon != text.startIndex, text.index(after: colon) != text.endIndex,
@@ -74,6 +74,25 @@ struct LiveGeofenceSet {
       URL(string: text)?.scheme != nil
     else { return nil }
     return text
+  }
+
+  /// Whether `json` holds the bytes `"url"`: the cheap test before parsing a metadata object.
+  /// A byte search, because `String.contains` goes through Foundation's locale-aware search,
+  /// which took a fifth of loading 144,563 towns.
+  /// - Complexity: O(n) in the text's UTF-8 length.
+  static func mentionsURLKey(_ json: String) -> Bool {
+    var text = json
+    return text.withUTF8 { b in
+      guard b.count >= 5 else { return false }
+      let quote = UInt8(ascii: "\"")
+      for i in 0...(b.count - 5)
+      where b[i] == quote && b[i + 1] == UInt8(ascii: "u") && b[i + 2] == UInt8(ascii: "r")
+        && b[i + 3] == UInt8(ascii: "l") && b[i + 4] == quote
+      {
+        return true
+      }
+      return false
+    }
   }
 
   /// What applying a diff did to the slots.
