@@ -48,26 +48,26 @@ public struct PolygonRegion: Hashable, Sendable {
   /// the outer ring, the others holes.
   public var polygonStarts: [Int] { storage.polygonStarts }
   /// The smallest and largest vertex longitude, in the region's frame (degrees).
-  public var minLongitude: Double { storage.minLongitude }
-  public var maxLongitude: Double { storage.maxLongitude }
+  public var minLongitude: Double { storage.scalars.minLongitude }
+  public var maxLongitude: Double { storage.scalars.maxLongitude }
   /// The smallest and largest vertex latitude (degrees).
-  public var minLatitude: Double { storage.minLatitude }
-  public var maxLatitude: Double { storage.maxLatitude }
+  public var minLatitude: Double { storage.scalars.minLatitude }
+  public var maxLatitude: Double { storage.scalars.maxLatitude }
   /// A circle that contains the whole region: the spatial index holds it as the first filter
   /// (see ``boundingCap(minLatitude:maxLatitude:minLongitude:maxLongitude:)``).
-  public var boundingCap: CircularRegion { storage.boundingCap }
+  public var boundingCap: CircularRegion { storage.scalars.boundingCap }
   /// Area in square metres, on the plate carrée scaled by the cosine of the middle latitude
   /// (see ``area(of:latitude:)``).
-  public var areaSquareMeters: Double { storage.areaSquareMeters }
+  public var areaSquareMeters: Double { storage.scalars.areaSquareMeters }
   /// The radius of a circle of the same area, `sqrt(area / π)`, in metres (> 0): the polygon's
   /// size for the accuracy gate and the hysteresis, as `r` is a circle's.
-  public var equivalentRadiusMeters: Double { storage.equivalentRadiusMeters }
+  public var equivalentRadiusMeters: Double { storage.scalars.equivalentRadiusMeters }
 
   /// The band table.
-  var bandBottom: Double { storage.bandBottom }
+  var bandBottom: Double { storage.scalars.bandBottom }
   /// Bands per degree of latitude.
-  var bandScale: Double { storage.bandScale }
-  var bandCount: Int { storage.bandCount }
+  var bandScale: Double { storage.scalars.bandScale }
+  var bandCount: Int { storage.scalars.bandCount }
 
   /// Tolerance of the boundary test in degrees: a point whose distance from an edge's line
   /// (measured in degrees, within the edge's extent) is at most 1e-12° is on that edge. Far
@@ -550,16 +550,6 @@ final class PolygonStorage: Sendable {
     var bandCount: Int
   }
   let scalars: Scalars
-  var minLongitude: Double { scalars.minLongitude }
-  var maxLongitude: Double { scalars.maxLongitude }
-  var minLatitude: Double { scalars.minLatitude }
-  var maxLatitude: Double { scalars.maxLatitude }
-  var boundingCap: CircularRegion { scalars.boundingCap }
-  var areaSquareMeters: Double { scalars.areaSquareMeters }
-  var equivalentRadiusMeters: Double { scalars.equivalentRadiusMeters }
-  var bandBottom: Double { scalars.bandBottom }
-  var bandScale: Double { scalars.bandScale }
-  var bandCount: Int { scalars.bandCount }
   let longitudes: [Double]
   let latitudes: [Double]
   let ringStarts: [Int]
