@@ -23,6 +23,9 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     public var exitCount: Int
     public var exitSince: Double
 
+    /// Every member, as named above (times in seconds since the Unix epoch, NaN or ±∞ as the
+    /// detector writes them). Not validated here: ``TransitionDetector/init(regions:configuration:checkpoint:slotOfID:)``
+    /// drops a visit with a negative count or an unknown region id.
     public init(
       regionID: String, enterTime: Double, dwellEmitted: Bool, exitCount: Int, exitSince: Double
     ) {
@@ -40,6 +43,8 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     public var count: Int
     public var since: Double
 
+    /// Every member, as named above (`since` in seconds since the Unix epoch). Not validated
+    /// here; a negative count is dropped on restore.
     public init(regionID: String, count: Int, since: Double) {
       self.regionID = regionID
       self.count = count
@@ -54,6 +59,8 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     public var time: Double
     public var accuracy: Double
 
+    /// Every member: degrees, seconds since the Unix epoch, metres. Not validated here; a
+    /// coordinate out of range makes the restore refuse the checkpoint.
     public init(latitude: Double, longitude: Double, time: Double, accuracy: Double) {
       self.latitude = latitude
       self.longitude = longitude
