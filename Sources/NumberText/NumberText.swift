@@ -20,9 +20,13 @@
 ///
 /// Conversion is correctly rounded: up to 19 significant digits with a decimal exponent in
 /// [-22, 22] and a significand below 2^53 take Clinger's exact fast path (one IEEE multiply or
-/// divide); other numbers go to the C library's `strtod` on a stack copy of the validated
-/// text (its grammar is then only the decimal one checked here). Nothing is allocated for
-/// numbers up to 256 bytes.
+/// divide); the rest (the 17-digit coordinates of most GNSS logs among them) take the
+/// Eisel–Lemire method (``eiselLemire(_:_:)``: a 128-bit product with a table of powers of
+/// five); the few numbers that method cannot decide (a product too close to a rounding
+/// boundary, more than 19 significant digits whose dropped tail could change the answer, a
+/// decimal exponent outside [-342, 308]) go to the C library's `strtod` on a stack copy of
+/// the validated text (its grammar is then only the decimal one checked here). Nothing is
+/// allocated for numbers up to 256 bytes.
 public enum NumberText {
   /// Why text is not a usable number.
   public enum Failure: Error, Hashable, Sendable, CustomStringConvertible {
@@ -178,6 +182,14 @@ public enum NumberText {
     if !s.truncated, s.significand <= 1 << 53, (-22...22).contains(s.exponent) {
       let m = Double(s.significand)
       let v = s.exponent >= 0 ? m * powersOfTen[s.exponent] : m / powersOfTen[-s.exponent]
+      return .success(s.negative ? -v : v)
+    }
+    // Eisel–Lemire; with dropped digits the value lies between w and w + 1 units, and the
+    // answer holds when both ends round to the same double.
+    if let v = eiselLemire(s.significand, s.exponent),
+      !s.truncated || eiselLemire(s.significand &+ 1, s.exponent) == v
+    {
+      guard v.isFinite else { return .failure(.outOfRange) }
       return .success(s.negative ? -v : v)
     }
     let count = s.end - s.start
