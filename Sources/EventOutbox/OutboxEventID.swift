@@ -86,6 +86,15 @@ public enum OutboxEventID {
       }
     }
 
+    /// Appends the UTF-8 bytes of ``id(prefix:)`` to `out`, without making the string.
+    /// - Complexity: O(1); allocates only when `out` grows.
+    public func appendID(prefix: StaticString = "ev-", to out: inout [UInt8]) {
+      withHex { hex in
+        out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+        out.append(contentsOf: hex)
+      }
+    }
+
     /// The id: `prefix` + the 32 hex digits. One allocation (the string).
     public func id(prefix: String = "ev-") -> String {
       withHex { hex in

@@ -43,11 +43,39 @@ extension GeofenceEngine {
   func process(
     _ fix: LocationFix, device: String, usesTime: Bool, into events: inout [GeofenceEvent]
   ) throws(EngineError) -> GateOutcome {
+    let (outcome, timed) = try gate(fix, device: device, usesTime: usesTime)
+    if !gated.isEmpty {
+      let first = events.count
+      let now = clock.now()
+      let user = userID
+      let anonymous = user == nil ? identityFile?.anonymousID : nil
+      for g in gated {
+        events.append(
+          makeEvent(
+            g, device: device, usesTime: timed, user: user, anonymous: anonymous,
+            processedAt: now))
+      }
+      try stampSession(&events, from: first, at: now)
+      if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
+      try enqueue(events[first...])
+    }
+    if configuration.checkpoints == .everyFix, storage != .inMemory {
+      try checkpoint(devices: [device])
+    }
+    return outcome
+  }
+
+  /// The engine's order check, the device's gate and detector for one fix: leaves the
+  /// accepted transitions in ``gated`` and counts the fix in ``report``.
+  /// - Returns: the outcome, and whether the device's detector uses fix times.
+  func gate(_ fix: LocationFix, device: String, usesTime: Bool) throws(EngineError) -> (
+    GateOutcome, timed: Bool
+  ) {
     report.fixes += 1
     // Events carry RFC 3339 times, which name the years 0000-9999 only.
     if usesTime, let t = fix.time, !Self.representableTimes.contains(t) {
       report.dropCounts[.missingTime] += 1
-      return .evaluated(.dropped(.missingTime))
+      return (.evaluated(.dropped(.missingTime)), usesTime)
     }
     // One hash of the device id for the whole fix: the slot found (or made) here is
     // mutated in place.
@@ -92,25 +120,7 @@ extension GeofenceEngine {
     case .evaluated(.accepted):
       break
     }
-    if !gated.isEmpty {
-      let first = events.count
-      let now = clock.now()
-      let user = userID
-      let anonymous = user == nil ? identityFile?.anonymousID : nil
-      for g in gated {
-        events.append(
-          makeEvent(
-            g, device: device, usesTime: timed, user: user, anonymous: anonymous,
-            processedAt: now))
-      }
-      try stampSession(&events, from: first, at: now)
-      if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
-      try enqueue(events[first...])
-    }
-    if configuration.checkpoints == .everyFix, storage != .inMemory {
-      try checkpoint(devices: [device])
-    }
-    return outcome
+    return (outcome, timed)
   }
 
   /// Fix times an event can carry: RFC 3339 years 0000 to 9999, seconds since the Unix epoch
@@ -199,6 +209,19 @@ extension GeofenceEngine {
     slot: Int, type: TransitionType, milliseconds: Int64?, inferred: Bool = false,
     fixIndex: Int, device: String
   ) -> String {
+    eventIDHash(
+      slot: slot, type: type, milliseconds: milliseconds, inferred: inferred,
+      fixIndex: fixIndex, device: device
+    ).id()
+  }
+
+  /// ``eventID(slot:type:milliseconds:inferred:fixIndex:device:)`` before it becomes text.
+  /// - Complexity: O(bytes of the components); allocates nothing for a fix with a time
+  ///   that is not inferred.
+  func eventIDHash(
+    slot: Int, type: TransitionType, milliseconds: Int64?, inferred: Bool = false,
+    fixIndex: Int, device: String
+  ) -> OutboxEventID.Builder {
     var id = live.eventFields[slot].eventID
     id.add(type.rawValue)
     if let milliseconds {
@@ -207,7 +230,7 @@ extension GeofenceEngine {
       id.add("#\(fixIndex)")
     }
     id.add(device)
-    return id.id()
+    return id
   }
 
   func enqueue(_ events: ArraySlice<GeofenceEvent>) throws(EngineError) {

@@ -205,7 +205,13 @@ public final class GeofenceEngine {
   let transport: any HTTPTransport
   /// Whether the set comes from ``init``'s `geofences` (``sync()`` is then refused).
   let hasFixedSet: Bool
-  var live: LiveGeofenceSet
+  var live: LiveGeofenceSet {
+    // Events of a changed slot must describe its new definition.
+    didSet { geofenceText.removeAll() }
+  }
+  /// Each slot's geofence members as the encoder writes them, made at the slot's first event
+  /// of ``ingest(_:device:encoder:into:)``.
+  var geofenceText = SlotGeofenceText()
   var devices: [String: Device] = [:]
   /// Counts device uses (fixes, loads): each device's ``Device/lastUse`` orders eviction.
   var useCount: UInt64 = 0

@@ -137,18 +137,43 @@ public struct GeofenceEventEncoder: Sendable {
   }
 
   static func appendObject(
-    _ e: GeofenceEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
+    _ e: some EncodableEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
   ) {
     JSONText.append("{\"id\":", to: &out)
-    JSONText.appendQuoted(e.id, to: &out)
+    e.appendQuotedID(to: &out)
     out.append(UInt8(ascii: ","))
     appendMembers(e, track: track, processingTime: processingTime, to: &out)
     out.append(UInt8(ascii: "}"))
   }
 
+  /// The members `geofence_id`, `geofence_name`, `metadata` and `url`, each after a comma:
+  /// the part of an event that depends only on its geofence (``GeofenceEngine`` keeps it per
+  /// slot, so that an event of the stream does not read the geofence again).
+  static func appendGeofenceMembers(
+    id: String, name: String?, metadataJSON: String?, url: String?, to out: inout [UInt8]
+  ) {
+    func string(_ name: StaticString, _ value: String?) {
+      JSONText.append(name, to: &out)
+      if let value {
+        JSONText.appendQuoted(value, to: &out)
+      } else {
+        JSONText.append("null", to: &out)
+      }
+    }
+    string(",\"geofence_id\":", id)
+    string(",\"geofence_name\":", name)
+    JSONText.append(",\"metadata\":", to: &out)
+    if let metadataJSON {
+      out.append(contentsOf: metadataJSON.utf8)
+    } else {
+      JSONText.append("null", to: &out)
+    }
+    string(",\"url\":", url)
+  }
+
   /// The members after `id`, from `"type"` on, without the braces.
   private static func appendMembers(
-    _ e: GeofenceEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
+    _ e: some EncodableEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
   ) {
     // `name` is `,"key":` (the first member's without the comma).
     func string(_ name: StaticString, _ value: String?) {
@@ -190,15 +215,7 @@ public struct GeofenceEventEncoder: Sendable {
     case .dwell: JSONText.append("dwell", to: &out)
     }
     out.append(UInt8(ascii: "\""))
-    string(",\"geofence_id\":", e.geofenceID)
-    string(",\"geofence_name\":", e.geofenceName)
-    JSONText.append(",\"metadata\":", to: &out)
-    if let metadata = e.metadataJSON {
-      out.append(contentsOf: metadata.utf8)
-    } else {
-      JSONText.append("null", to: &out)
-    }
-    string(",\"url\":", e.url)
+    e.appendGeofenceMembers(to: &out)
     string(",\"device_id\":", e.deviceID)
     string(",\"user_id\":", e.userID)
     string(",\"anonymous_id\":", e.anonymousID)
@@ -282,5 +299,46 @@ public struct GeofenceEventEncoder: Sendable {
       return "\"" + s.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
     return s
+  }
+}
+
+/// What ``GeofenceEventEncoder`` reads of an event: a ``GeofenceEvent``, or the engine's
+/// borrowed view of one that it encodes without making the event (``GeofenceEngine``'s
+/// `ingest(_:device:encoder:into:)`). Both go through the same members in the same order;
+/// only the id and the geofence's members are written by the source.
+protocol EncodableEvent {
+  /// Appends the id as a JSON string.
+  func appendQuotedID(to out: inout [UInt8])
+  /// Appends ``GeofenceEventEncoder/appendGeofenceMembers(id:name:metadataJSON:url:to:)``'s
+  /// bytes for the event's geofence.
+  func appendGeofenceMembers(to out: inout [UInt8])
+  var type: TransitionType { get }
+  var deviceID: String { get }
+  var userID: String? { get }
+  var anonymousID: String? { get }
+  var sessionID: String? { get }
+  var sessionIndex: Int? { get }
+  var eventIndex: Int? { get }
+  var time: Double? { get }
+  var processedAt: Double? { get }
+  var latitude: Double { get }
+  var longitude: Double { get }
+  var accuracy: Double? { get }
+  var distanceMeters: Double { get }
+  var dwellSeconds: Double? { get }
+  var visitSeconds: Double? { get }
+  var afterGap: Bool { get }
+  var gapStart: Double? { get }
+  var isRemoval: Bool { get }
+  var fixIndex: Int? { get }
+  var inferred: Bool { get }
+}
+
+extension GeofenceEvent: EncodableEvent {
+  func appendQuotedID(to out: inout [UInt8]) { JSONText.appendQuoted(id, to: &out) }
+
+  func appendGeofenceMembers(to out: inout [UInt8]) {
+    GeofenceEventEncoder.appendGeofenceMembers(
+      id: geofenceID, name: geofenceName, metadataJSON: metadataJSON, url: url, to: &out)
   }
 }

@@ -295,8 +295,9 @@ enum StreamCommand {
     var groupOfFix: [Int32] = []
     var groupNext: [Int32] = []
     var order: [Int32] = []
+    /// Per fix of the batch, its events' bytes in ``eventBytes``.
     var eventRanges: [Range<Int>] = []
-    var events: [GeofenceEvent] = []
+    var eventBytes: [UInt8] = []
     /// Each device's checkpointed fix time when this process first saw it.
     var restored: [String: Double] = [:]
     var csv: CSVLineReader?
@@ -553,19 +554,18 @@ enum StreamCommand {
         order[Int(groupNext[g])] = Int32(k)
         groupNext[g] += 1
       }
-      events.removeAll(keepingCapacity: true)
+      eventBytes.removeAll(keepingCapacity: true)
       eventRanges.removeAll(keepingCapacity: true)
       eventRanges.append(contentsOf: repeatElement(0..<0, count: n))
       for k in order {
-        let start = events.count
+        let start = eventBytes.count
         let s = take(at: Int(k))
         if s != ExitStatus.ok { return s }
-        eventRanges[Int(k)] = start..<events.count
+        eventRanges[Int(k)] = start..<eventBytes.count
       }
-      // Borrowed in place: iterating the array would copy (retain) every event's strings.
-      events.withUnsafeBufferPointer { all in
+      eventBytes.withUnsafeBufferPointer { all in
         for range in eventRanges where !range.isEmpty {
-          for i in range { encoder.encode(all[i], into: &output) }
+          output.append(contentsOf: UnsafeBufferPointer(rebasing: all[range]))
         }
       }
       return ExitStatus.ok
@@ -595,7 +595,7 @@ enum StreamCommand {
         }
       }
       do {
-        try engine.ingest(fix, device: device, into: &events)
+        try engine.ingest(fix, device: device, encoder: &encoder, into: &eventBytes)
       } catch {
         printError("geofence stream: \(error)")
         return ExitStatus.ioError
