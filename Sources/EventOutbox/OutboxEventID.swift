@@ -39,7 +39,9 @@ public enum OutboxEventID {
 
     @inline(__always) private mutating func mix(_ byte: UInt8) {
       hash ^= UInt128(byte)
-      hash = hash &* OutboxEventID.prime
+      // × prime, with prime = 2^88 + 0x13b: a shift and a multiplication by a small
+      // constant (the same product modulo 2^128, in two 64-bit multiplications, not three).
+      hash = (hash &<< 88) &+ hash &* 0x13B
     }
 
     private mutating func mixCount(_ n: Int) {

@@ -41,11 +41,16 @@ extension GeofenceEngine {
         let slot = Int(t.slot)
         report.eventCounts[t.type] += 1
         if g.afterGap { report.afterGapEvents += 1 }
-        let hash = eventIDHash(
-          slot: slot, type: t.type,
+        let entry =
+          geofenceText.entry(of: slot)
+          ?? geofenceText.make(
+            slot, geofence: live.slotGeofences[slot], fields: live.eventFields[slot],
+            slotCount: live.slotGeofences.count)
+        let hash = Self.eventIDHash(
+          entry.eventID, type: t.type,
           milliseconds: timed ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
           inferred: t.inferred, fixIndex: t.fix.sourceIndex, device: device)
-        let range = geofenceText.range(of: slot, in: live)
+        let range = Int(entry.start)..<Int(entry.end)
         geofenceText.bytes.withUnsafeBufferPointer { text in
           let event = SlotEvent(
             idHash: hash, geofenceText: UnsafeBufferPointer(rebasing: text[range]), gated: g,
@@ -65,40 +70,56 @@ extension GeofenceEngine {
   }
 }
 
-/// Per slot, the bytes ``GeofenceEventEncoder/appendGeofenceMembers(id:name:metadataJSON:url:to:)``
-/// writes for its geofence, in one arena: made at the slot's first event, so that later
-/// events read 8 bytes of offsets and the text instead of the geofence's record.
+/// Per slot, what an event of ``GeofenceEngine/ingest(_:device:encoder:into:)`` reads: the
+/// event id's slot hash and the bytes
+/// ``GeofenceEventEncoder/appendGeofenceMembers(id:name:metadataJSON:url:to:)`` writes for its
+/// geofence, in one arena. Made at the slot's first event, so that later events read one
+/// 32-byte entry and the text instead of the 104-byte ``GeofenceGeometry/Geofence`` and
+/// ``SlotEventFields`` (two cache misses on a large set).
 struct SlotGeofenceText {
-  /// The members of every slot seen so far, one after another.
-  var bytes: [UInt8] = []
-  /// Per slot, start and end in ``bytes``; start -1 for a slot not yet seen.
-  var ranges: [(start: Int32, end: Int32)] = []
+  struct Entry {
+    /// ``SlotEventFields/eventID``.
+    var eventID: OutboxEventID.Builder
+    /// The members' bytes in ``SlotGeofenceText/bytes``; start -1 for a slot not yet made.
+    var start: Int32
+    var end: Int32
+  }
 
-  /// The range of `slot`'s members in ``bytes``, made from `live` when not yet known.
-  /// - Complexity: O(1) once made; O(bytes of the geofence's id, name, metadata, URL) the
-  ///   first time.
-  mutating func range(of slot: Int, in live: LiveGeofenceSet) -> Range<Int> {
-    if slot < ranges.count, ranges[slot].start >= 0 {
-      return Int(ranges[slot].start)..<Int(ranges[slot].end)
-    }
-    if slot >= ranges.count {
-      ranges.append(
+  /// The members of every slot made so far, one after another.
+  var bytes: [UInt8] = []
+  var entries: [Entry] = []
+
+  /// `slot`'s entry, or nil when not yet made. O(1).
+  @inline(__always)
+  func entry(of slot: Int) -> Entry? {
+    guard slot < entries.count, entries[slot].start >= 0 else { return nil }
+    return entries[slot]
+  }
+
+  /// Makes `slot`'s entry from its geofence and fields (the set has `slotCount` slots).
+  /// - Complexity: O(bytes of the geofence's id, name, metadata and URL), plus O(slotCount)
+  ///   the first time.
+  mutating func make(
+    _ slot: Int, geofence g: Geofence, fields: SlotEventFields, slotCount: Int
+  ) -> Entry {
+    if slot >= entries.count {
+      entries.append(
         contentsOf: repeatElement(
-          (start: Int32(-1), end: Int32(-1)), count: live.slotGeofences.count - ranges.count))
+          Entry(eventID: OutboxEventID.Builder(), start: -1, end: -1),
+          count: max(slotCount, slot + 1) - entries.count))
     }
     let start = bytes.count
-    let g = live.slotGeofences[slot]
     GeofenceEventEncoder.appendGeofenceMembers(
-      id: g.id, name: g.name, metadataJSON: g.metadataJSON, url: live.eventFields[slot].url,
-      to: &bytes)
-    ranges[slot] = (Int32(start), Int32(bytes.count))
-    return start..<bytes.count
+      id: g.id, name: g.name, metadataJSON: g.metadataJSON, url: fields.url, to: &bytes)
+    let e = Entry(eventID: fields.eventID, start: Int32(start), end: Int32(bytes.count))
+    entries[slot] = e
+    return e
   }
 
   /// Forgets every slot (after the set changed). Keeps the capacity.
   mutating func removeAll() {
     bytes.removeAll(keepingCapacity: true)
-    ranges.removeAll(keepingCapacity: true)
+    entries.removeAll(keepingCapacity: true)
   }
 }
 

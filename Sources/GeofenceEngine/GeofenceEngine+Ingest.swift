@@ -222,7 +222,18 @@ extension GeofenceEngine {
     slot: Int, type: TransitionType, milliseconds: Int64?, inferred: Bool = false,
     fixIndex: Int, device: String
   ) -> OutboxEventID.Builder {
-    var id = live.eventFields[slot].eventID
+    Self.eventIDHash(
+      live.eventFields[slot].eventID, type: type, milliseconds: milliseconds,
+      inferred: inferred, fixIndex: fixIndex, device: device)
+  }
+
+  /// ``eventIDHash(slot:type:milliseconds:inferred:fixIndex:device:)`` continuing the slot's
+  /// hash `slotHash` (``SlotEventFields/eventID``).
+  static func eventIDHash(
+    _ slotHash: OutboxEventID.Builder, type: TransitionType, milliseconds: Int64?,
+    inferred: Bool, fixIndex: Int, device: String
+  ) -> OutboxEventID.Builder {
+    var id = slotHash
     id.add(type.rawValue)
     if let milliseconds {
       if inferred { id.add(String(milliseconds) + "~") } else { id.add(decimal: milliseconds) }

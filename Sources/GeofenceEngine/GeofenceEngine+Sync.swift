@@ -65,6 +65,7 @@ extension GeofenceEngine {
     let placeholder = RegionSet(geofences: [])
     for id in Array(devices.keys) { withDevice(id) { $0.gate.detector.detachRegions(placeholder) } }
     let change = live.apply(diff)
+    geofenceText.removeAll()
 
     var removals: [GeofenceEvent] = []
     var dropped = 0

@@ -205,12 +205,11 @@ public final class GeofenceEngine {
   let transport: any HTTPTransport
   /// Whether the set comes from ``init``'s `geofences` (``sync()`` is then refused).
   let hasFixedSet: Bool
-  var live: LiveGeofenceSet {
-    // Events of a changed slot must describe its new definition.
-    didSet { geofenceText.removeAll() }
-  }
+  /// The live set. Whatever changes it must also empty ``geofenceText`` (an observer here
+  /// would make every read of a slot copy the whole set).
+  var live: LiveGeofenceSet
   /// Each slot's geofence members as the encoder writes them, made at the slot's first event
-  /// of ``ingest(_:device:encoder:into:)``.
+  /// of ``ingest(_:device:encoder:into:)``; emptied when ``live`` changes.
   var geofenceText = SlotGeofenceText()
   var devices: [String: Device] = [:]
   /// Counts device uses (fixes, loads): each device's ``Device/lastUse`` orders eviction.
