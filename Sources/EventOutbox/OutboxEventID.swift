@@ -92,7 +92,8 @@ public enum OutboxEventID {
     /// - Complexity: O(1); allocates only when `out` grows.
     public func appendID(prefix: StaticString = "ev-", to out: inout [UInt8]) {
       withHex { hex in
-        out.append(contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
+        out.append(
+          contentsOf: UnsafeBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount))
         out.append(contentsOf: hex)
       }
     }

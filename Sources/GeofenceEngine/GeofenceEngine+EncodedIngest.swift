@@ -157,6 +157,8 @@ struct SlotEvent: EncodableEvent {
   var afterGap: Bool { gated.afterGap }
   var gapStart: Double? { gated.gapStart }
   var isRemoval: Bool { false }
-  var fixIndex: Int? { gated.transition.fix.sourceIndex >= 0 ? gated.transition.fix.sourceIndex : nil }
+  var fixIndex: Int? {
+    gated.transition.fix.sourceIndex >= 0 ? gated.transition.fix.sourceIndex : nil
+  }
   var inferred: Bool { gated.transition.inferred }
 }
