@@ -19,13 +19,15 @@
 ///   `minLongitude + 360`. A query longitude is tried as λ and λ ± 360, so a polygon that
 ///   crosses the antimeridian, written either cut at ±180 or with longitudes past 180, answers
 ///   for points on both sides.
-/// - **Edge index**: the latitude range is cut into b horizontal bands of equal height; each
-///   band lists the edges that overlap it (a y-sorted segment table, 4 bytes an entry). With
-///   n edges whose heights add up to S and a latitude range H, `b = n H / S` (at most n), so
-///   the table holds at most about 2n entries, and a band holds about twice the number of
-///   edges a horizontal line crosses on average, `2 S / H`: a point is tested against those
-///   only, O(1) for an outline that a line crosses a bounded number of times, and never more
-///   than O(n). No allocation per query.
+/// - **Edge indexes** (see `PolygonStorage`): the latitude range is cut into b horizontal bands
+///   of equal height; each band lists the edges that overlap it (a y-sorted segment table, 4
+///   bytes an entry). With n edges whose heights add up to S and a latitude range H,
+///   `b = n H / S` (at most n), so the table holds at most about 2n entries, and a band holds
+///   about twice the number of edges a horizontal line crosses on average, `2 S / H`. A region
+///   of 24 edges or more also has a cell grid of about one cell an edge, each cell listing the
+///   edges that meet it and knowing whether its centre is inside: a point in a cell no edge
+///   meets is answered from one word, otherwise from the cell's edges, O(1) for an outline
+///   whose edges spread over the cells, and never more than O(n). No allocation per query.
 ///
 /// Invariants (established by the initialiser): every ring is closed and has at least 4
 /// positions; the polygons are valid in the OGC sense (checked by the caller with GEOS, see
