@@ -15,30 +15,65 @@ import GeofenceTransitions
 ///
 /// Three figures, in one run and on the same fixes:
 /// - **index only**: the grid index query on the polygons' bounding caps (the first filter);
-/// - **ours**: that query, then ``PolygonRegion/contains(_:)`` on each candidate;
-/// - **GEOS**: the same query, then GEOS prepared geometry `covers` (`GEOSPreparedCovers_r`,
-///   with a point made per test, as a C API caller does) on each candidate, on fewer fixes.
-///   The candidates are the same, so the ratio is that of the two point-in-polygon tests.
+/// - **ours**: that query, then ``PolygonRegion/contains(_:)`` on each candidate, adding each
+///   match to a ``Checksum`` (as every contender does);
+/// - **GEOS through the Swift bridge**: the same query, then GEOS prepared geometry `covers`
+///   (`GEOSPreparedCovers_r`, with a point made per test, as a C API caller does) on each
+///   candidate, on fewer fixes. The candidates are the same, so the ratio is that of the two
+///   point-in-polygon tests plus the bridge's cost; `tools/bench/polygon_peers.c` times GEOS
+///   from C on the same files.
+///
+/// Index only and ours are medians of `repetitions` passes, each replaying the fixes as many
+/// whole times as it takes to last `minimumPassSeconds` (as ``BenchmarkRunner``).
 public enum PolygonBenchmark {
   public struct Result: Sendable {
     public var workload: String
     public var polygonCount: Int
     public var vertexCount: Int
     /// Bytes of the polygons' vertices and edge indexes (``PolygonRegion/memoryBytes``), per
-    /// vertex, and the edge index's share of them.
+    /// vertex, and the edge indexes' share of them (bands and cell grid).
     public var bytesPerVertex: Double
     public var indexBytesPerVertex: Double
     public var fixes: Int
     public var geosFixes: Int
-    /// Fixes per second, single thread: the index alone, ours, GEOS.
+    /// Fixes per second, single thread: the index alone, ours, GEOS through the bridge.
     public var indexFixesPerSecond: Double
     public var fixesPerSecond: Double
     public var geosFixesPerSecond: Double
     /// Mean candidates (bounding caps containing the fix) and matches per fix.
     public var candidatesPerFix: Double
     public var matchesPerFix: Double
-    /// Whether ours and GEOS gave the same number of matches on the GEOS fixes.
+    /// The (fix, polygon) pairs of ours over every fix.
+    public var checksum: Checksum
+    /// Whether ours and GEOS gave the same pairs on the GEOS fixes.
     public var agreesWithGEOS: Bool
+  }
+
+  /// The polygons of `workload`: one ring for each circle, in slot order (see ``run``).
+  public static func rings(for workload: Workload, seed: UInt64 = 1) -> [[SIMD2<Double>]] {
+    var rng = BenchmarkRandom(seed: seed, stream: 23)
+    return workload.regions.map { circle in
+      let n = Int(exp(rng.uniform(log(4), log(1000.999))))
+      return polygon(inscribedIn: circle, vertices: n, using: &rng)
+    }
+  }
+
+  /// Writes `rings` as one WKT `POLYGON` a line (line k, 0-based, is slot k), coordinates as
+  /// longitude then latitude in shortest round-trip decimals, so that GEOS, shapely and PostGIS
+  /// read the identical doubles.
+  public static func writeWKT(_ rings: [[SIMD2<Double>]], to path: String)
+    throws(WorkloadFileError)
+  {
+    var out = try TextFileWriter(path: path)
+    for ring in rings {
+      var line = "POLYGON (("
+      for (i, v) in ring.enumerated() {
+        if i > 0 { line += ", " }
+        line += "\(v.x) \(v.y)"
+      }
+      try out.write(line + "))\n")
+    }
+    try out.close()
   }
 
   /// The polygon of a circle: `n` vertices at increasing angles, each at 70–100 % of the radius
@@ -66,20 +101,21 @@ public enum PolygonBenchmark {
   }
 
   /// - Parameters:
-  ///   - workload: its circles become the polygons; its fixes are queried.
+  ///   - workload: its circles become the polygons (``rings(for:seed:)``); its fixes are
+  ///     queried.
+  ///   - repetitions: timed passes of index only and ours (>= 1), median reported.
+  ///   - minimumPassSeconds: target length of a pass (0: the fixes once).
   ///   - geosFixes: how many fixes GEOS answers (it is much slower).
   ///   - seed: for the vertex counts and shapes.
-  public static func run(_ workload: Workload, geosFixes: Int = 100_000, seed: UInt64 = 1) throws
-    -> Result
-  {
-    var rng = BenchmarkRandom(seed: seed, stream: 23)
-    var rings: [[SIMD2<Double>]] = []
+  /// - Throws: ``PolygonError`` (never, for these polygons) or a ``GEOSError`` when GEOS fails.
+  public static func run(
+    _ workload: Workload, repetitions: Int = 3, minimumPassSeconds: Double = 0.2,
+    geosFixes: Int = 100_000, seed: UInt64 = 1
+  ) throws -> Result {
+    let rings = rings(for: workload, seed: seed)
     var geofences: [Geofence] = []
-    rings.reserveCapacity(workload.regions.count)
-    for (slot, circle) in workload.regions.enumerated() {
-      let n = Int(exp(rng.uniform(log(4), log(1000.999))))
-      let ring = polygon(inscribedIn: circle, vertices: n, using: &rng)
-      rings.append(ring)
+    geofences.reserveCapacity(rings.count)
+    for (slot, ring) in rings.enumerated() {
       let region = try PolygonRegion(polygons: [[ring]])
       geofences.append(Geofence(id: String(slot), shape: .polygon(region)))
     }
@@ -88,43 +124,52 @@ public enum PolygonBenchmark {
     let bytes = set.polygons.reduce(0) { $0 + $1.memoryBytes }
     let fixes = workload.fixes
     var buffer = SlotBuffer()
+    let polygons = set.polygons
 
     // Index only.
     var candidates = 0
-    var start = SystemProbes.monotonicNanoseconds()
-    for fix in fixes {
-      set.index.query(fix, into: &buffer)
-      candidates += buffer.count
+    let indexSeconds = timed(repetitions, minimumPassSeconds) {
+      candidates = 0
+      for fix in fixes {
+        set.index.query(fix, into: &buffer)
+        candidates &+= buffer.count
+      }
     }
-    let indexSeconds = seconds(since: start)
 
     // Ours.
-    var matches = 0
-    start = SystemProbes.monotonicNanoseconds()
-    let polygons = set.polygons
-    for fix in fixes {
-      set.index.query(fix, into: &buffer)
-      for slot in buffer where polygons[Int(slot)].contains(fix) { matches += 1 }
+    var sum = Checksum()
+    let oursSeconds = timed(repetitions, minimumPassSeconds) {
+      sum = Checksum()
+      polygons.withUnsafeBufferPointer { polygons in
+        for (f, fix) in fixes.enumerated() {
+          set.index.query(fix, into: &buffer)
+          for slot in buffer where polygons[Int(slot)].contains(fix) {
+            sum.add(fixIndex: f, slot: slot)
+          }
+        }
+      }
     }
-    let oursSeconds = seconds(since: start)
 
     // GEOS on the same candidates, first `geosFixes` fixes.
     let context = try GEOSContext()
     let prepared = try rings.map { ring in try context.polygon(rings: [[ring]]).prepared() }
     let geosCount = min(geosFixes, fixes.count)
-    var geosMatches = 0
-    var oursOnGEOSFixes = 0
-    start = SystemProbes.monotonicNanoseconds()
-    for fix in fixes[..<geosCount] {
+    var geosSum = Checksum()
+    var start = SystemProbes.monotonicNanoseconds()
+    for (f, fix) in fixes[..<geosCount].enumerated() {
       set.index.query(fix, into: &buffer)
       for slot in buffer where try prepared[Int(slot)].covers(x: fix.longitude, y: fix.latitude) {
-        geosMatches += 1
+        geosSum.add(fixIndex: f, slot: slot)
       }
     }
     let geosSeconds = seconds(since: start)
-    for fix in fixes[..<geosCount] {
+    var oursOnGEOSFixes = Checksum()
+    start = SystemProbes.monotonicNanoseconds()
+    for (f, fix) in fixes[..<geosCount].enumerated() {
       set.index.query(fix, into: &buffer)
-      for slot in buffer where polygons[Int(slot)].contains(fix) { oursOnGEOSFixes += 1 }
+      for slot in buffer where polygons[Int(slot)].contains(fix) {
+        oursOnGEOSFixes.add(fixIndex: f, slot: slot)
+      }
     }
     let edgeIndexBytes = set.polygons.reduce(0) { $0 + $1.memoryBytes - $1.vertexCount * 16 }
     let n = Double(max(1, fixes.count))
@@ -136,8 +181,26 @@ public enum PolygonBenchmark {
       indexFixesPerSecond: Double(fixes.count) / indexSeconds,
       fixesPerSecond: Double(fixes.count) / oursSeconds,
       geosFixesPerSecond: Double(geosCount) / geosSeconds,
-      candidatesPerFix: Double(candidates) / n, matchesPerFix: Double(matches) / n,
-      agreesWithGEOS: geosMatches == oursOnGEOSFixes)
+      candidatesPerFix: Double(candidates) / n, matchesPerFix: Double(sum.pairs) / n,
+      checksum: sum, agreesWithGEOS: geosSum == oursOnGEOSFixes)
+  }
+
+  /// The median seconds of one run of `body` over `repetitions` passes, each running `body`
+  /// as many times as a first (calibration) run says it takes to last `minimum` seconds plus a
+  /// tenth.
+  static func timed(_ repetitions: Int, _ minimum: Double, _ body: () -> Void) -> Double {
+    var start = SystemProbes.monotonicNanoseconds()
+    body()
+    let first = seconds(since: start)
+    let rounds = minimum > 0 ? max(1, Int((1.1 * minimum / first).rounded(.up))) : 1
+    var times: [Double] = []
+    for _ in 0..<max(1, repetitions) {
+      start = SystemProbes.monotonicNanoseconds()
+      for _ in 0..<rounds { body() }
+      times.append(seconds(since: start) / Double(rounds))
+    }
+    times.sort()
+    return times[times.count / 2]
   }
 
   static func seconds(since start: UInt64) -> Double {

@@ -19,28 +19,32 @@
 ///   `minLongitude + 360`. A query longitude is tried as λ and λ ± 360, so a polygon that
 ///   crosses the antimeridian, written either cut at ±180 or with longitudes past 180, answers
 ///   for points on both sides.
-/// - **Edge index**: the latitude range is cut into b horizontal bands of equal height; each
-///   band lists the edges that overlap it (a y-sorted segment table, 4 bytes an entry). With
-///   n edges whose heights add up to S and a latitude range H, `b = n H / S` (at most n), so
-///   the table holds at most about 2n entries, and a band holds about twice the number of
-///   edges a horizontal line crosses on average, `2 S / H`: a point is tested against those
-///   only, O(1) for an outline that a line crosses a bounded number of times, and never more
-///   than O(n). No allocation per query.
+/// - **Edge indexes** (see `PolygonStorage`): the latitude range is cut into b horizontal bands
+///   of equal height; each band lists the edges that overlap it (a y-sorted segment table, 4
+///   bytes an entry). With n edges whose heights add up to S and a latitude range H,
+///   `b = n H / S` (at most n), so the table holds at most about 2n entries, and a band holds
+///   about twice the number of edges a horizontal line crosses on average, `2 S / H`. A region
+///   of 24 edges or more also has a cell grid of about one cell an edge, each cell listing the
+///   edges that meet it and knowing whether its centre is inside: a point in a cell no edge
+///   meets is answered from one word, otherwise from the cell's edges, O(1) for an outline
+///   whose edges spread over the cells, and never more than O(n). No allocation per query.
 ///
 /// Invariants (established by the initialiser): every ring is closed and has at least 4
 /// positions; the polygons are valid in the OGC sense (checked by the caller with GEOS, see
 /// `GeofenceDefinitions.PolygonValidator`); outer rings are counter-clockwise and holes
 /// clockwise (RFC 7946 §3.1.6).
 public struct PolygonRegion: Hashable, Sendable {
-  /// The arrays, behind one reference: copying a region (a set's lookup, a visit) then costs
-  /// one retain, not one per array.
-  let storage: PolygonStorage
+  /// Everything the region holds, behind one reference: copying a region (a set's lookup, a
+  /// visit) costs one retain, and a ``Geofence`` holding it is no wider than a circle.
+  @usableFromInline let storage: PolygonStorage
 
   /// Vertex longitudes of every ring, ring after ring, each ring closed (its last vertex
-  /// repeats its first), in the region's longitude frame (degrees).
-  public var longitudes: [Double] { storage.longitudes }
-  /// Vertex latitudes, parallel to ``longitudes`` (degrees, in [−90, 90]).
-  public var latitudes: [Double] { storage.latitudes }
+  /// repeats its first), in the region's longitude frame (degrees). O(n): built from the
+  /// interleaved vertex table on each access.
+  public var longitudes: [Double] { storage.points.map(\.x) }
+  /// Vertex latitudes, parallel to ``longitudes`` (degrees, in [−90, 90]). O(n), as
+  /// ``longitudes``.
+  public var latitudes: [Double] { storage.points.map(\.y) }
   /// Ring `r` is the vertices `ringStarts[r] ..< ringStarts[r + 1]`; `ringStarts.count` is the
   /// number of rings + 1.
   public var ringStarts: [Int] { storage.ringStarts }
@@ -48,32 +52,26 @@ public struct PolygonRegion: Hashable, Sendable {
   /// the outer ring, the others holes.
   public var polygonStarts: [Int] { storage.polygonStarts }
   /// The smallest and largest vertex longitude, in the region's frame (degrees).
-  public var minLongitude: Double { storage.scalars.minLongitude }
-  public var maxLongitude: Double { storage.scalars.maxLongitude }
+  @inlinable public var minLongitude: Double { storage.minX }
+  @inlinable public var maxLongitude: Double { storage.maxX }
   /// The smallest and largest vertex latitude (degrees).
-  public var minLatitude: Double { storage.scalars.minLatitude }
-  public var maxLatitude: Double { storage.scalars.maxLatitude }
+  @inlinable public var minLatitude: Double { storage.minY }
+  @inlinable public var maxLatitude: Double { storage.maxY }
   /// A circle that contains the whole region: the spatial index holds it as the first filter
   /// (see ``boundingCap(minLatitude:maxLatitude:minLongitude:maxLongitude:)``).
-  public var boundingCap: CircularRegion { storage.scalars.boundingCap }
+  public var boundingCap: CircularRegion { storage.boundingCap }
   /// Area in square metres, on the plate carrée scaled by the cosine of the middle latitude
   /// (see ``area(of:latitude:)``).
-  public var areaSquareMeters: Double { storage.scalars.areaSquareMeters }
+  public var areaSquareMeters: Double { storage.areaSquareMeters }
   /// The radius of a circle of the same area, `sqrt(area / π)`, in metres (> 0): the polygon's
   /// size for the accuracy gate and the hysteresis, as `r` is a circle's.
-  public var equivalentRadiusMeters: Double { storage.scalars.equivalentRadiusMeters }
-
-  /// The band table.
-  var bandBottom: Double { storage.scalars.bandBottom }
-  /// Bands per degree of latitude.
-  var bandScale: Double { storage.scalars.bandScale }
-  var bandCount: Int { storage.scalars.bandCount }
+  public var equivalentRadiusMeters: Double { storage.equivalentRadiusMeters }
 
   /// Tolerance of the boundary test in degrees: a point whose distance from an edge's line
   /// (measured in degrees, within the edge's extent) is at most 1e-12° is on that edge. Far
   /// above the rounding of the test (about 1e-16 of the coordinates' magnitude, 4e-14°), and
   /// about 0.1 µm on the ground.
-  public static let boundaryToleranceDegrees = 1e-12
+  @inlinable public static var boundaryToleranceDegrees: Double { 1e-12 }
 
   /// Builds a region from polygons whose rings are given as (longitude, latitude) positions in
   /// degrees (`SIMD2(x: longitude, y: latitude)`).
@@ -87,8 +85,7 @@ public struct PolygonRegion: Hashable, Sendable {
   /// - Complexity: O(n log n + e) for n vertices and e band entries.
   public init(polygons: [[[SIMD2<Double>]]]) throws(PolygonError) {
     guard !polygons.isEmpty else { throw .empty }
-    var longitudes: [Double] = []
-    var latitudes: [Double] = []
+    var points: [SIMD2<Double>] = []
     var ringStarts: [Int] = [0]
     var polygonStarts: [Int] = [0]
     var area = 0.0
@@ -111,21 +108,20 @@ public struct PolygonRegion: Hashable, Sendable {
         let reverse = r == 0 ? signed < 0 : signed > 0
         let ordered = reverse ? Array(ring.reversed()) : ring
         for v in ordered {
-          longitudes.append(v.x)
-          latitudes.append(v.y)
+          points.append(v)
           minX = Swift.min(minX, v.x)
           maxX = Swift.max(maxX, v.x)
           minY = Swift.min(minY, v.y)
           maxY = Swift.max(maxY, v.y)
         }
-        ringStarts.append(longitudes.count)
+        ringStarts.append(points.count)
       }
       polygonStarts.append(ringStarts.count - 1)
     }
     guard maxX - minX <= 360 else { throw .longitudeSpanTooWide(maxX - minX) }
     let middle = (minY + maxY) / 2
     for r in 0..<(ringStarts.count - 1) {
-      area += Self.signedArea(longitudes, latitudes, ringStarts[r]..<ringStarts[r + 1])
+      area += Self.signedArea(points, ringStarts[r]..<ringStarts[r + 1])
     }
     let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
     let squareMeters =
@@ -136,12 +132,12 @@ public struct PolygonRegion: Hashable, Sendable {
       minLatitude: minY, maxLatitude: maxY, minLongitude: minX, maxLongitude: maxX)
 
     // The band table: b = n H / S bands (see the type's discussion), 1 to min(n, 65,536).
-    let edgeCount = longitudes.count - (ringStarts.count - 1)
+    let edgeCount = points.count - (ringStarts.count - 1)
     let height = maxY - minY
     var heights = 0.0
     for r in 0..<(ringStarts.count - 1) {
       for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
-        heights += abs(latitudes[i + 1] - latitudes[i])
+        heights += abs(points[i + 1].y - points[i].y)
       }
     }
     let ideal = heights > 0 ? Double(edgeCount) * height / heights : 1
@@ -150,49 +146,45 @@ public struct PolygonRegion: Hashable, Sendable {
     func band(_ y: Double) -> Int {
       Swift.min(bands - 1, Swift.max(0, Int((y - minY) * scale)))
     }
-    var counts = [Int32](repeating: 0, count: bands + 1)
+    // One table: bands + 1 offsets into the table itself, then the entries band after band.
+    var table = [Int32](repeating: 0, count: bands + 1)
     for r in 0..<(ringStarts.count - 1) {
       for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
-        let lo = band(Swift.min(latitudes[i], latitudes[i + 1]))
-        let hi = band(Swift.max(latitudes[i], latitudes[i + 1]))
-        for b in lo...hi { counts[b + 1] += 1 }
+        let lo = band(Swift.min(points[i].y, points[i + 1].y))
+        let hi = band(Swift.max(points[i].y, points[i + 1].y))
+        for b in lo...hi { table[b + 1] += 1 }
       }
     }
-    for b in 0..<bands { counts[b + 1] += counts[b] }
-    var fill = counts
-    var edges = [Int32](repeating: 0, count: Int(counts[bands]))
+    table[0] = Int32(bands + 1)
+    for b in 0..<bands { table[b + 1] += table[b] }
+    var fill = Array(table[0..<bands])
+    table.append(contentsOf: repeatElement(0, count: Int(table[bands]) - (bands + 1)))
     for r in 0..<(ringStarts.count - 1) {
       for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
-        let lo = band(Swift.min(latitudes[i], latitudes[i + 1]))
-        let hi = band(Swift.max(latitudes[i], latitudes[i + 1]))
-        let edge = Int32(i)
+        let lo = band(Swift.min(points[i].y, points[i + 1].y))
+        let hi = band(Swift.max(points[i].y, points[i + 1].y))
         for b in lo...hi {
-          edges[Int(fill[b])] = edge
+          table[Int(fill[b])] = Int32(i)
           fill[b] += 1
         }
       }
     }
-    self.storage = PolygonStorage(
-      longitudes: longitudes, latitudes: latitudes, ringStarts: ringStarts,
-      polygonStarts: polygonStarts, bandStarts: counts, bandEdges: edges,
-      scalars: .init(
-        minLongitude: minX, maxLongitude: maxX, minLatitude: minY, maxLatitude: maxY,
-        boundingCap: cap, areaSquareMeters: squareMeters,
-        equivalentRadiusMeters: equivalentRadius, bandBottom: minY, bandScale: scale,
-        bandCount: bands))
+    self.storage = PolygonStorage.make(
+      minX: minX, maxX: maxX, minY: minY, maxY: maxY, bandScale: scale, bandCount: bands,
+      bandTable: table, points: points, ringStarts: ringStarts, polygonStarts: polygonStarts,
+      boundingCap: cap, areaSquareMeters: squareMeters,
+      equivalentRadiusMeters: equivalentRadius)
   }
 
   public static func == (a: PolygonRegion, b: PolygonRegion) -> Bool {
     a.storage === b.storage
-      || (a.storage.longitudes == b.storage.longitudes
-        && a.storage.latitudes == b.storage.latitudes
+      || (a.storage.points == b.storage.points
         && a.storage.ringStarts == b.storage.ringStarts
         && a.storage.polygonStarts == b.storage.polygonStarts)
   }
 
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(storage.longitudes)
-    hasher.combine(storage.latitudes)
+    hasher.combine(storage.points)
     hasher.combine(storage.ringStarts)
   }
 
@@ -201,20 +193,21 @@ public struct PolygonRegion: Hashable, Sendable {
   /// Number of rings (outer rings and holes).
   public var ringCount: Int { ringStarts.count - 1 }
   /// Number of vertices, the closing repeat of each ring included.
-  public var vertexCount: Int { longitudes.count }
+  public var vertexCount: Int { storage.points.count }
   /// Number of edges.
-  public var edgeCount: Int { longitudes.count - ringCount }
+  public var edgeCount: Int { storage.points.count - ringCount }
 
-  /// Bytes held by the region's arrays: vertices, ring and polygon starts, and the band table.
+  /// Bytes held by the region's arrays: vertices (16 each), ring and polygon starts, the band
+  /// table and the cell grid (4 bytes a band, a cell and an entry).
   public var memoryBytes: Int {
     let s = storage
-    return s.longitudes.count * 16 + (s.ringStarts.count + s.polygonStarts.count) * 8
-      + s.bandStarts.count * 4 + s.bandEdges.count * 4
+    return s.points.count * 16 + (s.ringStarts.count + s.polygonStarts.count) * 8
+      + s.bandTable.count * 4 + s.grid.count * 4
   }
 
   /// The positions of ring `ring`, as (longitude, latitude) in the region's frame.
   public func ring(_ ring: Int) -> [SIMD2<Double>] {
-    (ringStarts[ring]..<ringStarts[ring + 1]).map { SIMD2(longitudes[$0], latitudes[$0]) }
+    Array(storage.points[storage.ringStarts[ring]..<storage.ringStarts[ring + 1]])
   }
 
   /// The polygons as GeoJSON `coordinates` would hold them: polygon → ring → position.
@@ -227,65 +220,12 @@ public struct PolygonRegion: Hashable, Sendable {
   // MARK: - Containment
 
   /// Whether the closed region contains `point` (a point on the boundary is inside).
-  /// - Complexity: O(k) for the k edges of the point's band, tried for at most two longitudes;
-  ///   no allocation, no trigonometry.
+  /// - Complexity: O(k) for the k edges of the point's band, tried for at most two longitudes
+  ///   (λ and λ + 360); a point outside the longitude/latitude box is answered from the box
+  ///   alone. No allocation, no trigonometry, no division.
   @inlinable
   public func contains(_ point: Coordinate) -> Bool {
-    let y = point.latitude
-    guard y >= minLatitude, y <= maxLatitude else { return false }
-    var x = point.longitude
-    if x < minLongitude { x += 360 }
-    while x <= maxLongitude {
-      if x >= minLongitude, containsPlanar(x: x, y: y) { return true }
-      x += 360
-    }
-    return false
-  }
-
-  /// The crossing test in the region's frame at (`x`, `y`) = (longitude, latitude).
-  @usableFromInline
-  func containsPlanar(x: Double, y: Double) -> Bool {
-    let b = Swift.min(bandCount - 1, Swift.max(0, Int((y - bandBottom) * bandScale)))
-    let s = storage
-    return s.bandEdges.withUnsafeBufferPointer { edges in
-      s.longitudes.withUnsafeBufferPointer { xs in
-        s.latitudes.withUnsafeBufferPointer { ys in
-          Self.crossings(
-            edges[Int(s.bandStarts[b])..<Int(s.bandStarts[b + 1])], xs, ys, x: x, y: y)
-        }
-      }
-    }
-  }
-
-  /// The closed crossing test over `edges` (first-vertex indices into `xs`, `ys`).
-  private static func crossings(
-    _ edges: Slice<UnsafeBufferPointer<Int32>>, _ xs: UnsafeBufferPointer<Double>,
-    _ ys: UnsafeBufferPointer<Double>, x: Double, y: Double
-  ) -> Bool {
-    do {
-      var inside = false
-      let tolerance = Self.boundaryToleranceDegrees
-      for e in edges {
-        let i = Int(e)
-        let x1 = xs[i]
-        let y1 = ys[i]
-        let x2 = xs[i + 1]
-        let y2 = ys[i + 1]
-        if (y1 <= y) != (y2 <= y) {
-          // The edge straddles the horizontal line through the point (half-open in y).
-          let cross = (x2 - x1) * (y - y1) - (x - x1) * (y2 - y1)
-          if abs(cross) <= tolerance * (abs(x2 - x1) + abs(y2 - y1)) { return true }
-          if (cross > 0) == (y2 > y1) { inside.toggle() }
-        } else if y1 == y && x == x1 {
-          return true  // on a vertex (one whose edges both lie on one side)
-        } else if y1 == y && y2 == y && x >= Swift.min(x1, x2) && x <= Swift.max(x1, x2) {
-          return true  // on a horizontal edge
-        } else if y2 == y && x == x2 {
-          return true
-        }
-      }
-      return inside
-    }
+    storage.contains(x: point.longitude, y: point.latitude)
   }
 
   // MARK: - Distance to the boundary
@@ -344,25 +284,24 @@ public struct PolygonRegion: Hashable, Sendable {
     }
     var best2 = Double.infinity
     let s = storage
-    let xs = s.longitudes
-    let ys = s.latitudes
+    let ps = s.points
     let low = y0 - reachDegrees
     let high = y0 + reachDegrees
-    if !(low > minLatitude && high < maxLatitude) || bandScale == 0 {
+    if !(low > minLatitude && high < maxLatitude) || s.bandScale == 0 {
       // The reach covers much of the region (or is infinite): every edge once.
       for r in 0..<(s.ringStarts.count - 1) {
         for i in s.ringStarts[r]..<(s.ringStarts[r + 1] - 1) {
-          best2 = Swift.min(best2, segment(SIMD4(xs[i], ys[i], xs[i + 1], ys[i + 1])))
+          best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
         }
       }
       return best2.squareRoot()
     }
-    let first = Swift.min(bandCount - 1, Swift.max(0, Int((low - bandBottom) * bandScale)))
-    let last = Swift.min(bandCount - 1, Swift.max(0, Int((high - bandBottom) * bandScale)))
-    s.bandEdges.withUnsafeBufferPointer { edges in
-      for k in Int(s.bandStarts[first])..<Int(s.bandStarts[last + 1]) {
-        let i = Int(edges[k])
-        best2 = Swift.min(best2, segment(SIMD4(xs[i], ys[i], xs[i + 1], ys[i + 1])))
+    let first = s.band(latitude: low)
+    let last = s.band(latitude: high)
+    s.bandTable.withUnsafeBufferPointer { table in
+      for k in Int(table[first])..<Int(table[last + 1]) {
+        let i = Int(table[k])
+        best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
       }
     }
     return best2.squareRoot()
@@ -380,15 +319,13 @@ public struct PolygonRegion: Hashable, Sendable {
     return sum / 2
   }
 
-  static func signedArea(_ xs: [Double], _ ys: [Double], _ range: Range<Int>) -> Double {
+  static func signedArea(_ points: [SIMD2<Double>], _ range: Range<Int>) -> Double {
     var sum = 0.0
-    let origin = SIMD2(xs[range.lowerBound], ys[range.lowerBound])
+    let origin = points[range.lowerBound]
     for i in range.lowerBound..<(range.upperBound - 1) {
-      let ax = xs[i] - origin.x
-      let ay = ys[i] - origin.y
-      let bx = xs[i + 1] - origin.x
-      let by = ys[i + 1] - origin.y
-      sum += ax * by - bx * ay
+      let a = points[i] - origin
+      let b = points[i + 1] - origin
+      sum += a.x * b.y - b.x * a.y
     }
     return sum / 2
   }
@@ -530,45 +467,5 @@ extension PolygonRegion {
     return polygons.map { polygon in
       polygon.map { ring in ring.map { SIMD2($0.x + shift, $0.y) } }
     }
-  }
-}
-
-/// Everything a ``PolygonRegion`` holds, immutable once built: the region itself is one
-/// reference, so that a ``RegionShape`` (and every ``Geofence``) is no wider than a circle.
-final class PolygonStorage: Sendable {
-  /// The bounds, sizes and band table parameters (see ``PolygonRegion``'s members).
-  struct Scalars: Sendable {
-    var minLongitude: Double
-    var maxLongitude: Double
-    var minLatitude: Double
-    var maxLatitude: Double
-    var boundingCap: CircularRegion
-    var areaSquareMeters: Double
-    var equivalentRadiusMeters: Double
-    var bandBottom: Double
-    var bandScale: Double
-    var bandCount: Int
-  }
-  let scalars: Scalars
-  let longitudes: [Double]
-  let latitudes: [Double]
-  let ringStarts: [Int]
-  let polygonStarts: [Int]
-  /// Band `b` holds the edges `bandEdges[bandStarts[b] ..< bandStarts[b + 1]]`.
-  let bandStarts: [Int32]
-  /// Edges by the index of their first vertex (the edge runs to the next vertex).
-  let bandEdges: [Int32]
-
-  init(
-    longitudes: [Double], latitudes: [Double], ringStarts: [Int], polygonStarts: [Int],
-    bandStarts: [Int32], bandEdges: [Int32], scalars: Scalars
-  ) {
-    self.scalars = scalars
-    self.longitudes = longitudes
-    self.latitudes = latitudes
-    self.ringStarts = ringStarts
-    self.polygonStarts = polygonStarts
-    self.bandStarts = bandStarts
-    self.bandEdges = bandEdges
   }
 }

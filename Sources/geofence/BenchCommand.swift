@@ -22,6 +22,14 @@ enum BenchCommand {
       transitions  the metro regions; tracks cross a region boundary every 2-5 fixes
       real         data/places towns (144k, r = 1.5 km) and airports (28k, r = 3 km) against
                    every track in data/tracks (N fixed by the file)
+      polygons     point-in-polygon instead (default sizes 10000,100000): each metro circle
+                   becomes a concave polygon of 4-1,000 vertices inscribed in it (70-100 % of
+                   the radius); prints fixes/s for the index alone, with our point-in-polygon
+                   and with GEOS prepared covers on the same candidates (100,000 fixes), the
+                   checksum, and bytes per vertex. With --write-workloads: polygons-<N>-
+                   regions.wkt (one WKT polygon a line, line k = slot k) and
+                   polygons-<N>-fixes.csv, the input of tools/bench/run-peers --workload
+                   polygons
 
     options:
       --workload W[,W...]   metro, global, mixed, transitions, real or all (default: all)
@@ -48,11 +56,7 @@ enum BenchCommand {
       --load-tracks FILE[,FILE...]
                             the same for the track reader (CSV, GPX)
       --radius METRES       with --load: the radius of definitions without one
-      --polygons            measure point-in-polygon instead, on the metro workloads: each
-                            circle becomes a concave polygon of 4-1,000 vertices inscribed in
-                            it (at 70-100 % of the radius); prints fixes/s for the index alone, with our point-in-polygon
-                            and with GEOS prepared covers on the same candidates (100,000
-                            fixes), and bytes per vertex
+      --polygons            the same as --workload polygons
       --data DIR            the data folder for 'real' (default: data)
       --from DIR            read workloads from files written by --write-workloads instead of
                             generating them (all sizes found for the selected workloads)
@@ -155,11 +159,15 @@ enum BenchCommand {
           throw UsageError("--workload needs names separated by single commas, got '\(list)'")
         } else if name == "all" {
           kinds.append(contentsOf: WorkloadKind.allCases)
+        } else if name == "polygons" {
+          s.polygons = true
+          kinds.append(.metro)
         } else if let k = WorkloadKind(rawValue: name) {
           kinds.append(k)
         } else {
           throw UsageError(
-            "--workload must be metro, global, mixed, transitions, real or all, got '\(name)'")
+            "--workload must be metro, global, mixed, transitions, real, all or polygons, got '\(name)'"
+          )
         }
       }
       s.kinds = WorkloadKind.allCases.filter { kinds.contains($0) }
@@ -203,7 +211,11 @@ enum BenchCommand {
     s.jsonPath = a.last("json")
     s.svgPath = a.last("svg")
     s.quiet = a.flag("quiet")
-    s.polygons = a.flag("polygons")
+    if a.flag("polygons") {
+      s.polygons = true
+      if a.last("workload") == nil { s.kinds = [.metro] }
+    }
+    if s.polygons && a.last("sizes") == nil { s.sizes = [10_000, 100_000] }
     if let list = a.last("plan") {
       for item in list.split(separator: ",", omittingEmptySubsequences: false) {
         guard let n = Int(item), (1...10_000).contains(n) else {
@@ -269,7 +281,12 @@ enum BenchCommand {
     if !s.loadPaths.isEmpty || !s.trackPaths.isEmpty { return try measureLoading(s) }
     var results: [BenchmarkResult] = []
 
+    var polygonRows: [String] = []
     func handle(_ w: Workload) throws {
+      if s.polygons {
+        try handlePolygons(w, s, into: &polygonRows)
+        return
+      }
       if let dir = s.writeDirectory {
         progress.update("\(w.name) N=\(w.regions.count): writing workload files", phase: true)
         let names = WorkloadFiles.fileNames(for: w)
@@ -277,23 +294,6 @@ enum BenchCommand {
         try WorkloadFiles.writeFixes(w, to: dir + "/" + names.fixes)
       }
       if s.writeOnly { return }
-      if s.polygons {
-        progress.update("\(w.name) N=\(w.regions.count): polygons", phase: true)
-        let r = try PolygonBenchmark.run(w, seed: s.seed)
-        progress.clear()
-        print(
-          "polygons \(r.workload) N=\(r.polygonCount) (\(r.vertexCount) vertices): "
-            + String(
-              format:
-                "index only %.2f M fixes/s, point-in-polygon %.2f M fixes/s, GEOS prepared %.3f M fixes/s (%.0fx)",
-              r.indexFixesPerSecond / 1e6, r.fixesPerSecond / 1e6, r.geosFixesPerSecond / 1e6,
-              r.fixesPerSecond / r.geosFixesPerSecond)
-            + String(
-              format: "; %.2f candidates, %.3f matches a fix; %.1f B a vertex (edge index %.1f)",
-              r.candidatesPerFix, r.matchesPerFix, r.bytesPerVertex, r.indexBytesPerVertex)
-            + (r.agreesWithGEOS ? "" : "; DISAGREES WITH GEOS"))
-        return
-      }
       if !s.planBudgets.isEmpty {
         for budget in s.planBudgets {
           progress.update("\(w.name) N=\(w.regions.count): planning, budget \(budget)", phase: true)
@@ -326,6 +326,9 @@ enum BenchCommand {
         }
       }
       progress.clear()
+      if let path = s.jsonPath, s.polygons {
+        try writeOutputFile("[\n" + polygonRows.joined(separator: ",\n") + "\n]\n", to: path)
+      }
       return ExitStatus.ok
     }
     if let from = s.fromDirectory {
@@ -447,5 +450,47 @@ final class BenchProgress: @unchecked Sendable {
       FileHandle.standardError.write(Data("\r\u{1B}[K".utf8))
       shown = false
     }
+  }
+}
+
+extension BenchCommand {
+  /// `--workload polygons` for one size: writes the polygon workload files when asked, then
+  /// (unless `--write-only`) prints the polygon row and keeps its JSON object in `rows`.
+  static func handlePolygons(_ w: Workload, _ s: Settings, into rows: inout [String]) throws {
+    let progress = BenchProgress.shared
+    let n = w.regions.count
+    if let dir = s.writeDirectory {
+      progress.update("polygons N=\(n): writing workload files", phase: true)
+      try PolygonBenchmark.writeWKT(
+        PolygonBenchmark.rings(for: w, seed: s.seed), to: dir + "/polygons-\(n)-regions.wkt")
+      try WorkloadFiles.writeFixes(w, to: dir + "/polygons-\(n)-fixes.csv")
+    }
+    if s.writeOnly { return }
+    progress.update("polygons N=\(n): measuring", phase: true)
+    let r = try PolygonBenchmark.run(
+      w, repetitions: s.options.repetitions, minimumPassSeconds: s.options.minimumPassSeconds,
+      seed: s.seed)
+    progress.clear()
+    print(
+      "polygons N=\(r.polygonCount) (\(r.vertexCount) vertices): "
+        + String(
+          format:
+            "index only %.2f M fixes/s, point-in-polygon %.2f M fixes/s, GEOS prepared (Swift bridge) %.3f M fixes/s (%.1fx)",
+          r.indexFixesPerSecond / 1e6, r.fixesPerSecond / 1e6, r.geosFixesPerSecond / 1e6,
+          r.fixesPerSecond / r.geosFixesPerSecond)
+        + String(
+          format: "; %.2f candidates, %.3f matches a fix; %.1f B a vertex (edge indexes %.1f)",
+          r.candidatesPerFix, r.matchesPerFix, r.bytesPerVertex, r.indexBytesPerVertex)
+        + "; checksum \(r.checksum)" + (r.agreesWithGEOS ? "" : "; DISAGREES WITH GEOS"))
+    rows.append(
+      "{\"peer\": \"ours\", \"polygons\": \(r.polygonCount), \"vertices\": \(r.vertexCount), "
+        + "\"fixes\": \(r.fixes), \"index_fixes_per_second\": \(r.indexFixesPerSecond), "
+        + "\"fixes_per_second\": \(r.fixesPerSecond), "
+        + "\"geos_bridge_fixes_per_second\": \(r.geosFixesPerSecond), "
+        + "\"geos_bridge_fixes\": \(r.geosFixes), \"candidates_per_fix\": \(r.candidatesPerFix), "
+        + "\"bytes_per_vertex\": \(r.bytesPerVertex), "
+        + "\"index_bytes_per_vertex\": \(r.indexBytesPerVertex), "
+        + "\"pairs\": \(r.checksum.pairs), \"slot_sum\": \(r.checksum.slotSum), "
+        + "\"weighted_sum\": \(r.checksum.weightedSum), \"agrees_with_geos\": \(r.agreesWithGEOS)}")
   }
 }

@@ -215,6 +215,86 @@ private let pointsPerPolygon = 5_000
   }
 }
 
+/// `ring` with every edge cut into `pieces` equal parts (exact for integer coordinates and a
+/// power-of-two `pieces`).
+private func subdivided(_ ring: [SIMD2<Double>], pieces: Int) -> [SIMD2<Double>] {
+  var out: [SIMD2<Double>] = []
+  for i in 0..<(ring.count - 1) {
+    for k in 0..<pieces {
+      out.append(ring[i] + (ring[i + 1] - ring[i]) * (Double(k) / Double(pieces)))
+    }
+  }
+  out.append(ring[0])
+  return out
+}
+
+@Test func aDyadicLatticeEqualsGEOSOnVerticesEdgesAndInteriorsAtEverySize() throws {
+  // The concave polygon with a hole above, with integer vertices: every point of a lattice of
+  // step 1/16 is exact, and so is GEOS's judgement of it, boundary points included (vertices,
+  // points on horizontal, vertical and slanted edges, the reflex vertex). Cut into 1, 4 and 16
+  // pieces an edge the polygon has 11, 44 and 176 edges: the band test alone answers the first,
+  // the cell grid (from 24 edges) the others, with cells of different sizes.
+  let geos = try GEOSContext()
+  let outer: [SIMD2<Double>] = [
+    [0, 0], [10, 0], [10, 10], [6, 10], [5, 4], [4, 10], [0, 10], [0, 0],
+  ]
+  let hole: [SIMD2<Double>] = [[1, 1], [1, 3], [3, 3], [3, 1], [1, 1]]
+  let prepared = try geos.polygon(rings: [[outer, hole]]).prepared()
+  var expected: [Bool] = []
+  var lattice: [SIMD2<Double>] = []
+  for i in -16...176 {
+    for j in -16...176 {
+      let p = SIMD2(Double(i) / 16, Double(j) / 16)
+      lattice.append(p)
+      expected.append(try prepared.covers(x: p.x, y: p.y))
+    }
+  }
+  #expect(expected.filter { $0 }.count > 10_000)
+  for pieces in [1, 4, 16] {
+    let region = try PolygonRegion(
+      polygons: [[subdivided(outer, pieces: pieces), subdivided(hole, pieces: pieces)]])
+    var wrong = 0
+    for (p, want) in zip(lattice, expected)
+    where region.contains(Coordinate(uncheckedLatitude: p.y, longitude: p.x)) != want {
+      wrong += 1
+      if wrong <= 5 { Issue.record("\(pieces) pieces: \(p) should be \(want ? "in" : "out")side") }
+    }
+    #expect(wrong == 0, "\(pieces) pieces an edge")
+  }
+}
+
+@Test func pointsOnTheEdgesOfALargeRandomPolygonAreInside() throws {
+  // Vertices and points on the edges (within rounding) of star polygons of 100 to 2,000
+  // vertices, which the cell grid answers; points a micro-degree off an edge are judged as GEOS
+  // judges them.
+  let geos = try GEOSContext()
+  var rng = SeededGenerator(seed: 0x6E1D)
+  for _ in 0..<6 {
+    let n = Int.random(in: 100...2000, using: &rng)
+    let ring = starRing(
+      cx: Double.random(in: -170...170, using: &rng), cy: Double.random(in: -60...60, using: &rng),
+      rx: 0.01, ry: 0.008, n: n, minScale: 0.3, using: &rng)
+    let region = try PolygonRegion(polygons: [[ring]])
+    let prepared = try geos.polygon(rings: [[ring]]).prepared()
+    for i in 0..<(ring.count - 1) {
+      let a = ring[i]
+      let b = ring[i + 1]
+      for t in [0.0, 0.3, 0.5, 0.9] {
+        let p = a + (b - a) * t
+        #expect(region.contains(Coordinate(uncheckedLatitude: p.y, longitude: p.x)), "\(p)")
+      }
+      // A micro-degree to either side of the edge's middle.
+      let m = (a + b) / 2
+      let normal = SIMD2(b.y - a.y, a.x - b.x) / ((b - a) * (b - a)).sum().squareRoot() * 1e-6
+      for q in [m + normal, m - normal] {
+        #expect(
+          region.contains(Coordinate(uncheckedLatitude: q.y, longitude: q.x))
+            == (try prepared.covers(x: q.x, y: q.y)), "\(q)")
+      }
+    }
+  }
+}
+
 @Test func aPolygonCutAtTheAntimeridianAnswersOnBothSides() throws {
   let geos = try GEOSContext()
   // RFC 7946 3.1.9: a box from 170° E to 170° W, cut at ±180 into a MultiPolygon.

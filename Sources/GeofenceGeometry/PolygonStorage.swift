@@ -1,0 +1,338 @@
+/// Everything a ``PolygonRegion`` holds, immutable once built: the region itself is one
+/// reference, so that a ``RegionShape`` (and every ``Geofence``) is no wider than a circle.
+///
+/// Two edge indexes answer containment:
+/// - **The cell grid** (regions of at least ``gridMinimumEdges`` edges): the box is cut into
+///   about as many cells as the region has edges. Each cell lists the edges whose box (widened
+///   by ``gridMarginDegrees``) meets it, and knows whether its centre is inside. A point in a
+///   cell that no edge meets has the centre's answer, at no edge test (most of a region's area,
+///   and the usual case for a fix); otherwise the segment from the centre to the point is
+///   tested against the cell's edges, and each crossing flips the centre's answer. A cell whose
+///   centre lies within ``gridMarginDegrees`` of an edge has no answer of its own and defers
+///   to the bands.
+/// - **The bands**: the latitude range cut into horizontal bands (see ``PolygonRegion``); a ray
+///   to the east from the point is tested against the edges of the point's band. Small regions
+///   use only these.
+///
+/// Laid out for the containment test: the box and the index parameters come first (with the
+/// object's header, two cache lines), then the tables: a test reads the object, one or two
+/// table entries and the edges it tests, each two adjacent vertices (32 bytes).
+@usableFromInline
+final class PolygonStorage: Sendable {
+  /// The longitude/latitude box, in the region's frame (degrees).
+  @usableFromInline let minX: Double
+  @usableFromInline let maxX: Double
+  @usableFromInline let minY: Double
+  @usableFromInline let maxY: Double
+  /// Bands per degree of latitude (0 for a region of no height: one band); band 0 starts at
+  /// `minY`.
+  @usableFromInline let bandScale: Double
+  /// Number of bands, 1 to 65,536.
+  @usableFromInline let bandCount: Int
+  /// Grid columns and rows (0 when the region has no grid), and cells per degree.
+  @usableFromInline let gridColumns: Int
+  @usableFromInline let gridRows: Int
+  @usableFromInline let gridScaleX: Double
+  @usableFromInline let gridScaleY: Double
+  /// A cell's width and height (degrees).
+  @usableFromInline let cellWidth: Double
+  @usableFromInline let cellHeight: Double
+  /// The grid: `gridColumns × gridRows + 1` words, row after row, then the entries. Word `c`
+  /// holds in its low 30 bits the position in this table of cell `c`'s first entry (its last
+  /// is before word `c + 1`'s), in bit 31 whether the cell's centre is inside, in bit 30 that
+  /// the centre is too near an edge to be used. An entry is the index in ``points`` of an
+  /// edge's first vertex. Empty without a grid.
+  @usableFromInline let grid: [UInt32]
+  /// `bandTable[b] ..< bandTable[b + 1]` (b in 0 ..< bandCount) are the positions in this same
+  /// table of band b's entries; an entry is the index in ``points`` of an edge's first vertex
+  /// (the edge runs to the next vertex).
+  @usableFromInline let bandTable: [Int32]
+  /// The vertices of every ring, ring after ring, each ring closed, as (longitude, latitude).
+  @usableFromInline let points: [SIMD2<Double>]
+  let ringStarts: [Int]
+  let polygonStarts: [Int]
+  let boundingCap: CircularRegion
+  let areaSquareMeters: Double
+  let equivalentRadiusMeters: Double
+
+  /// Regions with fewer edges use the bands only: a band then holds a handful of edges, and a
+  /// grid would cost more memory than it saves time.
+  static let gridMinimumEdges = 24
+  /// How far (in degrees) an edge's box is widened when it is filed in the grid's cells, and
+  /// how near an edge a cell's centre may lie before the cell defers to the bands: 1e-9°
+  /// (0.1 mm), far above the rounding of a cell's bounds (about 1e-16 of the coordinates'
+  /// magnitude, 4e-14°) and far below a cell's size.
+  static let gridMarginDegrees = 1e-9
+
+  @usableFromInline static let centreInside: UInt32 = 1 << 31
+  @usableFromInline static let centreUnusable: UInt32 = 1 << 30
+  @usableFromInline static let positionMask: UInt32 = (1 << 30) - 1
+
+  /// A region's storage with its grid (when it has ``gridMinimumEdges`` edges or more).
+  static func make(
+    minX: Double, maxX: Double, minY: Double, maxY: Double, bandScale: Double, bandCount: Int,
+    bandTable: [Int32], points: [SIMD2<Double>], ringStarts: [Int], polygonStarts: [Int],
+    boundingCap: CircularRegion, areaSquareMeters: Double, equivalentRadiusMeters: Double
+  ) -> PolygonStorage {
+    let layout = gridLayout(
+      edgeCount: points.count - (ringStarts.count - 1), width: maxX - minX, height: maxY - minY)
+    func storage(grid: [UInt32]) -> PolygonStorage {
+      PolygonStorage(
+        minX: minX, maxX: maxX, minY: minY, maxY: maxY, bandScale: bandScale,
+        bandCount: bandCount, gridColumns: layout.columns, gridRows: layout.rows, grid: grid,
+        bandTable: bandTable, points: points, ringStarts: ringStarts,
+        polygonStarts: polygonStarts, boundingCap: boundingCap,
+        areaSquareMeters: areaSquareMeters, equivalentRadiusMeters: equivalentRadiusMeters)
+    }
+    let banded = storage(grid: [])
+    return layout.columns == 0 ? banded : storage(grid: banded.buildGrid())
+  }
+
+  private init(
+    minX: Double, maxX: Double, minY: Double, maxY: Double, bandScale: Double, bandCount: Int,
+    gridColumns: Int, gridRows: Int, grid: [UInt32], bandTable: [Int32],
+    points: [SIMD2<Double>], ringStarts: [Int], polygonStarts: [Int],
+    boundingCap: CircularRegion, areaSquareMeters: Double, equivalentRadiusMeters: Double
+  ) {
+    self.minX = minX
+    self.maxX = maxX
+    self.minY = minY
+    self.maxY = maxY
+    self.bandScale = bandScale
+    self.bandCount = bandCount
+    self.gridColumns = gridColumns
+    self.gridRows = gridRows
+    self.gridScaleX = gridColumns > 0 ? Double(gridColumns) / (maxX - minX) : 0
+    self.gridScaleY = gridRows > 0 ? Double(gridRows) / (maxY - minY) : 0
+    self.cellWidth = gridColumns > 0 ? (maxX - minX) / Double(gridColumns) : 0
+    self.cellHeight = gridRows > 0 ? (maxY - minY) / Double(gridRows) : 0
+    self.grid = grid
+    self.bandTable = bandTable
+    self.points = points
+    self.ringStarts = ringStarts
+    self.polygonStarts = polygonStarts
+    self.boundingCap = boundingCap
+    self.areaSquareMeters = areaSquareMeters
+    self.equivalentRadiusMeters = equivalentRadiusMeters
+  }
+
+  /// The grid's size: about one cell an edge, in the box's proportions (in degrees), at most
+  /// 1,024 a side; none below ``gridMinimumEdges`` edges or for a box of no width or height.
+  static func gridLayout(edgeCount: Int, width: Double, height: Double) -> (
+    columns: Int, rows: Int
+  ) {
+    guard edgeCount >= gridMinimumEdges, width > 0, height > 0 else { return (0, 0) }
+    let cells = Double(edgeCount)
+    let columns = Swift.min(1024, Swift.max(1, Int((cells * width / height).squareRoot())))
+    let rows = Swift.min(1024, Swift.max(1, Int((cells / Double(columns)).rounded(.up))))
+    return (columns, rows)
+  }
+
+  /// The band of latitude `y`, clamped to the table (a latitude outside the box gets the first
+  /// or last band). `y` must not be NaN.
+  @inlinable @inline(__always)
+  final func band(latitude y: Double) -> Int {
+    let b = (y - minY) * bandScale
+    if !(b > 0) { return 0 }
+    return b < Double(bandCount) ? Int(b) : bandCount &- 1
+  }
+
+  /// The grid cell of (`x`, `y`), clamped to the grid. Neither may be NaN.
+  @inlinable @inline(__always)
+  final func cell(x: Double, y: Double) -> (column: Int, row: Int) {
+    let u = (x - minX) * gridScaleX
+    let v = (y - minY) * gridScaleY
+    let column = !(u > 0) ? 0 : (u < Double(gridColumns) ? Int(u) : gridColumns &- 1)
+    let row = !(v > 0) ? 0 : (v < Double(gridRows) ? Int(v) : gridRows &- 1)
+    return (column, row)
+  }
+
+  /// The centre of cell (`column`, `row`): the same expression at build and at query time.
+  @inlinable @inline(__always)
+  final func centre(column: Int, row: Int) -> SIMD2<Double> {
+    SIMD2(minX + (Double(column) + 0.5) * cellWidth, minY + (Double(row) + 0.5) * cellHeight)
+  }
+
+  /// ``PolygonRegion/contains(_:)`` at (`x`, `y`) = (longitude, latitude) in degrees, the
+  /// longitude in [−180, 180] or any value the region's frame may hold.
+  @inlinable
+  final func contains(x longitude: Double, y: Double) -> Bool {
+    guard y >= minY, y <= maxY else { return false }
+    var x = longitude
+    // The region's frame starts at minX in [−180, 180): λ below it is tried as λ + 360.
+    if x < minX { x += 360 }
+    guard x <= maxX else { return false }
+    if planarContains(x: x, y: y) { return true }
+    x += 360
+    return x <= maxX && planarContains(x: x, y: y)
+  }
+
+  /// The closed test at (`x`, `y`) in the region's frame, inside the box: the grid, or the
+  /// bands when there is no grid or the cell's centre is unusable.
+  @inlinable
+  final func planarContains(x: Double, y: Double) -> Bool {
+    if gridColumns == 0 { return crossings(x: x, y: y) }
+    let (column, row) = cell(x: x, y: y)
+    let c = row &* gridColumns &+ column
+    let answer: Bool? = grid.withUnsafeBufferPointer { table in
+      let word = table[c]
+      let first = Int(word & Self.positionMask)
+      let end = Int(table[c &+ 1] & Self.positionMask)
+      let centreInside = word & Self.centreInside != 0
+      if first == end { return centreInside }
+      if word & Self.centreUnusable != 0 { return nil }
+      let o = centre(column: column, row: row)
+      return points.withUnsafeBufferPointer { p in
+        Self.segmentTest(
+          UnsafeBufferPointer(rebasing: table[first..<end]), p, from: o, inside: centreInside,
+          to: SIMD2(x, y))
+      }
+    }
+    if let answer { return answer }
+    return crossings(x: x, y: y)
+  }
+
+  /// Whether `q` is inside, given that `o` is inside when `inside` is true and that `edges`
+  /// hold every edge that may meet the segment from `o` to `q`: true at once when `q` lies
+  /// within ``PolygonRegion/boundaryToleranceDegrees`` of one; otherwise `inside`, flipped at
+  /// each edge the segment crosses. An edge crosses when its ends lie on either side of the
+  /// segment's line (a vertex on the line counts on the right, for both its edges, so a ring
+  /// passing through the line at a vertex crosses once or twice, as it should), and `o` and `q`
+  /// on either side of the edge's line. No division.
+  @inlinable
+  static func segmentTest(
+    _ edges: UnsafeBufferPointer<UInt32>, _ p: UnsafeBufferPointer<SIMD2<Double>>,
+    from o: SIMD2<Double>, inside: Bool, to q: SIMD2<Double>
+  ) -> Bool {
+    let tolerance = PolygonRegion.boundaryToleranceDegrees
+    var inside = inside
+    let d = q - o
+    for e in edges {
+      let i = Int(e)
+      let a = p[i]
+      let b = p[i &+ 1]
+      let ab = b - a
+      // The side of q (and of o) of the edge's line: the cross product of ab with aq (ao).
+      let sq = ab.x * (q.y - a.y) - ab.y * (q.x - a.x)
+      if abs(sq) <= tolerance * (abs(ab.x) + abs(ab.y)) && q.x >= Swift.min(a.x, b.x)
+        && q.x <= Swift.max(a.x, b.x) && q.y >= Swift.min(a.y, b.y) && q.y <= Swift.max(a.y, b.y)
+      {
+        return true  // on the edge
+      }
+      let sa = d.x * (a.y - o.y) - d.y * (a.x - o.x)
+      let sb = d.x * (b.y - o.y) - d.y * (b.x - o.x)
+      if (sa > 0) != (sb > 0) {
+        let so = ab.x * (o.y - a.y) - ab.y * (o.x - a.x)
+        if (sq > 0) != (so > 0) { inside.toggle() }
+      }
+    }
+    return inside
+  }
+
+  /// The closed crossing test in the region's frame over the edges of `y`'s band: a ray to
+  /// the east toggles `inside` at each edge it crosses (half-open in latitude, so a vertex on
+  /// the ray counts once); a point within ``PolygonRegion/boundaryToleranceDegrees`` of an edge,
+  /// on a vertex or on a horizontal edge is inside at once. No division.
+  @inlinable
+  final func crossings(x: Double, y: Double) -> Bool {
+    let b = band(latitude: y)
+    let tolerance = PolygonRegion.boundaryToleranceDegrees
+    return bandTable.withUnsafeBufferPointer { table in
+      points.withUnsafeBufferPointer { p in
+        var inside = false
+        var k = Int(table[b])
+        let end = Int(table[b &+ 1])
+        while k < end {
+          let i = Int(table[k])
+          k &+= 1
+          let a = p[i]
+          let c = p[i &+ 1]
+          if (a.y <= y) != (c.y <= y) {
+            // The edge straddles the horizontal line through the point.
+            let cross = (c.x - a.x) * (y - a.y) - (x - a.x) * (c.y - a.y)
+            if abs(cross) <= tolerance * (abs(c.x - a.x) + abs(c.y - a.y)) { return true }
+            if (cross > 0) == (c.y > a.y) { inside.toggle() }
+          } else if a.y == y || c.y == y {
+            // A vertex on the line, the edge on one side of it, or a horizontal edge.
+            if a.y == y && x == a.x { return true }
+            if c.y == y && x == c.x { return true }
+            if a.y == c.y && x >= Swift.min(a.x, c.x) && x <= Swift.max(a.x, c.x) {
+              return true
+            }
+          }
+        }
+        return inside
+      }
+    }
+  }
+
+  /// The grid table (see ``grid``) for this storage's layout, built from the points and the
+  /// bands (which answer for the cells' centres). O(e + c k) for e filed entries and c cells of
+  /// k band edges each.
+  private func buildGrid() -> [UInt32] {
+    let columns = gridColumns
+    let rows = gridRows
+    let cells = columns * rows
+    let margin = Self.gridMarginDegrees
+    var table = [UInt32](repeating: 0, count: cells + 1)
+    func span(_ a: SIMD2<Double>, _ b: SIMD2<Double>) -> (c0: Int, c1: Int, r0: Int, r1: Int) {
+      let low = cell(x: Swift.min(a.x, b.x) - margin, y: Swift.min(a.y, b.y) - margin)
+      let high = cell(x: Swift.max(a.x, b.x) + margin, y: Swift.max(a.y, b.y) + margin)
+      return (low.column, high.column, low.row, high.row)
+    }
+    let rings = ringStarts.count - 1
+    for r in 0..<rings {
+      for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
+        let s = span(points[i], points[i + 1])
+        for row in s.r0...s.r1 {
+          for column in s.c0...s.c1 { table[row * columns + column + 1] += 1 }
+        }
+      }
+    }
+    table[0] = UInt32(cells + 1)
+    for c in 0..<cells { table[c + 1] += table[c] }
+    var fill = Array(table[0..<cells])
+    table.append(contentsOf: repeatElement(0, count: Int(table[cells]) - (cells + 1)))
+    for r in 0..<rings {
+      for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
+        let s = span(points[i], points[i + 1])
+        for row in s.r0...s.r1 {
+          for column in s.c0...s.c1 {
+            let c = row * columns + column
+            table[Int(fill[c])] = UInt32(i)
+            fill[c] += 1
+          }
+        }
+      }
+    }
+    // The centres' answers, from the bands; a centre near an edge of its cell is unusable.
+    for row in 0..<rows {
+      for column in 0..<columns {
+        let c = row * columns + column
+        let o = centre(column: column, row: row)
+        var flags: UInt32 = crossings(x: o.x, y: o.y) ? Self.centreInside : 0
+        for k in Int(table[c])..<Int(table[c + 1]) {
+          let i = Int(table[k])
+          if Self.distanceSquared(o, points[i], points[i + 1]) <= margin * margin {
+            flags |= Self.centreUnusable
+          }
+        }
+        table[c] |= flags
+      }
+    }
+    return table
+  }
+
+  /// The squared planar distance (in square degrees) from `o` to the segment from `a` to `b`.
+  static func distanceSquared(_ o: SIMD2<Double>, _ a: SIMD2<Double>, _ b: SIMD2<Double>)
+    -> Double
+  {
+    let ab = b - a
+    let ao = o - a
+    let length2 = ab.x * ab.x + ab.y * ab.y
+    var t = length2 > 0 ? (ao.x * ab.x + ao.y * ab.y) / length2 : 0
+    t = Swift.min(1, Swift.max(0, t))
+    let d = ao - t * ab
+    return d.x * d.x + d.y * d.y
+  }
+}
