@@ -156,3 +156,95 @@ struct PolygonStoreTests {
     #expect(throws: SQLiteError.self) { try store.geofences() }
   }
 }
+
+@Suite(
+  "Polygons synced from the reference server", .serialized,
+  .enabled(if: ReferenceServer.isAvailable, "python3 with the server's packages is needed"))
+struct PolygonReferenceServerSyncTests {
+  static let key = "poly-key"
+  /// Crosses itself at (5, 5): the server's structural checks pass it, GEOS does not.
+  static var bowtie: [String: Any] {
+    [
+    "id": "bowtie", "name": "Bow",
+    "geometry": [
+        "type": "Polygon", "coordinates": [[[0, 0], [10, 10], [10, 0], [0, 10], [0, 0]]],
+      ],
+    ]
+  }
+
+  func client(_ server: ReferenceServer, store: GeofenceStore) -> GeofenceSyncClient {
+    var configuration = SyncConfiguration(baseURL: server.baseURL, apiKey: Self.key)
+    configuration.pageSize = 10
+    configuration.requestTimeoutSeconds = 10
+    return GeofenceSyncClient(
+      configuration: configuration, store: store, transport: URLSessionTransport(),
+      clock: ManualClock(now: syncTestStart), random: SeededGenerator(seed: 1))
+  }
+
+  @Test func circlesAndValidPolygonsAreAppliedAndTheInvalidOneIsHeldBackWithGEOSReason()
+    async throws
+  {
+    let server = try await ReferenceServer.start(keys: [Self.key])
+    defer { server.stop() }
+    let circles = [
+      ReferenceServer.geofence("circle-lausanne", latitude: 46.52, longitude: 6.63, radius: 1500),
+      ReferenceServer.geofence("circle-yverdon", latitude: 46.78, longitude: 6.64, radius: 900),
+    ]
+    try await server.replaceGeofences(
+      key: Self.key, circles + (try SwissPolygons.adminDefinitions()) + [Self.bowtie])
+    let store = try GeofenceStore.inMemory()
+    let sync = client(server, store: store)
+
+    let report = try await sync.sync()
+    #expect(report.kind == .full)
+    #expect(report.pageCount == 5)  // 41 geofences, 10 a page
+    // Exactly the bowtie is rejected, by GEOS, with the place of the fault.
+    #expect(report.rejections.count == 1)
+    let rejection = try #require(report.rejections.first)
+    #expect(rejection.id == "bowtie")
+    #expect(rejection.reason == .invalidPolygon(.geos("Self-intersection[5 5]")))
+    // Ids are listed in UTF-8 order: "bowtie" comes before "canton-", "circle-", "commune-".
+    #expect(rejection.location.file == "listing page 1")
+    #expect(rejection.location.position == .index(0))
+    // Everything else is stored, equal to what the file reader makes of the same features.
+    let expected = byID(
+      (try SwissPolygons.fromFile())
+        + [
+          try geofence("circle-lausanne", 46.52, 6.63, radius: 1500),
+          try geofence("circle-yverdon", 46.78, 6.64, radius: 900),
+        ])
+    #expect(try store.geofences() == expected)
+    #expect(report.diff.counts == .init(added: 40))
+    #expect(try store.geofence(id: "bowtie") == nil)
+
+    // Fixed on the server, and one polygon reshaped (a vertex added on an edge) and one
+    // circle removed: an incremental answer carries them.
+    var yverdon = try #require(try SwissPolygons.adminDefinitions().first {
+      $0["id"] as? String == "commune-5938"
+    })
+    var geometry = try #require(yverdon["geometry"] as? [String: Any])
+    var rings = try #require(geometry["coordinates"] as? [[[Double]]])
+    let (a, b) = (rings[0][1], rings[0][2])
+    rings[0].insert([(a[0] + b[0]) / 2, (a[1] + b[1]) / 2], at: 2)
+    geometry["coordinates"] = rings
+    yverdon["geometry"] = geometry
+    var fixed = Self.bowtie
+    fixed["geometry"] = [
+      "type": "Polygon", "coordinates": [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]]],
+    ]
+    try await server.patchGeofences(
+      key: Self.key, upsert: [yverdon, fixed], delete: ["circle-yverdon"])
+    let changes = try await sync.sync()
+    #expect(changes.kind == .incremental)
+    #expect(changes.rejections.isEmpty)
+    #expect(changes.diff.counts == .init(added: 1, removed: 1, geometryChanged: 1))
+    #expect(changes.diff.geometryChanged.map(\.id) == ["commune-5938"])
+    #expect(try store.geofence(id: "commune-5938")?.polygon?.vertexCount == 49)
+    let square = try #require(try store.geofence(id: "bowtie")?.polygon)
+    #expect(square.polygons == [[[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]].map(SIMD2.init)]])
+    #expect(try store.state().etag == "\"\(changes.version)\"")
+
+    // Nothing changed since: 304 on a full listing.
+    #expect(try await sync.sync(full: true).kind == .notModified)
+  }
+}
