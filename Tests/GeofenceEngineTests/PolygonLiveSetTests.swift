@@ -91,4 +91,27 @@ struct PolygonLiveSetTests {
     #expect(removed.droppedVisits == 1 && removed.events.isEmpty)
     #expect(try engine.ingest(fix(250), device: "d").isEmpty)
   }
+
+  @Test func aRemovedPolygonsExitGivesTheDistanceToItsNearestEdge() async throws {
+    let server = ListingServer()
+    server.update(upsert: ["P": Self.polygonJSON("P", outer: 0.001, hole: nil, name: "Square")])
+    let clock = TestClock(Self.t0)
+    let engine = try GeofenceEngine(
+      configuration: .init(
+        sync: SyncConfiguration(baseURL: URL(string: "http://sync.test")!, apiKey: "k1"),
+        emitsExitForRemovedGeofences: true),
+      storage: .inMemory, transport: server, clock: clock)
+    _ = try await engine.sync()
+    #expect(summary(try engine.ingest(fix(0), device: "d")) == ["enter P"])
+    server.update(delete: ["P"])
+    clock.time = Self.t0 + 60
+    let removed = try await engine.sync()
+    #expect(summary(removed.events) == ["exit P"])
+    #expect(removed.events.first?.isRemoval == true)
+    // The nearest edge is 0.001° of longitude east or west: 76.5 m at 46.5° N (the edge
+    // distance's local projection, as for every polygon event; not the 0 m to the box centre).
+    let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
+    let expected = 0.001 * metersPerDegree * cos(Self.here.lat * Double.pi / 180)
+    #expect(abs((removed.events.first?.distanceMeters ?? 0) - expected) < 0.01)
+  }
 }
