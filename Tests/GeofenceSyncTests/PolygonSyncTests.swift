@@ -85,7 +85,8 @@ struct PolygonStoreTests {
     #expect(reshaped != yverdon)
     let edited = all.map {
       $0.id == "commune-5938"
-        ? Geofence(id: $0.id, name: $0.name, shape: .polygon(reshaped), metadataJSON: $0.metadataJSON)
+        ? Geofence(
+          id: $0.id, name: $0.name, shape: .polygon(reshaped), metadataJSON: $0.metadataJSON)
         : $0
     }
     try reopened.beginListing()
@@ -165,8 +166,8 @@ struct PolygonReferenceServerSyncTests {
   /// Crosses itself at (5, 5): the server's structural checks pass it, GEOS does not.
   static var bowtie: [String: Any] {
     [
-    "id": "bowtie", "name": "Bow",
-    "geometry": [
+      "id": "bowtie", "name": "Bow",
+      "geometry": [
         "type": "Polygon", "coordinates": [[[0, 0], [10, 10], [10, 0], [0, 10], [0, 0]]],
       ],
     ]
@@ -219,9 +220,10 @@ struct PolygonReferenceServerSyncTests {
 
     // Fixed on the server, and one polygon reshaped (a vertex added on an edge) and one
     // circle removed: an incremental answer carries them.
-    var yverdon = try #require(try SwissPolygons.adminDefinitions().first {
-      $0["id"] as? String == "commune-5938"
-    })
+    var yverdon = try #require(
+      try SwissPolygons.adminDefinitions().first {
+        $0["id"] as? String == "commune-5938"
+      })
     var geometry = try #require(yverdon["geometry"] as? [String: Any])
     var rings = try #require(geometry["coordinates"] as? [[[Double]]])
     let (a, b) = (rings[0][1], rings[0][2])
@@ -241,7 +243,8 @@ struct PolygonReferenceServerSyncTests {
     #expect(changes.diff.geometryChanged.map(\.id) == ["commune-5938"])
     #expect(try store.geofence(id: "commune-5938")?.polygon?.vertexCount == 49)
     let square = try #require(try store.geofence(id: "bowtie")?.polygon)
-    #expect(square.polygons == [[[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]].map(SIMD2.init)]])
+    #expect(
+      square.polygons == [[[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]].map(SIMD2.init)]])
     #expect(try store.state().etag == "\"\(changes.version)\"")
 
     // Nothing changed since: 304 on a full listing.
