@@ -30,8 +30,9 @@ extension GeofenceEngine {
   /// - removed geofences end their visits silently, or with a flagged EXIT
   ///   (``Configuration/emitsExitForRemovedGeofences``) at the clock's time and the device's
   ///   last accepted position;
-  /// - a geofence whose centre or radius changed keeps its visits and is re-evaluated at each
-  ///   device's next accepted fix (EXIT then if the device is beyond the new disc's
+  /// - a geofence whose shape changed (centre, radius, or a polygon's geometry, vertices or
+  ///   holes, even within the same bounding box) keeps its visits and is re-evaluated at each
+  ///   device's next accepted fix (EXIT then if the device is beyond the new shape's
   ///   hysteresis; a moved geofence that now contains the device is entered);
   /// - added geofences start outside.
   ///
@@ -89,7 +90,9 @@ extension GeofenceEngine {
               userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
               time: now, processedAt: now, latitude: last.coordinate.latitude,
               longitude: last.coordinate.longitude, accuracy: last.accuracyMeters,
-              distanceMeters: haversineDistance(g.region.center, last.coordinate),
+              distanceMeters: g.polygon.map {
+                $0.boundaryDistance(to: last.coordinate, notBeyond: .infinity)
+              } ?? haversineDistance(g.region.center, last.coordinate),
               visitSeconds: visit.enterTime.isNaN ? nil : now - visit.enterTime,
               isRemoval: true))
         }

@@ -11,9 +11,10 @@ import GeofenceTransitions
 /// definition, so events already created can still be described), and added or moved
 /// geofences get new slots at the end.
 ///
-/// A geofence's **lifetime** names one life of its id: a hash of its centre and radius
-/// (``OutboxEventID`` with the prefix `geo-`), so loading the same definitions again gives the
-/// same lifetimes and moving or resizing a geofence starts a new one. The lifetime is part of
+/// A geofence's **lifetime** names one life of its id: a hash of its centre and radius, and
+/// for a polygon of its bounding cap and its geometry (``GeofenceSync/StoredPolygon``'s
+/// fingerprint) (``OutboxEventID`` with the prefix `geo-`), so loading the same definitions
+/// again gives the same lifetimes and moving, resizing or reshaping a geofence starts a new one. The lifetime is part of
 /// every event id, so events of two lives never collide.
 struct LiveGeofenceSet {
   private(set) var slotGeofences: [Geofence]
@@ -46,11 +47,14 @@ struct LiveGeofenceSet {
   var count: Int { regions.liveCount }
 
   static func lifetime(_ g: Geofence) -> String {
-    OutboxEventID.derive(
-      [
-        String(g.region.center.latitude), String(g.region.center.longitude),
-        String(g.region.radiusMeters),
-      ], prefix: "geo-")
+    var components = [
+      String(g.region.center.latitude), String(g.region.center.longitude),
+      String(g.region.radiusMeters),
+    ]
+    // A polygon's circle is its bounding cap, which an edit inside the box keeps: the
+    // geometry's own fingerprint names the life too.
+    if let polygon = g.polygon { components.append(StoredPolygon.fingerprint(polygon)) }
+    return OutboxEventID.derive(components, prefix: "geo-")
   }
 
   /// The member `"url"` of a metadata object when it is a string holding an absolute URL: an

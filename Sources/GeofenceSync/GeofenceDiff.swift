@@ -5,9 +5,10 @@ import GeofenceGeometry
 /// Categories, by id:
 /// - **added**: in the new set only;
 /// - **removed**: in the old set only;
-/// - **geometry changed**: in both, with a different centre or radius (name and metadata may
+/// - **geometry changed**: in both, with a different shape: centre or radius, a polygon's
+///   geometry (any vertex), or a circle become a polygon or back (name and metadata may
 ///   have changed too);
-/// - **metadata changed**: in both, same centre and radius (compared exactly, as stored),
+/// - **metadata changed**: in both, the same shape (compared exactly, as stored),
 ///   different name or metadata text.
 ///
 /// The counts are always set. The geofences themselves are listed only when the diff was built
@@ -48,7 +49,7 @@ public struct GeofenceDiff: Hashable, Sendable {
   public var added: [Geofence] = []
   /// Ids of removed geofences.
   public var removed: [String] = []
-  /// The new form of each geofence whose centre or radius changed.
+  /// The new form of each geofence whose shape changed (centre, radius or polygon geometry).
   public var geometryChanged: [Geofence] = []
   /// The new form of each geofence whose name or metadata changed (geometry unchanged).
   public var metadataChanged: [Geofence] = []

@@ -88,8 +88,21 @@ public final class GeofenceStore {
       geofence_count INTEGER NOT NULL DEFAULT 0,
       synced_at REAL, attempted_at REAL, stale_reason TEXT);
     INSERT INTO sync_state (singleton) VALUES (1);
+    """,
+    // Polygon geofences: `geometry` is the polygon in ``StoredPolygon``'s layout, NULL for a
+    // circle; a polygon's latitude, longitude and radius_m are its bounding cap (the circle
+    // the index holds). Staging is empty between listings, so it is made again.
     """
+    ALTER TABLE geofence ADD COLUMN geometry BLOB;
+    DROP TABLE staging;
+    CREATE TABLE staging (
+      id TEXT PRIMARY KEY NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL,
+      radius_m REAL NOT NULL, name TEXT, metadata TEXT, geometry BLOB) WITHOUT ROWID;
+    """,
   ]
+
+  /// The columns of a geofence row, in the order ``geofence(from:)`` reads them.
+  static let columns = "id, latitude, longitude, radius_m, name, metadata, geometry"
 
   /// Opens (creating when missing) the store at `path` with write-ahead logging and
   /// `synchronous = FULL`, and brings its schema up to date.
@@ -145,7 +158,7 @@ public final class GeofenceStore {
   /// Calls `body` with every stored geofence in ascending UTF-8 id order, one row at a time.
   public func forEachGeofence(_ body: (Geofence) throws(SQLiteError) -> Void) throws(SQLiteError) {
     let s = try database.prepare(
-      "SELECT id, latitude, longitude, radius_m, name, metadata FROM geofence ORDER BY id")
+      "SELECT \(Self.columns) FROM geofence ORDER BY id")
     while try s.step() { try body(try Self.geofence(from: s)) }
   }
 
@@ -189,8 +202,8 @@ public final class GeofenceStore {
   public func stage(_ geofences: [Geofence], heldBack: [String] = []) throws -> [String] {
     try database.transaction {
       let insert = try database.prepare(
-        "INSERT INTO staging (id, latitude, longitude, radius_m, name, metadata) "
-          + "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING")
+        "INSERT INTO staging (\(Self.columns)) "
+          + "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO NOTHING")
       let hold = try database.prepare("INSERT OR IGNORE INTO staging_held (id) VALUES (?)")
       var conflicts: [String] = []
       for g in geofences {
@@ -240,19 +253,20 @@ public final class GeofenceStore {
       var diff = GeofenceDiff(includesDetails: details)
       let changed = try database.prepare(
         """
-        SELECT s.id, s.latitude, s.longitude, s.radius_m, s.name, s.metadata,
+        SELECT s.id, s.latitude, s.longitude, s.radius_m, s.name, s.metadata, s.geometry,
                g.id IS NULL,
                g.id IS NOT NULL AND (g.latitude != s.latitude OR g.longitude != s.longitude
-                 OR g.radius_m != s.radius_m)
+                 OR g.radius_m != s.radius_m OR g.geometry IS NOT s.geometry)
         FROM staging s LEFT JOIN geofence g ON g.id = s.id
         WHERE g.id IS NULL OR g.latitude != s.latitude OR g.longitude != s.longitude
-          OR g.radius_m != s.radius_m OR g.name IS NOT s.name OR g.metadata IS NOT s.metadata
+          OR g.radius_m != s.radius_m OR g.geometry IS NOT s.geometry
+          OR g.name IS NOT s.name OR g.metadata IS NOT s.metadata
         ORDER BY s.id
         """)
       while try changed.step() {
         let category: GeofenceDiff.Category =
-          changed.int64(at: 6) != 0
-          ? .added : (changed.int64(at: 7) != 0 ? .geometryChanged : .metadataChanged)
+          changed.int64(at: 7) != 0
+          ? .added : (changed.int64(at: 8) != 0 ? .geometryChanged : .metadataChanged)
         diff.record(category, details ? try Self.geofence(from: changed) : nil)
       }
       let removed = try database.prepare(
@@ -272,7 +286,7 @@ public final class GeofenceStore {
         ALTER TABLE staging RENAME TO geofence;
         CREATE TABLE staging (
           id TEXT PRIMARY KEY NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL,
-          radius_m REAL NOT NULL, name TEXT, metadata TEXT) WITHOUT ROWID;
+          radius_m REAL NOT NULL, name TEXT, metadata TEXT, geometry BLOB) WITHOUT ROWID;
         DELETE FROM staging_held;
         """)
       try database.execute(
@@ -299,8 +313,7 @@ public final class GeofenceStore {
     try database.transaction {
       var diff = GeofenceDiff(includesDetails: details)
       let upsert = try database.prepare(
-        "INSERT OR REPLACE INTO geofence (id, latitude, longitude, radius_m, name, metadata) "
-          + "VALUES (?, ?, ?, ?, ?, ?)")
+        "INSERT OR REPLACE INTO geofence (\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?)")
       let delete = try database.prepare("DELETE FROM geofence WHERE id = ?")
       for g in upserted where !heldBack.contains(g.id) {
         let old = try lookup(table: "geofence", id: g.id)
@@ -334,7 +347,7 @@ public final class GeofenceStore {
 
   private func lookup(table: String, id: String) throws(SQLiteError) -> Geofence? {
     let s = try database.prepare(
-      "SELECT id, latitude, longitude, radius_m, name, metadata FROM \(table) WHERE id = ?")
+      "SELECT \(Self.columns) FROM \(table) WHERE id = ?")
     try s.bind(id, at: 1)
     guard try s.step() else { return nil }
     return try Self.geofence(from: s)
@@ -345,12 +358,26 @@ public final class GeofenceStore {
       .text(g.id), .real(g.region.center.latitude), .real(g.region.center.longitude),
       .real(g.region.radiusMeters), g.name.map { .text($0) } ?? .null,
       g.metadataJSON.map { .text($0) } ?? .null,
+      g.polygon.map { .blob(StoredPolygon.encode($0)) } ?? .null,
     ])
   }
 
-  /// Reads columns 0-5 (id, latitude, longitude, radius_m, name, metadata).
+  /// Reads columns 0-6 (``columns``: id, latitude, longitude, radius_m, name, metadata,
+  /// geometry). A row with a geometry is a polygon (its circle columns, the bounding cap, are
+  /// not read); one without is a circle.
   static func geofence(from s: Statement) throws(SQLiteError) -> Geofence {
     let id = s.string(at: 0) ?? ""
+    if !s.isNull(at: 6) {
+      switch StoredPolygon.decode(s.data(at: 6) ?? Data()) {
+      case .success(let polygon):
+        return Geofence(
+          id: id, name: s.string(at: 4), shape: .polygon(polygon), metadataJSON: s.string(at: 5))
+      case .failure(let problem):
+        throw SQLiteError(
+          extendedCode: SQLiteError.Code.corrupt.rawValue,
+          message: "stored geofence \(id): \(problem)")
+      }
+    }
     guard let center = try? Coordinate(latitude: s.double(at: 1), longitude: s.double(at: 2)),
       let region = try? CircularRegion(center: center, radiusMeters: s.double(at: 3))
     else {

@@ -193,8 +193,11 @@ enum SyncWire {
 
   /// Validates the definitions of one answer.
   ///
-  /// A definition that cannot be used, because its JSON is bad (``Element``) or it fails
-  /// ``GeofenceDefinitions/GeofenceValidator``, is rejected on its own; the rest of the answer
+  /// A definition is a circle, or a polygon (a GeoJSON `geometry` member), validated by the
+  /// one ``GeofenceDefinitions/GeofenceValidator`` (polygons through GEOS, one context per
+  /// answer, as a file load does). A definition that cannot be used, because its JSON is bad
+  /// (``Element``) or it fails that validator (for a polygon: GEOS's reason and the place,
+  /// `Self-intersection[5 5]`), is rejected on its own; the rest of the answer
   /// is applied. **What a rejected definition does to the stored set:** when its id can be
   /// read, the id is held back: the stored geofence of that id, if any, stays as it was (the
   /// server's new version of it is not taken, and a listing does not delete it); a rejected
@@ -219,18 +222,6 @@ enum SyncWire {
         result.rejections.append(
           GeofenceRejection(location: location, id: failure.id, reason: failure.problem))
         if let id = failure.id { held.insert(id) }
-        continue
-      }
-      if let geometry = raw.geometry, geometry != .null {
-        // The store and the protocol carry circles only: a polygon is held back, never
-        // stored as its bounding circle.
-        let id = GeofenceValidator.identifier(of: raw)
-        result.rejections.append(
-          GeofenceRejection(
-            location: location, id: id,
-            reason: .malformedRecord(
-              "polygon geofences are not carried by sync (the protocol has no geometry member)")))
-        if let id { held.insert(id) }
         continue
       }
       if let problem = protocolProblem(raw) {

@@ -15,12 +15,14 @@ enum RegionsCommand {
     standard error.
 
       --store DIR             the store
-      --format F              csv (default): id,name,latitude,longitude,radius_m,metadata;
-                              json: an array of {"id","name","latitude","longitude","radius",
-                              "metadata"}, the definition list 'geofence replay --regions'
-                              reads; jsonl: the same objects, one per line;
-                              geojson: an RFC 7946 FeatureCollection of Point features with
-                              "radius" (metres), "name" and "metadata" properties
+      --format F              csv (default): id,name,latitude,longitude,radius_m,metadata,
+                              geometry (a polygon: its GeoJSON geometry, the circle columns
+                              empty); json: an array of {"id","name","latitude","longitude",
+                              "radius","metadata"} (a polygon: "geometry" instead of the
+                              circle), the definition list 'geofence replay --regions' reads;
+                              jsonl: the same objects, one per line; geojson: an RFC 7946
+                              FeatureCollection of Point features with "radius" (metres) and
+                              Polygon/MultiPolygon features, with "name" and "metadata"
 
     exit status: 0; 64 usage error; 66 no geofence store in DIR; 74 the store cannot be read
     or standard output cannot be written.
@@ -70,14 +72,16 @@ enum RegionsCommand {
     }
     switch format {
     case "csv":
-      out.write("id,name,latitude,longitude,radius_m,metadata\n")
+      out.write("id,name,latitude,longitude,radius_m,metadata,geometry\n")
       for g in geofences {
+        let circle = g.polygon == nil
         let fields = [
           GeofenceEventEncoder.csvTextField(g.id), GeofenceEventEncoder.csvTextField(g.name ?? ""),
-          GeofenceEventEncoder.csvField(g.region.center.latitude.description),
-          GeofenceEventEncoder.csvField(g.region.center.longitude.description),
-          GeofenceEventEncoder.csvField(g.region.radiusMeters.description),
+          GeofenceEventEncoder.csvField(circle ? g.region.center.latitude.description : ""),
+          GeofenceEventEncoder.csvField(circle ? g.region.center.longitude.description : ""),
+          GeofenceEventEncoder.csvField(circle ? g.region.radiusMeters.description : ""),
           GeofenceEventEncoder.csvTextField(g.metadataJSON ?? ""),
+          GeofenceEventEncoder.csvTextField(g.polygon.map(geometryJSON) ?? ""),
         ]
         out.write(fields.joined(separator: ",") + "\n")
       }
@@ -106,8 +110,26 @@ enum RegionsCommand {
     return ExitStatus.ok
   }
 
-  /// One geofence as a definition object (`geoJSON: false`) or an RFC 7946 Point feature,
-  /// through the one JSON writer; numbers in shortest round-trip form.
+  /// A polygon as an RFC 7946 geometry object: `Polygon` for one part, `MultiPolygon` for
+  /// more, with the region's own positions (one longitude frame, outer rings
+  /// counter-clockwise) in shortest round-trip form, so reading it back gives the same region.
+  static func geometryJSON(_ polygon: PolygonRegion) -> String {
+    func ring(_ positions: [SIMD2<Double>]) -> String {
+      "["
+        + positions.map {
+          "[\(JSONText.number($0.x, style: .shortestRoundTrip)),"
+            + "\(JSONText.number($0.y, style: .shortestRoundTrip))]"
+        }.joined(separator: ",") + "]"
+    }
+    let parts = polygon.polygons.map { "[" + $0.map(ring).joined(separator: ",") + "]" }
+    return parts.count == 1
+      ? "{\"type\":\"Polygon\",\"coordinates\":\(parts[0])}"
+      : "{\"type\":\"MultiPolygon\",\"coordinates\":[\(parts.joined(separator: ","))]}"
+  }
+
+  /// One geofence as a definition object (`geoJSON: false`) or an RFC 7946 feature (a Point
+  /// with `radius`, or the polygon), through the one JSON writer; numbers in shortest
+  /// round-trip form.
   static func jsonObject(_ g: Geofence, geoJSON: Bool) -> String {
     func set(_ w: inout JSONObjectWriter, _ key: String, _ value: String?) {
       if let value { w.add(key, string: value) } else { w.addNull(key) }
@@ -119,18 +141,25 @@ enum RegionsCommand {
     if geoJSON {
       var properties = JSONObjectWriter(numberStyle: .shortestRoundTrip)
       set(&properties, "name", g.name)
-      properties.add("radius", raw: radius)
+      if g.polygon == nil { properties.add("radius", raw: radius) }
       properties.add("metadata", raw: g.metadataJSON ?? "null")
       w.add("type", string: "Feature")
       w.add("id", string: g.id)
-      w.add("geometry", raw: "{\"type\":\"Point\",\"coordinates\":[\(lon),\(lat)]}")
+      w.add(
+        "geometry",
+        raw: g.polygon.map(geometryJSON)
+          ?? "{\"type\":\"Point\",\"coordinates\":[\(lon),\(lat)]}")
       w.add("properties", raw: properties.finish())
     } else {
       w.add("id", string: g.id)
       set(&w, "name", g.name)
-      w.add("latitude", raw: lat)
-      w.add("longitude", raw: lon)
-      w.add("radius", raw: radius)
+      if let polygon = g.polygon {
+        w.add("geometry", raw: geometryJSON(polygon))
+      } else {
+        w.add("latitude", raw: lat)
+        w.add("longitude", raw: lon)
+        w.add("radius", raw: radius)
+      }
       w.add("metadata", raw: g.metadataJSON ?? "null")
     }
     return w.finish()

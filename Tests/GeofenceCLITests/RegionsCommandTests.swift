@@ -45,18 +45,19 @@ import Testing
         CLI.same(got.metadata ?? NSNull(), g["metadata"] ?? NSNull()), "\(format) \(id) metadata")
     }
 
-    // CSV: id,name,latitude,longitude,radius_m,metadata (metadata as JSON text).
+    // CSV: id,name,latitude,longitude,radius_m,metadata,geometry (metadata as JSON text; no
+    // polygon here, so the geometry is empty).
     let csv = try CLI.run(["regions", "--store", store])
     #expect(csv.status == 0, "\(csv.stderr)")
     #expect(
       csv.stderr.contains("geofences: 4") && csv.stderr.contains("stale: no"), "\(csv.stderr)")
     let csvLines = CLI.lines(csv.stdout)
-    #expect(csvLines.first == "id,name,latitude,longitude,radius_m,metadata")
+    #expect(csvLines.first == "id,name,latitude,longitude,radius_m,metadata,geometry")
     #expect(csvLines.count == given.count + 1)
     for (line, g) in zip(csvLines.dropFirst(), given) {
       let fields = Self.csvFields(line)
-      #expect(fields.count == 6, "\(line)")
-      guard fields.count == 6 else { continue }
+      #expect(fields.count == 7 && fields[6].isEmpty, "\(line)")
+      guard fields.count == 7 else { continue }
       let metadata =
         fields[5].isEmpty
         ? nil : try? JSONSerialization.jsonObject(with: Data(fields[5].utf8))

@@ -51,3 +51,34 @@ def within_reach(
     """
     distance = haversine_m(device_lat_deg, device_lon_deg, centre_lat_deg, centre_lon_deg)
     return distance <= reach_m + geofence_radius_m
+
+
+def bounding_cap(positions: list[list[float]]) -> tuple[float, float, float]:
+    """A circle ``(latitude, longitude, radius_m)`` that contains a polygon's positions' box.
+
+    The longitudes are first moved into one frame as the engine does (every one shifted by the
+    same multiple of 360 so that the smallest lies in [-180, 180); a polygon cut at ±180 or
+    written past 180 keeps its extent). The centre is the middle of the latitude/longitude box
+    and the radius the largest haversine distance to its four corners, widened by a relative
+    1e-9 and 1 m, the engine's ``PolygonRegion.boundingCap`` rule: along a parallel or a
+    meridian the distance from the centre has a single minimum, so a corner is the farthest
+    point of the box, and the box holds every edge (edges are straight in longitude and
+    latitude, RFC 7946). Only the ``near=`` filter reads it, as a superset test.
+    Cost: O(positions).
+    """
+    lons = [p[0] for p in positions]
+    lats = [p[1] for p in positions]
+    shift = 0.0
+    while min(lons) + shift >= 180.0:
+        shift -= 360.0
+    while min(lons) + shift < -180.0:
+        shift += 360.0
+    west, east = min(lons) + shift, max(lons) + shift
+    south, north = min(lats), max(lats)
+    mid_lat = (south + north) / 2.0
+    mid_lon = (west + east) / 2.0
+    if mid_lon >= 180.0:
+        mid_lon -= 360.0
+    radius = max(haversine_m(mid_lat, mid_lon, lat, lon)
+                 for lat in (south, north) for lon in (west, east))
+    return mid_lat, mid_lon, radius * (1.0 + 1e-9) + 1.0

@@ -8,9 +8,11 @@ Usage::
 Formats (chosen by content for ``.json``/``.geojson``, by extension for ``.csv``):
 
 - JSON: ``[{"id", "latitude", "longitude", "radius", "name"?, "metadata"?}, ...]``.
-- GeoJSON: a FeatureCollection (or one Feature) of Point features; ``id`` from the feature id
-  or ``properties.id``, ``radius`` (or ``radius_m``) and ``name`` from properties, ``metadata``
-  from ``properties.metadata`` or else the remaining properties.
+- GeoJSON: a FeatureCollection (or one Feature) of Point, Polygon and MultiPolygon features;
+  ``id`` from the feature id or ``properties.id``, ``name`` from properties, ``metadata`` from
+  ``properties.metadata`` or else the remaining properties. A Point takes ``radius`` (or
+  ``radius_m``) from properties; a Polygon or MultiPolygon is a polygon geofence whose
+  ``geometry`` is the feature's (checked as :func:`validation.validate_geometry` says).
 - CSV with a header row: ``id,name,latitude,longitude[,radius]``; other columns go into
   ``metadata`` as strings (empty cells are left out). This reads ``data/places/*.csv`` as-is.
 
@@ -97,24 +99,29 @@ def _feature_record(feature: Any, default_radius: float | None) -> dict[str, Any
     if not isinstance(feature, dict) or feature.get("type") != "Feature":
         return Rejection("not a GeoJSON Feature")
     geometry = feature.get("geometry")
-    if not isinstance(geometry, dict) or geometry.get("type") != "Point":
-        return Rejection("geometry is not a Point")
-    coords = geometry.get("coordinates")
-    if not isinstance(coords, list) or len(coords) < 2:
-        return Rejection("Point coordinates must be [longitude, latitude]")
+    kind = geometry.get("type") if isinstance(geometry, dict) else None
+    if kind not in ("Point", "Polygon", "MultiPolygon"):
+        return Rejection("geometry is not a Point, Polygon or MultiPolygon")
     props = feature.get("properties") or {}
     if not isinstance(props, dict):
         return Rejection("properties must be an object")
     gid = feature.get("id", props.get("id"))
     if isinstance(gid, (int, float)) and not isinstance(gid, bool):
         gid = str(gid) if not isinstance(gid, float) or not gid.is_integer() else str(int(gid))
-    radius = props.get("radius", props.get("radius_m"))
-    record: dict[str, Any] = {
-        "id": gid,
-        "latitude": coords[1],
-        "longitude": coords[0],
-        "radius": default_radius if radius is None else radius,
-    }
+    record: dict[str, Any]
+    if kind == "Point":
+        coords = geometry.get("coordinates")
+        if not isinstance(coords, list) or len(coords) < 2:
+            return Rejection("Point coordinates must be [longitude, latitude]")
+        radius = props.get("radius", props.get("radius_m"))
+        record = {
+            "id": gid,
+            "latitude": coords[1],
+            "longitude": coords[0],
+            "radius": default_radius if radius is None else radius,
+        }
+    else:
+        record = {"id": gid, "geometry": geometry}
     if props.get("name") is not None:
         record["name"] = props["name"]
     if isinstance(props.get("metadata"), dict):
@@ -142,7 +149,8 @@ def _json_records(path: Path, default_radius: float | None) -> Iterator[tuple[st
         yield f"{path}[0]", _feature_record(document, default_radius)
     elif isinstance(document, list):
         for index, item in enumerate(document):
-            if isinstance(item, dict) and item.get("radius") is None and default_radius is not None:
+            if (isinstance(item, dict) and item.get("radius") is None
+                    and item.get("geometry") is None and default_radius is not None):
                 item = {**item, "radius": default_radius}
             yield f"{path}[{index}]", item
     else:
@@ -170,7 +178,8 @@ def definitions_from(
             if isinstance(record, Rejection):
                 report.rejected.append((where, record.reason))
                 continue
-            if isinstance(record, dict) and record.get("radius") is None:
+            if (isinstance(record, dict) and record.get("radius") is None
+                    and record.get("geometry") is None):
                 report.rejected.append((where, "missing radius (give --radius for a default)"))
                 continue
             definition, reason = validate_geofence(record)

@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS geofence_rows (
     name TEXT,
     metadata TEXT,
     updated_at TEXT NOT NULL,
+    geometry TEXT,
     PRIMARY KEY (account, id, valid_from)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS geofence_rows_by_valid_to ON geofence_rows (account, valid_to, id);
@@ -126,13 +127,14 @@ _ACCOUNT_COLUMNS = (("accounts", "key"), ("geofence_rows", "account"), ("version
 
 _TEMP_SCHEMA = """
 CREATE TEMP TABLE IF NOT EXISTS incoming (
-    id TEXT PRIMARY KEY, latitude REAL, longitude REAL, radius REAL, name TEXT, metadata TEXT
+    id TEXT PRIMARY KEY, latitude REAL, longitude REAL, radius REAL, name TEXT, metadata TEXT,
+    geometry TEXT
 );
 CREATE TEMP TABLE IF NOT EXISTS doomed (id TEXT PRIMARY KEY);
 CREATE TEMP TABLE IF NOT EXISTS changed (id TEXT PRIMARY KEY);
 """
 
-_GEOFENCE_COLUMNS = "id, latitude, longitude, radius, name, metadata, updated_at"
+_GEOFENCE_COLUMNS = "id, latitude, longitude, radius, name, metadata, updated_at, geometry"
 
 # Slack added to the latitude prefilter of near= queries so that rounding in the prefilter can
 # never drop a geofence that the exact haversine test would keep.
@@ -200,8 +202,12 @@ def parse_version_token(token: str) -> int | None:
 
 def geofence_json(row: sqlite3.Row | tuple) -> dict[str, Any]:
     """Wire form of one stored geofence row (columns in ``_GEOFENCE_COLUMNS`` order)."""
-    gid, lat, lon, radius, name, metadata, updated_at = row
-    out: dict[str, Any] = {"id": gid, "latitude": lat, "longitude": lon, "radius": radius}
+    gid, lat, lon, radius, name, metadata, updated_at, geometry = row
+    # A polygon is its geometry alone: the circle columns hold its bounding cap, which only
+    # the near= filter reads, and are not sent (a client would take them for a circle).
+    out: dict[str, Any] = (
+        {"id": gid, "geometry": json.loads(geometry)} if geometry is not None
+        else {"id": gid, "latitude": lat, "longitude": lon, "radius": radius})
     if name is not None:
         out["name"] = name
     if metadata is not None:
@@ -268,6 +274,7 @@ class Store:
         self._secret = secret if secret is not None else _load_secret(path)
         conn = self._conn()
         conn.executescript(SCHEMA)
+        self._add_geometry_column(conn)
         self._convert_plain_keys(conn)
 
     # -- account names ----------------------------------------------------------------------
@@ -276,6 +283,14 @@ class Store:
         """The stored name of ``key``'s account: ``HMAC-SHA256(secret, UTF-8 key)``, 64 hex digits."""
         return hmac.new(self._secret, key.encode("utf-8", "surrogatepass"),
                         hashlib.sha256).hexdigest()
+
+    def _add_geometry_column(self, conn: sqlite3.Connection) -> None:
+        """Adds ``geofence_rows.geometry`` (polygon geofences) to a database that predates it;
+        its existing rows are circles, NULL there."""
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(geofence_rows)")}
+        if "geometry" not in columns:
+            with self._write_lock:
+                conn.execute("ALTER TABLE geofence_rows ADD COLUMN geometry TEXT")
 
     def _convert_plain_keys(self, conn: sqlite3.Connection) -> None:
         """Replaces plain keys by their keyed hash in a database that predates keyed hashes."""
@@ -398,9 +413,10 @@ class Store:
             for table in ("incoming", "doomed", "changed"):
                 conn.execute(f"DELETE FROM temp.{table}")
             conn.executemany(
-                "INSERT OR REPLACE INTO temp.incoming VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO temp.incoming VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
-                    (d.id, d.latitude, d.longitude, d.radius_m, d.name, d.metadata_json)
+                    (d.id, d.latitude, d.longitude, d.radius_m, d.name, d.metadata_json,
+                     d.geometry_json)
                     for d in incoming
                 ),
             )
@@ -423,7 +439,7 @@ class Store:
                 " ON g.account = ? AND g.id = i.id AND g.valid_to IS NULL"
                 " WHERE g.latitude IS NOT i.latitude OR g.longitude IS NOT i.longitude"
                 " OR g.radius IS NOT i.radius OR g.name IS NOT i.name"
-                " OR g.metadata IS NOT i.metadata",
+                " OR g.metadata IS NOT i.metadata OR g.geometry IS NOT i.geometry",
                 (key,),
             )
             deleted = conn.execute(
@@ -443,8 +459,10 @@ class Store:
                 "INSERT INTO changes SELECT ?, ?, i.id" + new_rows, (key, version, key)
             )
             upserted = conn.execute(
-                "INSERT INTO geofence_rows SELECT ?, i.id, ?, NULL, i.latitude, i.longitude,"
-                " i.radius, i.name, i.metadata, ?" + new_rows,
+                "INSERT INTO geofence_rows (account, id, valid_from, valid_to, latitude,"
+                " longitude, radius, name, metadata, updated_at, geometry)"
+                " SELECT ?, i.id, ?, NULL, i.latitude, i.longitude,"
+                " i.radius, i.name, i.metadata, ?, i.geometry" + new_rows,
                 (key, version, now, key),
             ).rowcount
             for table in ("incoming", "doomed", "changed"):
@@ -578,7 +596,8 @@ class Store:
                     f"{count} geofences changed since {version_token(since)}; do a full listing",
                 )
             rows = conn.execute(
-                "SELECT c.id, g.latitude, g.longitude, g.radius, g.name, g.metadata, g.updated_at"
+                "SELECT c.id, g.latitude, g.longitude, g.radius, g.name, g.metadata, g.updated_at,"
+                " g.geometry"
                 " FROM (SELECT DISTINCT id FROM changes WHERE account = ? AND version > ?) c"
                 " LEFT JOIN geofence_rows g"
                 " ON g.account = ? AND g.id = c.id AND g.valid_to IS NULL ORDER BY c.id",

@@ -60,7 +60,8 @@ def test_geojson_points(tmp_path: Path) -> None:
     report = import_files(store, "k", [path])
     assert report.imported == 2
     assert [r for _, r in report.rejected] == [
-        "missing radius (give --radius for a default)", "geometry is not a Point"]
+        "missing radius (give --radius for a default)",
+        "geometry must be a non-empty array of rings"]
     rows = current(store, "k")
     assert (rows["7"]["latitude"], rows["7"]["longitude"], rows["7"]["radius"]) == (
         21.3, -157.8, 900.0)
