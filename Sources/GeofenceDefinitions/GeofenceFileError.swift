@@ -13,6 +13,10 @@ public struct GeofenceFileError: Error, Hashable, Sendable, CustomStringConverti
     case empty
     /// The first CSV record is not a header naming the required columns; the names found.
     case missingCSVHeader(found: [String])
+    /// The JSON text ends inside the list of definitions (a file cut short); the parser's
+    /// message. The definitions complete before the end are read all the same (see
+    /// ``GeofenceLoadResult/truncations``).
+    case truncated(String)
   }
 
   /// The file's path as given to the reader.
@@ -30,6 +34,8 @@ public struct GeofenceFileError: Error, Hashable, Sendable, CustomStringConverti
     case .malformedJSON(let why): return "\(file): not valid JSON: \(why)"
     case .unexpectedJSONStructure(let why): return "\(file): \(why)"
     case .empty: return "\(file): the file is empty"
+    case .truncated(let why):
+      return "\(file): the file ends early (truncated): \(why)"
     case .missingCSVHeader(let found):
       let shown = found.prefix(12).map { "\"\($0)\"" }.joined(separator: ", ")
       return

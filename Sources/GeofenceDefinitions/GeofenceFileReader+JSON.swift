@@ -143,6 +143,14 @@ extension GeofenceFileReader {
         "expected a GeoJSON FeatureCollection (an object with \"type\": \"FeatureCollection\")"
           + " or an array of definitions")
     }
+    readFeatures(features, in: document, into: &accumulator)
+  }
+
+  /// Reads GeoJSON features, each on its own (see ``readFeatureCollection(_:in:file:into:)``).
+  static func readFeatures(
+    _ features: [JSONSpan], in document: JSONDocument,
+    into accumulator: inout GeofenceLoadAccumulator
+  ) {
     accumulator.reserveCapacity(features.count)
     for (index, element) in features.enumerated() {
       let decoded: Result<RawGeofenceDefinition, DefinitionFailure>

@@ -46,7 +46,9 @@ public enum GeofenceFileFormat: String, Hashable, Sendable, CaseIterable {
 /// rejects its definition only, naming the field. Within a file ids are unique: the first *loaded* definition of
 /// an id wins and later ones are rejected with a reason naming its location (a definition that
 /// was itself rejected claims no id). Only a file whose structure cannot be parsed at all (an
-/// unclosed string or bracket, a missing comma between elements) throws.
+/// unclosed string or bracket, a missing comma between elements) throws, except text that ends
+/// inside the list of definitions (a file cut short): the complete definitions before the end
+/// load, and the file is named in ``GeofenceLoadResult/truncations``.
 public enum GeofenceFileReader {
   /// Reads one definition file.
   ///
@@ -119,7 +121,19 @@ public enum GeofenceFileReader {
     case .csv:
       try readCSV(data, into: &accumulator)
     case .json, .geojson:
-      let document = try parseJSON(data, file: fileName)
+      let document: JSONDocument
+      switch try parseJSON(data, file: fileName) {
+      case .whole(let whole): document = whole
+      case .truncated(let salvage, let fault):
+        if salvage.areFeatures {
+          readFeatures(salvage.records, in: salvage.document, into: &accumulator)
+        } else {
+          readDefinitionList(salvage.records, in: salvage.document, into: &accumulator)
+        }
+        accumulator.result.truncations.append(
+          GeofenceFileError(file: fileName, reason: .truncated(fault.description)))
+        return accumulator.result
+      }
       switch document.kind(of: document.root) {
       case .array:
         let elements: [JSONSpan]
@@ -142,15 +156,27 @@ public enum GeofenceFileReader {
     return accumulator.result
   }
 
+  /// A JSON definition file opened: whole, or cut short with its complete records found.
+  enum OpenedJSON {
+    case whole(JSONDocument)
+    /// The text ends inside the list of definitions; the parser's error for the whole text.
+    case truncated(TruncatedRecords, JSONReadError)
+  }
+
   /// Opens the document, checking its structure only (``JSONDocument/init(bytes:)``): values
-  /// are read element by element, so that one bad value costs only its definition.
-  static func parseJSON(_ data: Data, file: String) throws(GeofenceFileError) -> JSONDocument {
+  /// are read element by element, so that one bad value costs only its definition. Text that
+  /// ends inside the list of definitions gives the complete ones before the end
+  /// (``JSONDocument/recordsBeforeEnd(of:)``).
+  static func parseJSON(_ data: Data, file: String) throws(GeofenceFileError) -> OpenedJSON {
     if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
       throw GeofenceFileError(file: file, reason: .empty)
     }
     do {
-      return try JSONDocument(bytes: data)
+      return .whole(try JSONDocument(bytes: data))
     } catch {
+      if let salvage = JSONDocument.recordsBeforeEnd(of: data) {
+        return .truncated(salvage, error)
+      }
       throw GeofenceFileError(file: file, reason: .malformedJSON(error.description))
     }
   }

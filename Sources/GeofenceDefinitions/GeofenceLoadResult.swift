@@ -9,6 +9,11 @@ public struct GeofenceLoadResult: Equatable, Sendable {
   public var locations: [DefinitionLocation]
   /// Rejected definitions, in file order (files in the order they were merged).
   public var rejected: [GeofenceRejection]
+  /// Files that break off inside their list of definitions (JSON or GeoJSON text that ends
+  /// early), each with where and why (``GeofenceFileError/Reason/truncated(_:)``).
+  /// ``geofences`` then holds the complete definitions before the end and nothing after it;
+  /// callers report such a file as damaged (exit 65) and still use those geofences.
+  public var truncations: [GeofenceFileError] = []
 
   public init(
     geofences: [Geofence] = [], locations: [DefinitionLocation] = [],
@@ -52,6 +57,7 @@ public struct GeofenceLoadResult: Equatable, Sendable {
         fileRejections = fileRejections.sortedByPosition()
       }
       merged.rejected += fileRejections
+      merged.truncations += result.truncations
     }
     return merged
   }

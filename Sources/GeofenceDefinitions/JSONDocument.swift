@@ -44,6 +44,13 @@ public struct JSONDocument: Sendable {
   /// The root value.
   public let root: JSONSpan
 
+  /// A document over `bytes` whose structure was not checked as a whole (see
+  /// ``recordsBeforeEnd(of:)``): only spans found by that scan may be read from it.
+  init(unchecked bytes: [UInt8], root: JSONSpan) {
+    self.bytes = bytes
+    self.root = root
+  }
+
   /// The JSON type of a span, from its first byte.
   public enum Kind: Hashable, Sendable {
     case object, array, string, scalar
@@ -479,5 +486,111 @@ private struct Cursor {
 
   static func shown(_ s: String) -> String {
     s.count <= 40 ? s : String(s.prefix(40)) + "…"
+  }
+}
+
+/// The complete records of JSON text that ends early: see ``JSONDocument/recordsBeforeEnd(of:)``.
+struct TruncatedRecords {
+  /// The text, with a root span from the first value to the end.
+  var document: JSONDocument
+  /// The records that are complete before the end, in order.
+  var records: [JSONSpan]
+  /// Whether the records are the `features` of a GeoJSON `FeatureCollection` (else the
+  /// elements of a root array).
+  var areFeatures: Bool
+}
+
+extension JSONDocument {
+  /// Finds the records of a definition file whose text breaks off before its end (a download
+  /// or a copy cut short): the elements of the root array, or of the `features` array of a
+  /// root object, that are complete before the text runs out.
+  ///
+  /// An element counts when a `,` or `]` follows it, or when it is an object, array or string
+  /// closed before the end (a number or literal at the very end may itself be cut). A root
+  /// object's members before `features` must be well formed, and a `type` member before it
+  /// must be `"FeatureCollection"`.
+  /// - Returns: `nil` unless the text ends inside that list, with everything before the end
+  ///   well formed: any other structural fault (a missing comma, a stray bracket) gives `nil`,
+  ///   and the caller reports the file as malformed.
+  /// - Complexity: O(n) in the text's size.
+  static func recordsBeforeEnd(of text: some Sequence<UInt8>) -> TruncatedRecords? {
+    let bytes = Array(text)
+    let found: (JSONSpan, [JSONSpan], Bool)? = bytes.withUnsafeBufferPointer { b in
+      var c = Cursor(
+        bytes: b, i: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0, line: 1, lineStart: 0)
+      c.skipSpace()
+      guard !c.atEnd else { return nil }
+      let root = JSONSpan(
+        start: c.i, end: b.count, line: c.line, lineStart: c.lineStart, depth: 0)
+      switch b[c.i] {
+      case UInt8(ascii: "["):
+        guard let records = c.elementsBeforeEnd(depth: 1) else { return nil }
+        return (root, records, false)
+      case UInt8(ascii: "{"):
+        c.i += 1
+        var first = true
+        while true {
+          c.skipSpace()
+          if !first { guard c.take(UInt8(ascii: ",")) else { return nil } }
+          first = false
+          c.skipSpace()
+          guard !c.atEnd, b[c.i] == UInt8(ascii: "\""),
+            let keySpan = try? c.skipValue(depth: 1)
+          else { return nil }
+          var keyCursor = Cursor(bytes: b, at: keySpan)
+          guard let key = try? keyCursor.string() else { return nil }
+          c.skipSpace()
+          guard c.take(UInt8(ascii: ":")) else { return nil }
+          c.skipSpace()
+          guard !c.atEnd else { return nil }
+          if key == "features" {
+            guard b[c.i] == UInt8(ascii: "["), let records = c.elementsBeforeEnd(depth: 2)
+            else { return nil }
+            return (root, records, true)
+          }
+          guard let value = try? c.skipValue(depth: 1) else { return nil }
+          if key == "type" {
+            var valueCursor = Cursor(bytes: b, at: value)
+            guard (try? valueCursor.value(depth: 1)) == .string("FeatureCollection") else {
+              return nil
+            }
+          }
+        }
+      default:
+        return nil
+      }
+    }
+    guard let (root, records, areFeatures) = found else { return nil }
+    return TruncatedRecords(
+      document: JSONDocument(unchecked: bytes, root: root), records: records,
+      areFeatures: areFeatures)
+  }
+}
+
+extension Cursor {
+  /// From an array's `[`: its elements complete before the end of the text, or `nil` when
+  /// the array is closed or a structural fault comes first (see
+  /// ``JSONDocument/recordsBeforeEnd(of:)``).
+  mutating func elementsBeforeEnd(depth: Int) -> [JSONSpan]? {
+    guard take(UInt8(ascii: "[")) else { return nil }
+    var out: [JSONSpan] = []
+    while true {
+      skipSpace()
+      if atEnd { return out }
+      if out.isEmpty, take(UInt8(ascii: "]")) { return nil }
+      let span: JSONSpan
+      do { span = try skipValue(depth: depth) } catch { return atEnd ? out : nil }
+      skipSpace()
+      if atEnd {
+        switch bytes[span.start] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\""): out.append(span)
+        default: break
+        }
+        return out
+      }
+      out.append(span)
+      if take(UInt8(ascii: "]")) { return nil }
+      guard take(UInt8(ascii: ",")) else { return nil }
+    }
   }
 }

@@ -63,9 +63,9 @@ enum ReplayCommand {
                                    (at most 300 s and 20 km apart, both fixes accurate to
                                    100 m and to the region's radius) [off]
 
-    exit status: 0 success; 64 usage error; 65 a track or geofence file could not be parsed,
-    a track gave no usable fix (the other files are still replayed), or no geofence loaded at
-    all (nothing is replayed); 66 an input file is missing, unreadable or a
+    exit status: 0 success; 64 usage error; 65 a track or geofence file could not be parsed
+    or ends early (what it holds before the end is still used), a track gave no usable fix
+    (the other files are still replayed), or no geofence loaded at all (nothing is replayed); 66 an input file is missing, unreadable or a
     directory; 73 the --svg file cannot be created; 74 standard output cannot be written.
     Rows a reader cannot use are reported on standard error with file and line, and skipped.
     """
@@ -214,6 +214,14 @@ enum ReplayCommand {
       do {
         let load = try GeofenceFileReader.read(
           contentsOf: URL(fileURLWithPath: path), defaultRadiusMeters: radius)
+        for cut in load.truncations {
+          // The definitions before the end still count; the file is reported as damaged.
+          progress.clear()
+          printError(
+            "geofence replay: \(cut); the \(load.geofences.count + load.rejected.count)"
+              + " definitions complete before the end are used")
+          worsen(ExitStatus.dataError)
+        }
         loads.append(load)
         validPerFile.append(load.geofences.count)
       } catch {

@@ -659,7 +659,9 @@ enum RunCommand {
     var status: Int32
   }
 
-  /// Geofences from definition files, as `geofence replay` loads them.
+  /// Geofences from definition files, as `geofence replay` loads them, except that a file
+  /// cut short (``GeofenceLoadResult/truncations``) fails the load, exit 65: a live run does
+  /// not start on a set missing an unknown number of definitions.
   static func loadRegionFiles(_ files: [(path: String, radius: Double?)], quiet: Bool)
     -> Result<[Geofence], LoadFailure>
   {
@@ -677,6 +679,10 @@ enum RunCommand {
       }
     }
     let merged = GeofenceLoadResult.merging(loads)
+    if let cut = merged.truncations.first {
+      // A live run does not start on a set that lost an unknown number of definitions.
+      return .failure(LoadFailure(message: "\(cut)", status: ExitStatus.dataError))
+    }
     if !quiet {
       ReplayCommand.report(
         rejections: merged.rejected.map(\.description), what: "geofence definitions")

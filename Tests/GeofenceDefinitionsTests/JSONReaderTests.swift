@@ -93,7 +93,7 @@ private func at(_ index: Int) -> DefinitionLocation {
 
 @Test func unparseableJSONIsAThrownErrorNamingTheFile() throws {
   do {
-    _ = try read(#"[{"id": "a", "latitude": 1,"#)
+    _ = try read(#"[{"id": "a", "latitude": 1}, ]]"#)
     Issue.record("expected an error")
   } catch {
     #expect(error.file == "defs.json")
