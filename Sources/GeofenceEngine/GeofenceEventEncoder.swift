@@ -153,12 +153,7 @@ public struct GeofenceEventEncoder: Sendable {
     id: String, name: String?, metadataJSON: String?, url: String?, to out: inout [UInt8]
   ) {
     func string(_ name: StaticString, _ value: String?) {
-      JSONText.append(name, to: &out)
-      if let value {
-        JSONText.appendQuoted(value, to: &out)
-      } else {
-        JSONText.append("null", to: &out)
-      }
+      appendStringMember(name, value, to: &out)
     }
     string(",\"geofence_id\":", id)
     string(",\"geofence_name\":", name)
@@ -171,18 +166,24 @@ public struct GeofenceEventEncoder: Sendable {
     string(",\"url\":", url)
   }
 
+  /// `name` (for example `,"key":`), then `value` as a JSON string, or `null`.
+  @inline(__always)
+  static func appendStringMember(_ name: StaticString, _ value: String?, to out: inout [UInt8]) {
+    JSONText.append(name, to: &out)
+    if let value {
+      JSONText.appendQuoted(value, to: &out)
+    } else {
+      JSONText.append("null", to: &out)
+    }
+  }
+
   /// The members after `id`, from `"type"` on, without the braces.
   private static func appendMembers(
     _ e: some EncodableEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
   ) {
     // `name` is `,"key":` (the first member's without the comma).
     func string(_ name: StaticString, _ value: String?) {
-      JSONText.append(name, to: &out)
-      if let value {
-        JSONText.appendQuoted(value, to: &out)
-      } else {
-        JSONText.append("null", to: &out)
-      }
+      appendStringMember(name, value, to: &out)
     }
     func time(_ name: StaticString, _ value: Double?) {
       JSONText.append(name, to: &out)

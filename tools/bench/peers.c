@@ -36,6 +36,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_io.h"
+
 static double median(double *v, int n);
 
 #define EARTH_RADIUS_M 6371008.8
@@ -51,24 +53,6 @@ static inline void add_pair(checksum_t *c, uint64_t fix, uint64_t slot) {
   c->weighted_sum += fix * slot;
 }
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) { perror(path); exit(66); }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc(n + 1);
-  if (fread(buf, 1, n, f) != (size_t)n) { perror(path); exit(66); }
-  buf[n] = 0;
-  fclose(f);
-  return buf;
-}
 
 /* Parses rows of `cols` comma-separated numbers after a header line; returns the row count. */
 static size_t parse_rows(char *text, int cols, double **out, size_t limit) {
@@ -877,15 +861,6 @@ static double median(double *v, int n) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* A whole decimal number (no trailing characters, finite) in *out. */
-static int parse_number(const char *text, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || *end != '\0' || errno != 0 || !isfinite(v)) return 0;
-  *out = v;
-  return 1;
-}
 
 int main(int argc, char **argv) {
   if (argc < 4) {

@@ -335,13 +335,20 @@ SELECT count(*), coalesce(sum(r.id::numeric), 0), coalesce(sum(f.idx::numeric * 
 FROM fixes f JOIN regions r
   ON ST_DWithin(r.g, f.g, {max_radius!r}, false) AND ST_DWithin(r.g, f.g, r.radius, false);
 """
+    elapsed, s = timed_checksum(pg, query)
+    return build, len(flat) / elapsed, s
+
+
+def timed_checksum(pg, query):
+    """Runs a query giving `count, sum of slots, sum of fix index x slot` in one row: its
+    wall time in seconds and the checksum (sums mod 2^64, as peers.c)."""
     t0 = time.perf_counter()
     out = pg.psql(query).strip().splitlines()[-1]
     elapsed = time.perf_counter() - t0
     n, ssum, wsum = out.split(",")
     s = Sum()
     s.pairs, s.slots, s.weighted = int(n), int(ssum) & MASK64, int(wsum) & MASK64
-    return build, len(flat) / elapsed, s
+    return elapsed, s
 
 
 # ---- driver ----

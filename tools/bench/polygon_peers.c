@@ -27,28 +27,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_io.h"
+
 typedef struct {
   uint64_t pairs, slot_sum, weighted_sum, candidates;
 } checksum_t;
 
-static double now_seconds(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) { perror(path); exit(66); }
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc(n + 1);
-  if (fread(buf, 1, n, f) != (size_t)n) { perror(path); exit(66); }
-  buf[n] = 0;
-  fclose(f);
-  return buf;
-}
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -94,14 +78,6 @@ __attribute__((noinline)) static checksum_t pass(GEOSContextHandle_t ctx, GEOSST
   return sum;
 }
 
-static int parse_number(const char *text, double *out) {
-  char *end = NULL;
-  errno = 0;
-  double v = strtod(text, &end);
-  if (end == text || *end != '\0' || errno != 0 || !isfinite(v)) return 0;
-  *out = v;
-  return 1;
-}
 
 int main(int argc, char **argv) {
   if (argc < 3) {

@@ -27,7 +27,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import MASK64, PostGIS, Sum  # noqa: E402
+from peers import PostGIS, Sum, timed_checksum  # noqa: E402
 
 # Fixes measured per peer (a prefix), to bound their run time on 2 cores.
 LIMITS = {"shapely": 200_000, "postgis": 20_000}
@@ -114,12 +114,7 @@ SET max_parallel_workers_per_gather = 0;
 SELECT count(*), coalesce(sum(p.id::numeric), 0), coalesce(sum(f.idx::numeric * p.id), 0)
 FROM fixes f JOIN polys p ON ST_Covers(p.g, f.g);
 """
-    t0 = time.perf_counter()
-    out = pg.psql(query).strip().splitlines()[-1]
-    elapsed = time.perf_counter() - t0
-    n, ssum, wsum = out.split(",")
-    s = Sum()
-    s.pairs, s.slots, s.weighted = int(n), int(ssum) & MASK64, int(wsum) & MASK64
+    elapsed, s = timed_checksum(pg, query)
     return build, len(lat) / elapsed, s
 
 
