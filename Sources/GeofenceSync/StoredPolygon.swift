@@ -76,25 +76,24 @@ public enum StoredPolygon {
     guard polygonCount > 0 else { return .failure(.emptyCount) }
     // Every count needs at least 4 bytes behind it: a bound before any allocation.
     guard Int(polygonCount) <= (bytes.endIndex - offset) / 4 else { return .failure(.truncated) }
-    var ringCounts: [Int] = []
-    ringCounts.reserveCapacity(Int(polygonCount))
-    var totalRings = 0
-    for _ in 0..<polygonCount {
-      guard let n = uint32() else { return .failure(.truncated) }
-      guard n > 0 else { return .failure(.emptyCount) }
-      ringCounts.append(Int(n))
-      totalRings += Int(n)
+    // `n` counts, each > 0, and their sum; or the failure when one is missing or 0.
+    func counts(_ n: Int) -> (counts: [Int], total: Int, failure: StoredPolygonError?) {
+      var out: [Int] = []
+      out.reserveCapacity(n)
+      var total = 0
+      for _ in 0..<n {
+        guard let c = uint32() else { return ([], 0, .truncated) }
+        guard c > 0 else { return ([], 0, .emptyCount) }
+        out.append(Int(c))
+        total += Int(c)
+      }
+      return (out, total, nil)
     }
+    let (ringCounts, totalRings, ringFailure) = counts(Int(polygonCount))
+    if let ringFailure { return .failure(ringFailure) }
     guard totalRings <= (bytes.endIndex - offset) / 4 else { return .failure(.truncated) }
-    var positionCounts: [Int] = []
-    positionCounts.reserveCapacity(totalRings)
-    var totalPositions = 0
-    for _ in 0..<totalRings {
-      guard let n = uint32() else { return .failure(.truncated) }
-      guard n > 0 else { return .failure(.emptyCount) }
-      positionCounts.append(Int(n))
-      totalPositions += Int(n)
-    }
+    let (positionCounts, totalPositions, positionFailure) = counts(totalRings)
+    if let positionFailure { return .failure(positionFailure) }
     let remaining = bytes.endIndex - offset
     guard totalPositions <= remaining / 16 else { return .failure(.truncated) }
     guard remaining == 16 * totalPositions else { return .failure(.trailingBytes) }
