@@ -43,9 +43,7 @@ extension GeofenceEngine {
         if g.afterGap { report.afterGapEvents += 1 }
         let entry =
           geofenceText.entry(of: slot)
-          ?? geofenceText.make(
-            slot, geofence: live.slotGeofences[slot], fields: live.eventFields[slot],
-            slotCount: live.slotGeofences.count)
+          ?? geofenceText.make(slot, in: live)
         let hash = Self.eventIDHash(
           entry.eventID, type: t.type,
           milliseconds: timed ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
@@ -74,11 +72,11 @@ extension GeofenceEngine {
 /// event id's slot hash and the bytes
 /// ``GeofenceEventEncoder/appendGeofenceMembers(id:name:metadataJSON:url:to:)`` writes for its
 /// geofence, in one arena. Made at the slot's first event, so that later events read one
-/// 32-byte entry and the text instead of the 104-byte ``GeofenceGeometry/Geofence`` and
-/// ``SlotEventFields`` (two cache misses on a large set).
+/// 32-byte entry and the text instead of the set's id, details and hash (three cache misses
+/// on a large set). A slot without an event costs 4 bytes.
 struct SlotGeofenceText {
   struct Entry {
-    /// ``SlotEventFields/eventID``.
+    /// ``LiveGeofenceSet/eventIDs``.
     var eventID: OutboxEventID.Builder
     /// The members' bytes in ``SlotGeofenceText/bytes``; start -1 for a slot not yet made.
     var start: Int32
@@ -87,32 +85,35 @@ struct SlotGeofenceText {
 
   /// The members of every slot made so far, one after another.
   var bytes: [UInt8] = []
+  /// The entries made so far, in the order they were made.
   var entries: [Entry] = []
+  /// Per slot, the index into ``entries``, or −1 for a slot not yet made.
+  var entryOfSlot: [Int32] = []
 
   /// `slot`'s entry, or nil when not yet made. O(1).
   @inline(__always)
   func entry(of slot: Int) -> Entry? {
-    guard slot < entries.count, entries[slot].start >= 0 else { return nil }
-    return entries[slot]
+    guard slot < entryOfSlot.count else { return nil }
+    let k = entryOfSlot[slot]
+    return k < 0 ? nil : entries[Int(k)]
   }
 
-  /// Makes `slot`'s entry from its geofence and fields (the set has `slotCount` slots).
-  /// - Complexity: O(bytes of the geofence's id, name, metadata and URL), plus O(slotCount)
+  /// Makes `slot`'s entry from the set's id, details and event id hash.
+  /// - Complexity: O(bytes of the geofence's id, name, metadata and URL), plus O(slot count)
   ///   the first time.
-  mutating func make(
-    _ slot: Int, geofence g: Geofence, fields: SlotEventFields, slotCount: Int
-  ) -> Entry {
-    if slot >= entries.count {
-      entries.append(
-        contentsOf: repeatElement(
-          Entry(eventID: OutboxEventID.Builder(), start: -1, end: -1),
-          count: max(slotCount, slot + 1) - entries.count))
+  mutating func make(_ slot: Int, in live: borrowing LiveGeofenceSet) -> Entry {
+    if slot >= entryOfSlot.count {
+      entryOfSlot.append(
+        contentsOf: repeatElement(-1, count: max(live.slotCount, slot + 1) - entryOfSlot.count))
     }
     let start = bytes.count
+    let d = live.details(at: slot)
     GeofenceEventEncoder.appendGeofenceMembers(
-      id: g.id, name: g.name, metadataJSON: g.metadataJSON, url: fields.url, to: &bytes)
-    let e = Entry(eventID: fields.eventID, start: Int32(start), end: Int32(bytes.count))
-    entries[slot] = e
+      id: live.id(at: slot), name: d?.name, metadataJSON: d?.metadataJSON, url: d?.url,
+      to: &bytes)
+    let e = Entry(eventID: live.eventIDs[slot], start: Int32(start), end: Int32(bytes.count))
+    entryOfSlot[slot] = Int32(entries.count)
+    entries.append(e)
     return e
   }
 
@@ -120,6 +121,7 @@ struct SlotGeofenceText {
   mutating func removeAll() {
     bytes.removeAll(keepingCapacity: true)
     entries.removeAll(keepingCapacity: true)
+    entryOfSlot.removeAll(keepingCapacity: true)
   }
 }
 

@@ -159,11 +159,11 @@ extension GeofenceEngine {
   /// A device restored from `saved` against the live set, or nil when the checkpoint is
   /// inconsistent (see ``GeofenceTransitions/TransitionDetector/init(regions:configuration:checkpoint:slotOfID:)``).
   func restoredDevice(from saved: DeviceCheckpoint) -> Device? {
-    let slots = live.slotByID
+    let live = self.live
     guard
       let detector = TransitionDetector(
         regions: live.regions, configuration: configuration.transitions,
-        checkpoint: saved.detector, slotOfID: { slots[$0] })
+        checkpoint: saved.detector, slotOfID: { live.slot(of: $0) })
     else { return nil }
     var coordinate: Coordinate?
     if let lat = saved.lastSeenLatitude, let lon = saved.lastSeenLongitude {
@@ -182,15 +182,15 @@ extension GeofenceEngine {
   ) -> GeofenceEvent {
     let t = g.transition
     let slot = Int(t.slot)
-    let geofence = live.slotGeofences[slot]
+    let details = live.details(at: slot)
     let id = eventID(
       slot: slot, type: t.type,
       milliseconds: usesTime ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
       inferred: t.inferred,
       fixIndex: t.fix.sourceIndex, device: device)
     return GeofenceEvent(
-      id: id, type: t.type, geofenceID: geofence.id, geofenceName: geofence.name,
-      metadataJSON: geofence.metadataJSON, url: live.eventFields[slot].url, deviceID: device,
+      id: id, type: t.type, geofenceID: live.id(at: slot), geofenceName: details?.name,
+      metadataJSON: details?.metadataJSON, url: details?.url, deviceID: device,
       userID: user, anonymousID: anonymous, time: usesTime ? t.fix.time : nil,
       processedAt: processedAt, latitude: t.fix.coordinate.latitude,
       longitude: t.fix.coordinate.longitude, accuracy: t.fix.horizontalAccuracy,
@@ -223,12 +223,12 @@ extension GeofenceEngine {
     fixIndex: Int, device: String
   ) -> OutboxEventID.Builder {
     Self.eventIDHash(
-      live.eventFields[slot].eventID, type: type, milliseconds: milliseconds,
+      live.eventIDs[slot], type: type, milliseconds: milliseconds,
       inferred: inferred, fixIndex: fixIndex, device: device)
   }
 
   /// ``eventIDHash(slot:type:milliseconds:inferred:fixIndex:device:)`` continuing the slot's
-  /// hash `slotHash` (``SlotEventFields/eventID``).
+  /// hash `slotHash` (``LiveGeofenceSet/eventIDs``).
   static func eventIDHash(
     _ slotHash: OutboxEventID.Builder, type: TransitionType, milliseconds: Int64?,
     inferred: Bool, fixIndex: Int, device: String

@@ -187,7 +187,7 @@ extension GeofenceEngine {
     _ tracks: [[Coordinate]], events: [GeofenceEvent], limit: Int = 200
   ) -> [Geofence] {
     var chosen: [Int32: Double] = [:]
-    for e in events { if let s = live.slotByID[e.geofenceID] { chosen[s] = 0 } }
+    for e in events { if let s = live.slot(of: e.geofenceID) { chosen[s] = 0 } }
     var result: [Int32] = []
     let regions = live.regions
     for track in tracks {
@@ -196,13 +196,13 @@ extension GeofenceEngine {
       while i < track.count {
         regions.index.query(track[i], into: &result)
         for s in result {
-          let d = haversineDistance(regions.regions[Int(s)].center, track[i])
+          let d = haversineDistance(regions.center(at: s), track[i])
           chosen[s] = min(chosen[s] ?? .infinity, d)
         }
         i += step
       }
     }
     let ordered = chosen.sorted { ($0.value, $0.key) < ($1.value, $1.key) }.prefix(limit)
-    return ordered.map { live.slotGeofences[Int($0.key)] }
+    return ordered.map { live.geofence(at: Int($0.key)) }
   }
 }

@@ -78,14 +78,14 @@ extension GeofenceEngine {
           guard configuration.emitsExitForRemovedGeofences,
             let last = d.gate.detector.lastAcceptedPosition
           else { continue }
-          let g = live.slotGeofences[Int(visit.slot)]
+          let g = live.geofence(at: Int(visit.slot))
           let user = userID
           removals.append(
             GeofenceEvent(
               id: eventID(
                 slot: Int(visit.slot), type: .exit, milliseconds: Int64((now * 1000).rounded()),
                 fixIndex: -1, device: id), type: .exit, geofenceID: g.id, geofenceName: g.name,
-              metadataJSON: g.metadataJSON, url: live.eventFields[Int(visit.slot)].url,
+              metadataJSON: g.metadataJSON, url: live.details(at: Int(visit.slot))?.url,
               deviceID: id,
               userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
               time: now, processedAt: now, latitude: last.coordinate.latitude,

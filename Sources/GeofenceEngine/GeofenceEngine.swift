@@ -315,7 +315,7 @@ public final class GeofenceEngine {
   public var geofenceCount: Int { live.count }
   /// The monitored geofence with `id`, if any.
   public func geofence(id: String) -> Geofence? {
-    live.slotByID[id].map { live.slotGeofences[Int($0)] }
+    live.slot(of: id).map { live.geofence(at: Int($0)) }
   }
   /// The stored set's version, sync times and staleness (``GeofenceSync/StoredSyncState``).
   public func setState() throws(EngineError) -> StoredSyncState {
@@ -346,7 +346,7 @@ public final class GeofenceEngine {
       devices[device] = d
     }
     return DeviceSnapshot(
-      insideGeofenceIDs: d.gate.detector.insideSlots.map { live.slotGeofences[Int($0)].id }
+      insideGeofenceIDs: d.gate.detector.insideSlots.map { live.id(at: Int($0)) }
         .sorted(),
       lastFixTime: d.lastSeenTime, acceptedFixCount: d.gate.detector.acceptedFixCount,
       gapStart: d.gate.gapStart)

@@ -17,34 +17,116 @@ import GeofenceTransitions
 /// again gives the same lifetimes and moving, resizing or reshaping a geofence starts a new one. The lifetime is part of
 /// every event id, so events of two lives never collide.
 struct LiveGeofenceSet {
-  private(set) var slotGeofences: [Geofence]
-  private(set) var lifetimes: [String]
-  /// Per slot, what an event takes from the set besides the geofence, in one record so that
-  /// an event reads one place: see ``SlotEventFields``.
-  private(set) var eventFields: [SlotEventFields]
+  /// Ids, centres and radii, polygons and the index, by slot.
   private(set) var regions: RegionSet
-  private(set) var slotByID: [String: Int32]
+  /// Per slot, the event id's hash after its first two components, the geofence id and the
+  /// slot's lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest.
+  private(set) var eventIDs: [OutboxEventID.Builder]
+  /// Per slot, the index into `details`, or −1 for a geofence with no name, metadata or URL;
+  /// empty while no slot has any, so that a set of bare circles pays nothing for them.
+  private var detailOfSlot: [Int32] = []
+  /// What only some geofences have, by `detailOfSlot`.
+  private var details: [SlotDetails] = []
+  /// The live slot of each id.
+  private var slots: SlotLookup
 
   init(geofences: [Geofence]) {
-    slotGeofences = geofences
-    let lifetimes = geofences.map(Self.lifetime)
-    self.lifetimes = lifetimes
-    eventFields = geofences.indices.map {
-      SlotEventFields(geofence: geofences[$0], lifetime: lifetimes[$0])
-    }
     regions = RegionSet(geofences: geofences)
-    var slots: [String: Int32] = [:]
-    slots.reserveCapacity(geofences.count)
-    for (i, g) in geofences.enumerated() { slots[g.id] = Int32(i) }
-    slotByID = slots
+    eventIDs = geofences.map { Self.eventIDStart(id: $0.id, lifetime: Self.lifetime($0)) }
+    slots = SlotLookup(expectedCount: geofences.count)
+    for (i, g) in geofences.enumerated() {
+      setDetails(of: g, at: i)
+      slots.insert(Int32(i), id: g.id, ids: regions.ids)
+    }
   }
 
   /// The monitored geofences, in slot order. O(n); allocates.
   var geofences: [Geofence] {
-    slotGeofences.indices.filter { !regions.isRemoved(Int32($0)) }.map { slotGeofences[$0] }
+    (0..<slotCount).filter { !regions.isRemoved(Int32($0)) }.map { geofence(at: $0) }
   }
 
   var count: Int { regions.liveCount }
+
+  /// Number of slots, retired ones included.
+  var slotCount: Int { regions.count }
+
+  /// The geofence in `slot` (a retired slot keeps its last definition). O(1) plus the
+  /// rebuilt circle (one paired sine and cosine, one sine).
+  func geofence(at slot: Int) -> Geofence {
+    let d = details(at: slot)
+    return Geofence(
+      id: regions.ids[slot], name: d?.name, shape: regions.shape(at: Int32(slot)),
+      metadataJSON: d?.metadataJSON)
+  }
+
+  /// The id of the geofence in `slot`. O(1).
+  func id(at slot: Int) -> String { regions.ids[slot] }
+
+  /// The name, metadata and deep link of `slot`, or nil when it has none of them. O(1).
+  func details(at slot: Int) -> SlotDetails? {
+    if detailOfSlot.isEmpty { return nil }
+    let k = detailOfSlot[slot]
+    return k < 0 ? nil : details[Int(k)]
+  }
+
+  /// The live slot holding `id`, or nil. O(1) expected, no allocation.
+  func slot(of id: String) -> Int32? { slots.find(id, ids: regions.ids, regions: regions) }
+
+  private mutating func setDetails(of g: Geofence, at slot: Int) {
+    let url = Self.url(fromMetadata: g.metadataJSON)
+    let existing = detailOfSlot.isEmpty ? -1 : detailOfSlot[slot]
+    if g.name == nil && g.metadataJSON == nil && url == nil {
+      if existing >= 0 { detailOfSlot[slot] = -1 }
+      return
+    }
+    let d = SlotDetails(name: g.name, metadataJSON: g.metadataJSON, url: url)
+    if existing >= 0 {
+      details[Int(existing)] = d
+      return
+    }
+    if detailOfSlot.isEmpty { detailOfSlot = [Int32](repeating: -1, count: regions.count) }
+    while detailOfSlot.count < regions.count { detailOfSlot.append(-1) }
+    detailOfSlot[slot] = Int32(details.count)
+    details.append(d)
+  }
+
+  static func eventIDStart(id: String, lifetime: String) -> OutboxEventID.Builder {
+    var b = OutboxEventID.Builder()
+    b.add(id)
+    b.add(lifetime)
+    return b
+  }
+
+  /// Heap bytes by part, by capacity (what ``GeofenceEngine/memoryFootprint`` reports).
+  var memoryFootprint: [(part: String, bytes: Int)] {
+    let idHeap = regions.ids.reduce(0) { $0 + Self.heapBytes(of: $1) }
+    var detailBytes =
+      detailOfSlot.capacity * 4 + details.capacity * MemoryLayout<SlotDetails>.stride
+    for d in details {
+      detailBytes +=
+        Self.heapBytes(of: d.name) + Self.heapBytes(of: d.metadataJSON)
+        + Self.heapBytes(of: d.url)
+    }
+    return [
+      ("index and geometry (GridIndex)", regions.index.memoryFootprintBytes),
+      (
+        "ids (16 B a slot, inline up to 15 UTF-8 bytes)",
+        regions.ids.capacity * MemoryLayout<String>.stride + idHeap
+      ),
+      ("centres and radii", regions.circleFootprintBytes),
+      ("polygons", regions.polygonFootprintBytes),
+      ("event id hashes", eventIDs.capacity * MemoryLayout<OutboxEventID.Builder>.stride),
+      ("slot by id", slots.footprintBytes),
+      ("names, metadata, deep links", detailBytes),
+    ]
+  }
+
+  /// Heap bytes a string holds beyond its 16-byte value: none up to 15 UTF-8 bytes (stored
+  /// inline), else its bytes plus a 32-byte header, rounded up to 16.
+  static func heapBytes(of s: String?) -> Int {
+    guard let n = s?.utf8.count, n > 15 else { return 0 }
+    return (n + 1 + 32 + 15) / 16 * 16
+  }
 
   static func lifetime(_ g: Geofence) -> String {
     var components = [
@@ -117,17 +199,17 @@ struct LiveGeofenceSet {
   mutating func apply(_ diff: GeofenceDiff) -> Change {
     var change = Change()
     var removedSlots = Set<Int32>()
-    for id in diff.removed { if let s = slotByID[id] { removedSlots.insert(s) } }
+    for id in diff.removed { if let s = slot(of: id) { removedSlots.insert(s) } }
     var moves: [(old: Int32, geofence: Geofence)] = []
     var additions: [Geofence] = []
     func classify(_ g: Geofence) {
-      guard let s = slotByID[g.id], !removedSlots.contains(s) else {
+      guard let s = slot(of: g.id), !removedSlots.contains(s) else {
         additions.append(g)
         return
       }
-      if slotGeofences[Int(s)].shape == g.shape {
-        slotGeofences[Int(s)] = g
-        eventFields[Int(s)] = SlotEventFields(geofence: g, lifetime: lifetimes[Int(s)])
+      if regions.shape(at: s) == g.shape {
+        // Same geometry, so the same lifetime and event id hash.
+        setDetails(of: g, at: Int(s))
       } else {
         moves.append((s, g))
       }
@@ -138,17 +220,13 @@ struct LiveGeofenceSet {
     if removedSlots.isEmpty && moves.isEmpty && additions.isEmpty { return change }
 
     let pendingBefore = regions.index.pendingInsertCount
-    for s in removedSlots {
-      regions.remove(s)
-      slotByID[slotGeofences[Int(s)].id] = nil
-    }
+    for s in removedSlots { regions.remove(s) }
     func append(_ g: Geofence) -> Int32 {
       let slot = regions.append(id: g.id, shape: g.shape)
-      slotGeofences.append(g)
-      let lifetime = Self.lifetime(g)
-      lifetimes.append(lifetime)
-      eventFields.append(SlotEventFields(geofence: g, lifetime: lifetime))
-      slotByID[g.id] = slot
+      eventIDs.append(Self.eventIDStart(id: g.id, lifetime: Self.lifetime(g)))
+      if !detailOfSlot.isEmpty { detailOfSlot.append(-1) }
+      setDetails(of: g, at: Int(slot))
+      slots.insert(slot, id: g.id, ids: regions.ids)
       return slot
     }
     for (old, g) in moves {
@@ -164,19 +242,67 @@ struct LiveGeofenceSet {
   }
 }
 
-/// What an event of one slot takes from the set besides the geofence itself.
-struct SlotEventFields {
-  /// The event id's hash after its first two components, the geofence id and the slot's
-  /// lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest.
-  var eventID: OutboxEventID.Builder
+/// What only some geofences have: a display name, metadata, and the metadata's deep link.
+struct SlotDetails {
+  var name: String?
+  var metadataJSON: String?
   /// ``GeofenceEvent/url``: the metadata's deep link (``LiveGeofenceSet/url(fromMetadata:)``).
   var url: String?
+}
 
-  init(geofence: Geofence, lifetime: String) {
-    var id = OutboxEventID.Builder()
-    id.add(geofence.id)
-    id.add(lifetime)
-    eventID = id
-    url = LiveGeofenceSet.url(fromMetadata: geofence.metadataJSON)
+/// The live slot of each geofence id: an open-addressing table of slots (linear probing, at
+/// most half full), keyed by the id's hash and compared with the ids the set already holds, so
+/// that no id is stored twice. Retired slots stay in the table and are skipped; the table is
+/// rebuilt from the live slots when it fills.
+///
+/// 4 bytes a bucket, 2–4 buckets a slot, where a `[String: Int32]` takes about 27 B a slot.
+struct SlotLookup {
+  private var buckets: [Int32]
+  private var used = 0
+
+  init(expectedCount: Int) {
+    buckets = [Int32](repeating: -1, count: Self.capacity(for: expectedCount))
+  }
+
+  private static func capacity(for n: Int) -> Int {
+    var c = 16
+    while c < 2 * n { c <<= 1 }
+    return c
+  }
+
+  var footprintBytes: Int { buckets.capacity * MemoryLayout<Int32>.stride }
+
+  /// Adds `slot`, whose id is `id` (`ids[slot]`).
+  mutating func insert(_ slot: Int32, id: String, ids: [String]) {
+    if 2 * (used + 1) > buckets.count { rebuild(adding: used + 1, ids: ids) }
+    place(slot, hash: id.hashValue)
+    used += 1
+  }
+
+  private mutating func place(_ slot: Int32, hash: Int) {
+    let mask = buckets.count - 1
+    var b = hash & mask
+    while buckets[b] >= 0 { b = (b + 1) & mask }
+    buckets[b] = slot
+  }
+
+  /// Rebuilds for at least `n` entries, keeping every slot it held (retired ones too: the
+  /// caller skips them, and the table does not know which they are).
+  private mutating func rebuild(adding n: Int, ids: [String]) {
+    let old = buckets
+    buckets = [Int32](repeating: -1, count: Self.capacity(for: 2 * n))
+    for slot in old where slot >= 0 { place(slot, hash: ids[Int(slot)].hashValue) }
+  }
+
+  /// The slot holding `id` that `regions` has not retired, or nil.
+  func find(_ id: String, ids: [String], regions: RegionSet) -> Int32? {
+    let mask = buckets.count - 1
+    var b = id.hashValue & mask
+    while true {
+      let slot = buckets[b]
+      if slot < 0 { return nil }
+      if ids[Int(slot)] == id && !regions.isRemoved(slot) { return slot }
+      b = (b + 1) & mask
+    }
   }
 }

@@ -74,8 +74,8 @@ public struct OSRegionMonitorSimulator: Sendable {
       let p = fix.coordinate
       for k in registered.indices {
         let now =
-          set.regions[Int(registered[k])].distance(to: p)
-          <= set.regions[Int(registered[k])].radiusMeters
+          haversineDistance(set.center(at: registered[k]), p)
+          <= set.radiusMeters(at: registered[k])
         if now != inside[k] {
           inside[k] = now
           transitions.append(
@@ -101,7 +101,7 @@ public struct OSRegionMonitorSimulator: Sendable {
       peak = max(peak, 1 + keptSlots.count)
       let added = Set(plan.additions)
       for slot in plan.slots where added.contains(set.id(at: slot)) {
-        let now = set.regions[Int(slot)].distance(to: p) <= set.regions[Int(slot)].radiusMeters
+        let now = haversineDistance(set.center(at: slot), p) <= set.radiusMeters(at: slot)
         keptSlots.append(slot)
         keptInside.append(now)
         if now {

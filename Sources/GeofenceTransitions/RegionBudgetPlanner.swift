@@ -191,7 +191,7 @@ public struct RegionBudgetPlanner: Sendable {
       set.index.forEachCandidate(near: position, withinMeters: radius) { slot in
         // A region filed in several cells is given once per cell.
         guard given.insert(slot) else { return }
-        let d = Self.edgeDistance(from: vector, to: set.regions[Int(slot)])
+        let d = Self.edgeDistance(from: vector, to: set.region(at: slot))
         if d <= radius { scratch.append(Candidate(distance: d, slot: slot)) }
       }
       if scratch.count > wanted || search >= enough || search >= EarthModel.halfCircumferenceMeters

@@ -17,9 +17,10 @@ public struct RegionSet: Sendable {
   public private(set) var index: GridIndex
   /// Region id per slot (removed slots keep their last id).
   public private(set) var ids: [String]
-  /// Region per slot (the same regions as in ``index``): the circle, or a polygon's bounding
-  /// cap.
-  public private(set) var regions: [CircularRegion]
+  /// Centre and radius per slot (the same regions as in ``index``, which holds their unit
+  /// vectors and thresholds): the circle, or a polygon's bounding cap. 24 bytes a slot, where a
+  /// ``CircularRegion`` takes 56; ``region(at:)`` rebuilds the region from them.
+  @usableFromInline private(set) var circles: [PackedCircle]
   /// Polygons, by ``polygonOfSlot``. A side table, so that a set of circles pays nothing for
   /// polygons: no wider records, no existentials.
   public private(set) var polygons: [PolygonRegion] = []
@@ -51,7 +52,7 @@ public struct RegionSet: Sendable {
     precondition(ids.count <= Int(Int32.max), "at most Int32.max regions")
     self.index = GridIndex(regions: regions, cellSizeDegrees: cellSizeDegrees)
     self.ids = ids
-    self.regions = regions
+    self.circles = regions.map(PackedCircle.init)
     self.liveCount = ids.count
   }
 
@@ -61,8 +62,28 @@ public struct RegionSet: Sendable {
   /// The id of the region in `slot`.
   public func id(at slot: Int32) -> String { ids[Int(slot)] }
 
-  /// The region in `slot`: the circle, or a polygon's bounding cap.
-  public func region(at slot: Int32) -> CircularRegion { regions[Int(slot)] }
+  /// The region in `slot`: the circle, or a polygon's bounding cap, equal to the one given
+  /// (its unit vector and threshold are computed again from the same centre and radius, so
+  /// they are the same bits). O(1), one paired sine and cosine and one sine.
+  public func region(at slot: Int32) -> CircularRegion { circles[Int(slot)].region }
+
+  /// The centre of the region in `slot` (a polygon's bounding cap's). O(1), no trigonometry.
+  @inlinable
+  public func center(at slot: Int32) -> Coordinate { circles[Int(slot)].center }
+
+  /// The radius in metres of the region in `slot` (a polygon's bounding cap's). O(1).
+  @inlinable
+  public func radiusMeters(at slot: Int32) -> Double { circles[Int(slot)].radiusMeters }
+
+  /// Heap bytes of the centres and radii (24 a slot), by capacity.
+  public var circleFootprintBytes: Int { circles.capacity * MemoryLayout<PackedCircle>.stride }
+
+  /// Heap bytes of the polygons and their slot table, by capacity.
+  public var polygonFootprintBytes: Int {
+    polygonOfSlot.capacity * MemoryLayout<Int32>.stride
+      + polygons.capacity * MemoryLayout<PolygonRegion>.stride
+      + polygons.reduce(0) { $0 + $1.memoryBytes }
+  }
 
   /// True when at least one slot holds a polygon.
   @inlinable public var hasPolygons: Bool { !polygonOfSlot.isEmpty }
@@ -78,7 +99,7 @@ public struct RegionSet: Sendable {
   /// The shape in `slot`.
   public func shape(at slot: Int32) -> RegionShape {
     if let polygon = polygon(at: slot) { return .polygon(polygon) }
-    return .circle(regions[Int(slot)])
+    return .circle(region(at: slot))
   }
 
   /// The size that plays the part of a circle's radius in the accuracy gate and the
@@ -86,7 +107,7 @@ public struct RegionSet: Sendable {
   @inlinable
   public func sizeMeters(at slot: Int32) -> Double {
     if let polygon = polygon(at: slot) { return polygon.equivalentRadiusMeters }
-    return regions[Int(slot)].radiusMeters
+    return circles[Int(slot)].radiusMeters
   }
 
   /// Distance in metres that events report for `slot` at `point`: to the centre of a circle,
@@ -96,7 +117,7 @@ public struct RegionSet: Sendable {
     if let polygon = polygon(at: slot) {
       return polygon.boundaryDistance(to: point, notBeyond: .infinity)
     }
-    return haversineDistance(regions[Int(slot)].center, point)
+    return haversineDistance(circles[Int(slot)].center, point)
   }
 
   private mutating func setPolygon(_ polygon: PolygonRegion, at slot: Int) {
@@ -153,7 +174,7 @@ public struct RegionSet: Sendable {
     let region = shape.indexCircle
     let slot = index.insert(region)
     ids.append(id)
-    regions.append(region)
+    circles.append(PackedCircle(region))
     liveCount += 1
     if !polygonOfSlot.isEmpty { polygonOfSlot.append(-1) }
     if let polygon = shape.polygon { setPolygon(polygon, at: Int(slot)) }
@@ -168,5 +189,26 @@ public struct RegionSet: Sendable {
     if index.isRemoved(slot) { return }
     index.remove(at: slot)
     liveCount -= 1
+  }
+}
+
+/// A region's centre and radius, without the unit vector and threshold that the index keeps.
+@usableFromInline
+struct PackedCircle: Sendable {
+  @usableFromInline let center: Coordinate
+  @usableFromInline let radiusMeters: Double
+
+  init(_ region: CircularRegion) {
+    center = region.center
+    radiusMeters = region.radiusMeters
+  }
+
+  /// The region again. It was valid when packed, so the radius check cannot fail.
+  var region: CircularRegion {
+    do {
+      return try CircularRegion(center: center, radiusMeters: radiusMeters)
+    } catch {
+      preconditionFailure("a packed radius comes from a valid region: \(error)")
+    }
   }
 }

@@ -62,7 +62,6 @@ extension TransitionDetector {
     swap(&found, &inferredScratch)
     defer { swap(&found, &inferredScratch) }
     found.removeAll(keepingCapacity: true)
-    let regionList = regions.regions
     let inside = insideSet
     let span = time - startTime
     let hysteresis = configuration.hysteresisMeters(forRadius:)
@@ -70,8 +69,8 @@ extension TransitionDetector {
       if inside.contains(slot) { return }
       // Crossings are inferred for circles only: a polygon's bounding cap is not its shape.
       if regions.hasPolygons && regions.polygon(at: slot) != nil { return }
-      let region = regionList[Int(slot)]
-      if worstAccuracy > region.radiusMeters { return }
+      if worstAccuracy > regions.radiusMeters(at: slot) { return }
+      let region = regions.region(at: slot)
       if region.contains(from) || region.contains(to) { return }
       guard
         let c = segment.crossing(ofDiscAt: region.centerVector, radius: region.angularRadius),
@@ -95,14 +94,13 @@ extension TransitionDetector {
       fix.horizontalAccuracy == nil && previous.accuracy == 0 ? nil : worstAccuracy
     for e in found {
       let point = segment.point(atAngle: e.angle).coordinate
-      let region = regionList[Int(e.slot)]
       events.append(
         TransitionEvent(
           type: e.type, slot: e.slot,
           fix: LocationFix(
             coordinate: point, time: e.time, horizontalAccuracy: fixAccuracy,
             deviceID: fix.deviceID, sourceIndex: fix.sourceIndex),
-          distanceMeters: haversineDistance(region.center, point),
+          distanceMeters: haversineDistance(regions.center(at: e.slot), point),
           visitSeconds: e.type == .exit ? e.time - e.enterTime : nil, inferred: true))
     }
   }

@@ -112,7 +112,7 @@ public struct TransitionDetector: Sendable {
       slot: Int32, enterTime: Double, in regions: borrowing RegionSet,
       configuration: TransitionConfiguration
     ) {
-      let region = regions.regions[Int(slot)]
+      let region = regions.region(at: slot)
       self.init(
         slot: slot, enterTime: enterTime, region: region,
         hysteresisMeters: configuration.hysteresisMeters(forRadius: regions.sizeMeters(at: slot)))
@@ -426,9 +426,8 @@ public struct TransitionDetector: Sendable {
           near > reach ? polygon.boundaryDistance(to: point, notBeyond: .infinity) : near
         beyond = h
       } else {
-        let region = regions.regions[Int(slot)]
-        exitDistance = haversineDistance(region.center, point)
-        beyond = region.radiusMeters + h
+        exitDistance = haversineDistance(regions.center(at: slot), point)
+        beyond = regions.radiusMeters(at: slot) + h
       }
       let d = exitDistance
       if d - exitAccuracy > beyond {
@@ -469,11 +468,10 @@ public struct TransitionDetector: Sendable {
       // Already inside (most results): decided before the region's record is read.
       if insideSet.contains(slot) { continue }
       // A polygon: the bounding cap (the index's answer) is only the first filter.
-      let region = regions.regions[Int(slot)]
       let polygon = regions.hasPolygons ? regions.polygon(at: slot) : nil
       if let polygon, !polygon.contains(point) { continue }
       if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
-        a > (polygon?.equivalentRadiusMeters ?? region.radiusMeters)
+        a > (polygon?.equivalentRadiusMeters ?? regions.radiusMeters(at: slot))
       {
         continue
       }
@@ -491,18 +489,13 @@ public struct TransitionDetector: Sendable {
         }
         pendingEnters[j].seen = false  // removed below
       }
-      visits.append(
-        polygon == nil
-          ? Visit(
-            slot: slot, enterTime: time, region: region,
-            hysteresisMeters: configuration.hysteresisMeters(forRadius: region.radiusMeters))
-          : Visit(slot: slot, enterTime: time, in: regions, configuration: configuration))
+      visits.append(Visit(slot: slot, enterTime: time, in: regions, configuration: configuration))
       insideSet.insert(slot)
       earliestUndwelledEnter = min(earliestUndwelledEnter, time)
       if !silent {
         let distance =
           polygon.map { $0.boundaryDistance(to: point, notBeyond: .infinity) }
-          ?? haversineDistance(region.center, point)
+          ?? haversineDistance(regions.center(at: slot), point)
         enters.append(Emission(slot: slot, distanceMeters: distance, dwellSeconds: 0))
       }
     }
@@ -535,7 +528,7 @@ public struct TransitionDetector: Sendable {
               slot: slot,
               distanceMeters: regions.hasPolygons
                 ? regions.eventDistance(at: slot, to: point)
-                : haversineDistance(regions.regions[Int(slot)].center, point),
+                : haversineDistance(regions.center(at: slot), point),
               dwellSeconds: inside))
         } else {
           earliest = min(earliest, visits[k].enterTime)

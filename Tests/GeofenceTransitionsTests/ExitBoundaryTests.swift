@@ -16,7 +16,7 @@ struct ExitBoundaryTests {
   ) -> Bool {
     var detector = TransitionDetector(regions: regions, configuration: configuration)
     var events: [TransitionEvent] = []
-    let center = regions.regions[0].center
+    let center = regions.center(at: 0)
     _ = detector.process(
       LocationFix(coordinate: center, time: 0, sourceIndex: 0), into: &events)
     precondition(events.count == 1 && events[0].type == .enter)

@@ -47,7 +47,7 @@ import Testing
       let reach = 5_000 + 50 + accuracy
       var ranked: [(Double, String)] = []
       for slot in 0..<set.count {
-        let r = set.regions[slot]
+        let r = set.region(at: Int32(slot))
         let d = RegionBudgetPlanner.edgeDistance(from: UnitVector(p), to: r)
         // The planner's chord formula is the haversine distance less the radius.
         let haversine = max(0, haversineDistance(r.center, p) - r.radiusMeters)
@@ -220,7 +220,9 @@ import Testing
     var out: [String] = []
     for fix in fixes {
       for slot in 0..<set.count {
-        let now = set.regions[slot].distance(to: fix.coordinate) <= set.regions[slot].radiusMeters
+        let now =
+          set.region(at: Int32(slot)).distance(to: fix.coordinate)
+          <= set.radiusMeters(at: Int32(slot))
         if now != inside[slot] {
           inside[slot] = now
           out.append("\(fix.sourceIndex) \(now ? "enter" : "exit") \(set.ids[slot])")
