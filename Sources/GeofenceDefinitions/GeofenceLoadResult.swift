@@ -35,21 +35,26 @@ public struct GeofenceLoadResult: Equatable, Sendable {
   /// - Returns: the union, ids unique.
   /// - Complexity: O(n) in the total number of definitions (expected, hashing ids).
   public static func merging(_ results: [GeofenceLoadResult]) -> GeofenceLoadResult {
+    // One file's ids are already unique (``GeofenceLoadAccumulator``): nothing to merge.
+    if results.count == 1 { return results[0] }
     var merged = GeofenceLoadResult()
-    var firstLocation: [String: DefinitionLocation] = [:]
-    firstLocation.reserveCapacity(results.reduce(0) { $0 + $1.geofences.count })
+    // The index in `merged` of each id's first definition: 4 bytes a value, where a
+    // location takes 48.
+    var firstIndex: [String: Int32] = [:]
+    firstIndex.reserveCapacity(results.reduce(0) { $0 + $1.geofences.count })
     for result in results {
       var fileRejections = result.rejected
       var addedDuplicates = false
       for (geofence, location) in zip(result.geofences, result.locations) {
-        if let first = firstLocation[geofence.id] {
+        if let first = firstIndex[geofence.id] {
           fileRejections.append(
             GeofenceRejection(
-              location: location, id: geofence.id, reason: .duplicateID(firstDefinedAt: first)))
+              location: location, id: geofence.id,
+              reason: .duplicateID(firstDefinedAt: merged.locations[Int(first)])))
           addedDuplicates = true
           continue
         }
-        firstLocation[geofence.id] = location
+        firstIndex[geofence.id] = Int32(merged.geofences.count)
         merged.geofences.append(geofence)
         merged.locations.append(location)
       }
@@ -87,7 +92,9 @@ extension [GeofenceRejection] {
 /// loaded definition wins).
 struct GeofenceLoadAccumulator {
   var result = GeofenceLoadResult()
-  var firstLocation: [String: DefinitionLocation] = [:]
+  /// The index in `result` of each id's definition (4 bytes a value, where a location takes
+  /// 48).
+  var firstIndex: [String: Int32] = [:]
   let file: String
   let defaultRadiusMeters: Double?
   /// One polygon validator (one GEOS context) for the whole file.
@@ -101,7 +108,7 @@ struct GeofenceLoadAccumulator {
   mutating func reserveCapacity(_ n: Int) {
     result.geofences.reserveCapacity(n)
     result.locations.reserveCapacity(n)
-    firstLocation.reserveCapacity(n)
+    firstIndex.reserveCapacity(n)
   }
 
   /// Validates `definition` found at `position` and records the geofence or the rejection.
@@ -118,12 +125,13 @@ struct GeofenceLoadAccumulator {
         at: position, line: line, id: GeofenceValidator.identifier(of: definition),
         reason: problem)
     case .success(let geofence):
-      if let first = firstLocation[geofence.id] {
+      if let first = firstIndex[geofence.id] {
         reject(
-          at: position, line: line, id: geofence.id, reason: .duplicateID(firstDefinedAt: first))
+          at: position, line: line, id: geofence.id,
+          reason: .duplicateID(firstDefinedAt: result.locations[Int(first)]))
         return
       }
-      firstLocation[geofence.id] = location
+      firstIndex[geofence.id] = Int32(result.geofences.count)
       result.geofences.append(geofence)
       result.locations.append(location)
     }

@@ -117,6 +117,11 @@ struct SlotGeofenceText {
     return e
   }
 
+  /// Heap bytes, by capacity.
+  var footprintBytes: Int {
+    bytes.capacity + entries.capacity * MemoryLayout<Entry>.stride + entryOfSlot.capacity * 4
+  }
+
   /// Forgets every slot (after the set changed). Keeps the capacity.
   mutating func removeAll() {
     bytes.removeAll(keepingCapacity: true)

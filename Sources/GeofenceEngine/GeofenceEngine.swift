@@ -311,6 +311,14 @@ public final class GeofenceEngine {
 
   /// The monitored geofences, in slot order. O(n); allocates.
   public var geofences: [Geofence] { live.geofences }
+  /// Heap bytes the live set holds, by part (index and geometry, ids, centres and radii,
+  /// polygons, event id hashes, the id lookup, names and metadata), counted by capacity.
+  /// Devices' state and the outbox are not included. O(n) in the ids longer than 15 bytes.
+  public var memoryFootprint: [(part: String, bytes: Int)] {
+    live.memoryFootprint + [
+      ("events' geofence text (slots with events)", geofenceText.footprintBytes)
+    ]
+  }
   /// Number of monitored geofences. O(1).
   public var geofenceCount: Int { live.count }
   /// The monitored geofence with `id`, if any.

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceBenchmarks
 import GeofenceDefinitions
+import GeofenceEngine
 import JSONText
 import TrackFormats
 
@@ -9,13 +10,16 @@ extension BenchCommand {
   /// into memory first and then parsed (with validation) in timed passes; one line a file,
   /// and with `--json` an object `{"loading": [...]}`. For a geofence file it also gives the
   /// resident bytes a held load result adds per geofence, for the first file only (Linux
-  /// `/proc/self/statm` around its first read; 0 where unknown).
+  /// `/proc/self/statm` around its first read; 0 where unknown), and the bytes a
+  /// ``GeofenceEngine/GeofenceEngine`` holding that set adds once the load result is gone:
+  /// resident, and by part (``GeofenceEngine/GeofenceEngine/memoryFootprint``).
   ///
   /// - Throws: ``WorkloadFileError/cannotOpen(path:reason:)`` for a file that cannot be read,
   ///   ``WorkloadFileError/malformed(path:line:message:)`` for one its reader refuses whole.
   static func measureLoading(_ s: Settings) throws -> Int32 {
     var results: [(kind: String, result: LoadingResult)] = []
     var residentPerGeofence: [String: Int] = [:]
+    var engineMemory = ""
     let progress = BenchProgress.shared
     for path in s.loadPaths {
       let data = try fileData(path)
@@ -34,7 +38,13 @@ extension BenchCommand {
       }
       let residentAdded = SystemProbes.residentBytes() - residentBefore
       let perGeofence = held.geofences.isEmpty ? 0 : residentAdded / held.geofences.count
-      if results.isEmpty { residentPerGeofence[path] = perGeofence }
+      if results.isEmpty {
+        residentPerGeofence[path] = perGeofence
+        if !held.geofences.isEmpty {
+          engineMemory = try engineFootprint(
+            consuming: consume held, residentBefore: residentBefore)
+        }
+      }
       progress.update("loading \(path)", phase: true)
       let r = LoadingBenchmark.run(
         file: path, bytes: data.count, repetitions: s.options.repetitions,
@@ -71,6 +81,7 @@ extension BenchCommand {
       }
       text += "\n"
     }
+    text += engineMemory
     writeStandardOutput(Data(text.utf8))
     if let path = s.jsonPath {
       let rows = results.map { kind, r in
@@ -101,5 +112,34 @@ extension BenchCommand {
       throw WorkloadFileError.cannotOpen(path: path, reason: "cannot read the file")
     }
     return data
+  }
+
+  /// Builds an engine from `load`'s geofences, lets the load result go and returns the lines
+  /// that give the resident bytes the engine adds per geofence (against `residentBefore`, taken
+  /// before the load) and its live set's bytes by part.
+  static func engineFootprint(
+    consuming load: consuming GeofenceLoadResult, residentBefore: Int
+  ) throws -> String {
+    let n = load.geofences.count
+    let engine: GeofenceEngine
+    do {
+      engine = try GeofenceEngine(
+        configuration: .init(checkpoints: .manual), geofences: load.geofences)
+    } catch {
+      throw WorkloadFileError.malformed(path: "", line: 0, message: "\(error)")
+    }
+    _ = consume load
+    releaseFreedMemory()
+    let resident = SystemProbes.residentBytes() - residentBefore
+    let parts = engine.memoryFootprint
+    let total = parts.reduce(0) { $0 + $1.bytes }
+    func perGeofence(_ b: Int) -> String { String(format: "%.1f", Double(b) / Double(n)) }
+    var text =
+      "engine holding the first file's \(n) geofences, load result released: "
+      + "\(perGeofence(resident)) B resident a geofence; live set \(perGeofence(total)) B:\n"
+    for (part, bytes) in parts where bytes > 0 {
+      text += "  \(perGeofence(bytes)) B  \(part)\n"
+    }
+    return text
   }
 }

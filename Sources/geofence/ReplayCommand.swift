@@ -231,30 +231,37 @@ enum ReplayCommand {
         validPerFile.append(nil)
       }
     }
-    let merged = GeofenceLoadResult.merging(loads)
-    progress.update("indexing \(merged.geofences.count) geofences")
-    let geofences = merged.geofences
+    // The load results live only until the engine holds the set: the engine keeps each
+    // geofence once, more compactly than a `Geofence` and its location.
     let engine: GeofenceEngine
+    let loadedCount: Int
+    let rejections: [String]
     do {
+      let merged = GeofenceLoadResult.merging(loads)
+      loads = []
+      progress.update("indexing \(merged.geofences.count) geofences")
       engine = try GeofenceEngine(
         configuration: .init(transitions: options.configuration, checkpoints: .manual),
-        geofences: geofences)
+        geofences: merged.geofences)
+      loadedCount = merged.geofences.count
+      rejections = merged.rejected.map(\.description)
     } catch {
       progress.clear()
       printError("geofence replay: \(error)")
       return ExitStatus.failure
     }
+    releaseFreedMemory()
     progress.clear()
     if !options.quiet {
-      report(rejections: merged.rejected.map(\.description), what: "geofence definitions")
+      report(rejections: rejections, what: "geofence definitions")
     }
-    if geofences.isEmpty {
+    if loadedCount == 0 {
       // Nothing to replay against: every event would be missing, which an empty result
       // (exit 0) would hide.
       printError(
         "geofence replay: no geofence loaded from "
           + options.regionFiles.map(\.path).joined(separator: ", ")
-          + " (\(merged.rejected.count) rejected); nothing to replay")
+          + " (\(rejections.count) rejected); nothing to replay")
       return ExitStatus.dataError
     }
 
@@ -263,7 +270,7 @@ enum ReplayCommand {
     encoder.includesInferredColumn = options.configuration.crossingInference != nil
     var out = StandardOutput()
     var budgetTable = OSBudgetTable(
-      budgets: options.osBudgets, geofences: options.osBudgets.isEmpty ? [] : geofences)
+      budgets: options.osBudgets, geofences: options.osBudgets.isEmpty ? [] : engine.geofences)
     if options.osBudgets.isEmpty {
       out.write(encoder.header())
     } else {
@@ -362,7 +369,7 @@ enum ReplayCommand {
       }
       // Per file: its valid definitions, before ids repeated across files are rejected.
       printError(
-        "geofences: \(geofences.count) loaded, \(merged.rejected.count) rejected"
+        "geofences: \(loadedCount) loaded, \(rejections.count) rejected"
           + (perFile.isEmpty ? "" : " (valid per file: " + perFile.joined(separator: ", ") + ")"))
     }
     return status
