@@ -246,7 +246,10 @@ enum RunCommand {
       if let status = damagedStoreStatus(upload.store, command: "run") { return status }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
-    if fixedSet == nil {
+    let syncsTheSet = fixedSet == nil
+    fixedSet = nil
+    releaseFreedMemory()
+    if syncsTheSet {
       let outcome = await syncStoredSet(engine, quiet: quiet)
       if outcome != ExitStatus.ok { return outcome }
     }

@@ -188,6 +188,9 @@ enum StreamCommand {
           },
           checkpoints: stateDirectory == nil ? .none : .manual),
         storage: directory.map { .directory($0) } ?? .inMemory, geofences: fixedSet)
+      // The engine holds the set now; a long-running stream should not keep the read's heap.
+      fixedSet = nil
+      releaseFreedMemory()
     } catch {
       if let directory, let status = damagedStoreStatus(directory, command: "stream") {
         return status
