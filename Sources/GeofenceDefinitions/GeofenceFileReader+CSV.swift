@@ -33,77 +33,130 @@ extension GeofenceFileReader {
     let firstLine = text.prefix { $0 != "\n" && $0 != "\r" }
     let delimiter = DelimitedText.detectDelimiter(in: firstLine)
     let decimalComma = delimiter != UInt8(ascii: ",")
-    let (records, issues) = DelimitedText.records(in: text, delimiter: delimiter)
-    guard let header = records.first else {
-      throw GeofenceFileError(file: file, reason: .empty)
-    }
-    let names = header.fields.map { $0.trimmingWhitespace() }
-    var columnOf: [DefinitionField: Int] = [:]
-    var metadataColumns: [(index: Int, key: String)] = []
-    for (index, name) in names.enumerated() {
-      let lower = name.lowercased()
-      if let match = csvColumnNames.first(where: { $0.names.contains(lower) }) {
-        if columnOf[match.field] == nil {
-          columnOf[match.field] = index
-          continue
+    // Records are handled as the splitter finds them, so that the file's rows are never all
+    // held as `String` fields at once.
+    var layout: CSVLayout?
+    var headerError: GeofenceFileError?
+    let issues = DelimitedText.forEachRecord(in: text[...], delimiter: delimiter) {
+      fields, line in
+      if headerError != nil { return }
+      guard let columns = layout else {
+        do throws(GeofenceFileError) {
+          layout = try CSVLayout(header: fields, file: file)
+        } catch {
+          headerError = error
+          return
         }
+        accumulator.reserveCapacity(Self.lineCount(text))
+        return
       }
-      if !name.isEmpty { metadataColumns.append((index, name)) }
+      Self.readCSVRow(
+        fields, line: line, layout: columns, decimalComma: decimalComma, into: &accumulator)
     }
-    guard let idColumn = columnOf[.id], let latitudeColumn = columnOf[.latitude],
-      let longitudeColumn = columnOf[.longitude]
-    else {
-      throw GeofenceFileError(file: file, reason: .missingCSVHeader(found: names))
-    }
-    // Metadata keys in canonical order (UTF-8 bytes), the first column of a repeated name
-    // winning, each pre-rendered as `"key":`.
-    var seenKeys: Set<String> = []
-    let metadataKeys: [(index: Int, prefix: String)] =
-      metadataColumns
-      .filter { seenKeys.insert($0.key).inserted }
-      .sorted { JSONValue.utf8Precedes($0.key, $1.key) }
-      .map { column in
-        var prefix = ""
-        JSONValue.writeString(column.key, to: &prefix)
-        prefix += ":"
-        return (column.index, prefix)
-      }
-    let nameColumn = columnOf[.name]
-    let radiusColumn = columnOf[.radius]
-    accumulator.reserveCapacity(records.count - 1)
-
-    for record in records.dropFirst() {
-      let fields = record.fields
-      if fields.count > names.count,
-        fields[names.count...].contains(where: { !$0.allSatisfy(\.isWhitespace) })
-      {
-        accumulator.reject(
-          at: .line(record.line),
-          id: cellText(fields, idColumn),
-          reason: .malformedRecord(
-            "row has \(fields.count) fields, the header has \(names.count)"))
-        continue
-      }
-      var metadata = ""
-      for (index, prefix) in metadataKeys {
-        guard let value = cellText(fields, index) else { continue }
-        metadata += metadata.isEmpty ? "{" : ","
-        metadata += prefix
-        JSONValue.writeString(value, to: &metadata)
-      }
-      var definition = RawGeofenceDefinition(
-        id: cellText(fields, idColumn).map(JSONValue.string),
-        latitude: numberCell(fields, latitudeColumn, decimalComma: decimalComma),
-        longitude: numberCell(fields, longitudeColumn, decimalComma: decimalComma),
-        radius: radiusColumn.flatMap { numberCell(fields, $0, decimalComma: decimalComma) },
-        name: nameColumn.flatMap { cellText(fields, $0) }.map(JSONValue.string),
-        isFromText: true)
-      if !metadata.isEmpty { definition.renderedMetadataJSON = metadata + "}" }
-      accumulator.add(definition, at: .line(record.line))
-    }
+    if let headerError { throw headerError }
+    if layout == nil { throw GeofenceFileError(file: file, reason: .empty) }
     for issue in issues {
       accumulator.reject(at: .line(issue.line), id: nil, reason: .malformedRecord(issue.message))
     }
+  }
+
+  /// Line ends in `text`: an upper bound on its records, to reserve room once. O(n), no
+  /// allocation.
+  private static func lineCount(_ text: String) -> Int {
+    var text = text
+    return text.withUTF8 { bytes in
+      var n = 0
+      for b in bytes where b == 0x0A { n += 1 }
+      return n
+    }
+  }
+
+  /// The columns a CSV header names.
+  struct CSVLayout {
+    var names: [String]
+    var idColumn: Int
+    var latitudeColumn: Int
+    var longitudeColumn: Int
+    var nameColumn: Int?
+    var radiusColumn: Int?
+    /// Metadata keys in canonical order (UTF-8 bytes), the first column of a repeated name
+    /// winning, each pre-rendered as `"key":`.
+    var metadataKeys: [(index: Int, prefix: String)]
+
+    /// - Throws: ``GeofenceFileError/Reason/missingCSVHeader(found:)`` when `id`, `latitude`
+    ///   or `longitude` has no column.
+    init(header: [String], file: String) throws(GeofenceFileError) {
+      names = header.map { $0.trimmingWhitespace() }
+      var columnOf: [DefinitionField: Int] = [:]
+      var metadataColumns: [(index: Int, key: String)] = []
+      for (index, name) in names.enumerated() {
+        let lower = name.lowercased()
+        if let match = GeofenceFileReader.csvColumnNames.first(where: {
+          $0.names.contains(lower)
+        }) {
+          if columnOf[match.field] == nil {
+            columnOf[match.field] = index
+            continue
+          }
+        }
+        if !name.isEmpty { metadataColumns.append((index, name)) }
+      }
+      guard let idColumn = columnOf[.id], let latitudeColumn = columnOf[.latitude],
+        let longitudeColumn = columnOf[.longitude]
+      else {
+        throw GeofenceFileError(file: file, reason: .missingCSVHeader(found: names))
+      }
+      self.idColumn = idColumn
+      self.latitudeColumn = latitudeColumn
+      self.longitudeColumn = longitudeColumn
+      var seenKeys: Set<String> = []
+      metadataKeys =
+        metadataColumns
+        .filter { seenKeys.insert($0.key).inserted }
+        .sorted { JSONValue.utf8Precedes($0.key, $1.key) }
+        .map { column in
+          var prefix = ""
+          JSONValue.writeString(column.key, to: &prefix)
+          prefix += ":"
+          return (column.index, prefix)
+        }
+      nameColumn = columnOf[.name]
+      radiusColumn = columnOf[.radius]
+    }
+  }
+
+  /// Validates one data row and records its geofence or its rejection.
+  private static func readCSVRow(
+    _ fields: [String], line: Int, layout: CSVLayout, decimalComma: Bool,
+    into accumulator: inout GeofenceLoadAccumulator
+  ) {
+    let names = layout.names
+    if fields.count > names.count,
+      fields[names.count...].contains(where: { !$0.allSatisfy(\.isWhitespace) })
+    {
+      accumulator.reject(
+        at: .line(line),
+        id: cellText(fields, layout.idColumn),
+        reason: .malformedRecord(
+          "row has \(fields.count) fields, the header has \(names.count)"))
+      return
+    }
+    var metadata = ""
+    for (index, prefix) in layout.metadataKeys {
+      guard let value = cellText(fields, index) else { continue }
+      metadata += metadata.isEmpty ? "{" : ","
+      metadata += prefix
+      JSONValue.writeString(value, to: &metadata)
+    }
+    var definition = RawGeofenceDefinition(
+      id: cellText(fields, layout.idColumn).map(JSONValue.string),
+      latitude: numberCell(fields, layout.latitudeColumn, decimalComma: decimalComma),
+      longitude: numberCell(fields, layout.longitudeColumn, decimalComma: decimalComma),
+      radius: layout.radiusColumn.flatMap { numberCell(fields, $0, decimalComma: decimalComma) },
+      name: layout.nameColumn.flatMap { cellText(fields, $0) }.map(JSONValue.string),
+      isFromText: true)
+    if !metadata.isEmpty { definition.renderedMetadataJSON = metadata + "}" }
+    accumulator.add(definition, at: .line(line))
   }
 
   /// The trimmed cell, or `nil` when the row is too short or the cell is blank.
