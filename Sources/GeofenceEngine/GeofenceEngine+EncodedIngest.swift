@@ -78,7 +78,7 @@ struct SlotGeofenceText {
   struct Entry {
     /// ``LiveGeofenceSet/eventIDs``.
     var eventID: OutboxEventID.Builder
-    /// The members' bytes in ``SlotGeofenceText/bytes``; start -1 for a slot not yet made.
+    /// The members' bytes in ``SlotGeofenceText/bytes``.
     var start: Int32
     var end: Int32
   }

@@ -78,21 +78,21 @@ extension GeofenceEngine {
           guard configuration.emitsExitForRemovedGeofences,
             let last = d.gate.detector.lastAcceptedPosition
           else { continue }
-          let g = live.geofence(at: Int(visit.slot))
+          let slot = Int(visit.slot)
+          let details = live.details(at: slot)
           let user = userID
           removals.append(
             GeofenceEvent(
               id: eventID(
-                slot: Int(visit.slot), type: .exit, milliseconds: Int64((now * 1000).rounded()),
-                fixIndex: -1, device: id), type: .exit, geofenceID: g.id, geofenceName: g.name,
-              metadataJSON: g.metadataJSON, url: live.details(at: Int(visit.slot))?.url,
+                slot: slot, type: .exit, milliseconds: Int64((now * 1000).rounded()),
+                fixIndex: -1, device: id), type: .exit, geofenceID: live.id(at: slot),
+              geofenceName: details?.name, metadataJSON: details?.metadataJSON,
+              url: details?.url,
               deviceID: id,
               userID: user, anonymousID: user == nil ? identityFile?.anonymousID : nil,
               time: now, processedAt: now, latitude: last.coordinate.latitude,
               longitude: last.coordinate.longitude, accuracy: last.accuracyMeters,
-              distanceMeters: g.polygon.map {
-                $0.boundaryDistance(to: last.coordinate, notBeyond: .infinity)
-              } ?? haversineDistance(g.region.center, last.coordinate),
+              distanceMeters: live.regions.eventDistance(at: visit.slot, to: last.coordinate),
               visitSeconds: visit.enterTime.isNaN ? nil : now - visit.enterTime,
               isRemoval: true))
         }

@@ -22,8 +22,9 @@ struct LiveGeofenceSet {
   /// Per slot, the event id's hash after its first two components, the geofence id and the
   /// slot's lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest.
   private(set) var eventIDs: [OutboxEventID.Builder]
-  /// Per slot, the index into `details`, or −1 for a geofence with no name, metadata or URL;
-  /// empty while no slot has any, so that a set of bare circles pays nothing for them.
+  /// Per slot, the index into `details`, or −1 for a geofence with no name, metadata or URL.
+  /// It grows only as far as the last slot that has details, so that a set of bare circles
+  /// pays nothing for them; slots past its end have none.
   private var detailOfSlot: [Int32] = []
   /// What only some geofences have, by `detailOfSlot`.
   private var details: [SlotDetails] = []
@@ -36,7 +37,7 @@ struct LiveGeofenceSet {
     slots = SlotLookup(expectedCount: geofences.count)
     for (i, g) in geofences.enumerated() {
       setDetails(of: g, at: i)
-      slots.insert(Int32(i), id: g.id, ids: regions.ids)
+      slots.insert(Int32(i), of: regions)
     }
   }
 
@@ -64,17 +65,17 @@ struct LiveGeofenceSet {
 
   /// The name, metadata and deep link of `slot`, or nil when it has none of them. O(1).
   func details(at slot: Int) -> SlotDetails? {
-    if detailOfSlot.isEmpty { return nil }
+    guard slot < detailOfSlot.count else { return nil }
     let k = detailOfSlot[slot]
     return k < 0 ? nil : details[Int(k)]
   }
 
   /// The live slot holding `id`, or nil. O(1) expected, no allocation.
-  func slot(of id: String) -> Int32? { slots.find(id, ids: regions.ids, regions: regions) }
+  func slot(of id: String) -> Int32? { slots.find(id, in: regions) }
 
   private mutating func setDetails(of g: Geofence, at slot: Int) {
     let url = Self.url(fromMetadata: g.metadataJSON)
-    let existing = detailOfSlot.isEmpty ? -1 : detailOfSlot[slot]
+    let existing = slot < detailOfSlot.count ? detailOfSlot[slot] : -1
     if g.name == nil && g.metadataJSON == nil && url == nil {
       if existing >= 0 { detailOfSlot[slot] = -1 }
       return
@@ -84,8 +85,9 @@ struct LiveGeofenceSet {
       details[Int(existing)] = d
       return
     }
-    if detailOfSlot.isEmpty { detailOfSlot = [Int32](repeating: -1, count: regions.count) }
-    while detailOfSlot.count < regions.count { detailOfSlot.append(-1) }
+    if slot >= detailOfSlot.count {
+      detailOfSlot.append(contentsOf: repeatElement(-1, count: slot + 1 - detailOfSlot.count))
+    }
     detailOfSlot[slot] = Int32(details.count)
     details.append(d)
   }
@@ -224,9 +226,8 @@ struct LiveGeofenceSet {
     func append(_ g: Geofence) -> Int32 {
       let slot = regions.append(id: g.id, shape: g.shape)
       eventIDs.append(Self.eventIDStart(id: g.id, lifetime: Self.lifetime(g)))
-      if !detailOfSlot.isEmpty { detailOfSlot.append(-1) }
       setDetails(of: g, at: Int(slot))
-      slots.insert(slot, id: g.id, ids: regions.ids)
+      slots.insert(slot, of: regions)
       return slot
     }
     for (old, g) in moves {
@@ -272,10 +273,10 @@ struct SlotLookup {
 
   var footprintBytes: Int { buckets.capacity * MemoryLayout<Int32>.stride }
 
-  /// Adds `slot`, whose id is `id` (`ids[slot]`).
-  mutating func insert(_ slot: Int32, id: String, ids: [String]) {
-    if 2 * (used + 1) > buckets.count { rebuild(adding: used + 1, ids: ids) }
-    place(slot, hash: id.hashValue)
+  /// Adds `slot` of `regions`, keyed by its id.
+  mutating func insert(_ slot: Int32, of regions: RegionSet) {
+    if 2 * (used + 1) > buckets.count { rebuild(adding: used + 1, ids: regions.ids) }
+    place(slot, hash: regions.ids[Int(slot)].hashValue)
     used += 1
   }
 
@@ -295,13 +296,13 @@ struct SlotLookup {
   }
 
   /// The slot holding `id` that `regions` has not retired, or nil.
-  func find(_ id: String, ids: [String], regions: RegionSet) -> Int32? {
+  func find(_ id: String, in regions: RegionSet) -> Int32? {
     let mask = buckets.count - 1
     var b = id.hashValue & mask
     while true {
       let slot = buckets[b]
       if slot < 0 { return nil }
-      if ids[Int(slot)] == id && !regions.isRemoved(slot) { return slot }
+      if regions.ids[Int(slot)] == id && !regions.isRemoved(slot) { return slot }
       b = (b + 1) & mask
     }
   }

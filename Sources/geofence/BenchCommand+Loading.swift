@@ -42,7 +42,7 @@ extension BenchCommand {
         residentPerGeofence[path] = perGeofence
         if !held.geofences.isEmpty {
           engineMemory = try engineFootprint(
-            consuming: consume held, residentBefore: residentBefore)
+            consuming: consume held, file: path, residentBefore: residentBefore)
         }
       }
       progress.update("loading \(path)", phase: true)
@@ -118,7 +118,7 @@ extension BenchCommand {
   /// that give the resident bytes the engine adds per geofence (against `residentBefore`, taken
   /// before the load) and its live set's bytes by part.
   static func engineFootprint(
-    consuming load: consuming GeofenceLoadResult, residentBefore: Int
+    consuming load: consuming GeofenceLoadResult, file: String, residentBefore: Int
   ) throws -> String {
     let n = load.geofences.count
     let engine: GeofenceEngine
@@ -126,7 +126,7 @@ extension BenchCommand {
       engine = try GeofenceEngine(
         configuration: .init(checkpoints: .manual), geofences: load.geofences)
     } catch {
-      throw WorkloadFileError.malformed(path: "", line: 0, message: "\(error)")
+      throw WorkloadFileError.malformed(path: file, line: 0, message: "\(error)")
     }
     _ = consume load
     releaseFreedMemory()

@@ -233,11 +233,12 @@ enum RunCommand {
     if let reason = GeofenceEngine.makeDirectory(upload.store) {
       return fail("--store \(reason)", ExitStatus.cannotCreate)
     }
+    let syncsTheSet = fixedSet == nil
     let engine: GeofenceEngine
     do {
       engine = try GeofenceEngine(
         configuration: upload.engineConfiguration(
-          transitions: replayOptions.configuration, syncs: fixedSet == nil),
+          transitions: replayOptions.configuration, syncs: syncsTheSet),
         storage: .directory(upload.store), geofences: fixedSet)
       if args.flag("reset-identity") { try engine.reset() }
       if let user = args.last("user") { try engine.identify(user: user) }
@@ -246,7 +247,6 @@ enum RunCommand {
       if let status = damagedStoreStatus(upload.store, command: "run") { return status }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
-    let syncsTheSet = fixedSet == nil
     fixedSet = nil
     releaseFreedMemory()
     if syncsTheSet {
