@@ -85,7 +85,8 @@ let package = Package(
       dependencies: [
         "GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport",
       ]),
-    .testTarget(name: "DelimitedTextTests", dependencies: ["DelimitedText"]),
+    .testTarget(
+      name: "DelimitedTextTests", dependencies: ["DelimitedText", "GeofenceTestSupport"]),
     .testTarget(name: "NumberTextTests", dependencies: ["NumberText"]),
     .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),

@@ -46,12 +46,23 @@ public enum DelimitedText {
   /// - Returns: the text and whether the ISO-8859-1 fallback was used.
   /// - Complexity: O(n) in the data's size.
   public static func decode(_ data: Data) -> (text: String, usedLatin1: Bool) {
+    let (utf8, usedLatin1) = decodedUTF8(data)
+    return (String(decoding: utf8, as: UTF8.self), usedLatin1)
+  }
+
+  /// ``decode(_:)`` as bytes: valid UTF-8, without NUL bytes and byte-order marks, for the
+  /// readers that split and parse bytes without making a `String` of the whole file.
+  /// - Returns: the UTF-8 bytes and whether the ISO-8859-1 fallback was used.
+  /// - Complexity: O(n) in the data's size: one copy, one pass for NULs and marks, one
+  ///   ASCII scan of 8 bytes a step (the full UTF-8 validation only when a byte is not ASCII).
+  public static func decodedUTF8(_ data: Data) -> (utf8: [UInt8], usedLatin1: Bool) {
     var bytes = [UInt8](data)
     if bytes.contains(0) { bytes.removeAll { $0 == 0 } }
     removeByteOrderMarks(&bytes)
-    if let s = String(validating: bytes, as: UTF8.self) { return (s, false) }
-    // ISO-8859-1 byte b is U+00bb: transcode to UTF-8 directly (at most two bytes each)
-    // rather than through one 16-byte Character per byte.
+    if isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil {
+      return (bytes, false)
+    }
+    // ISO-8859-1 byte b is U+00bb: transcode to UTF-8 directly (at most two bytes each).
     var utf8: [UInt8] = []
     utf8.reserveCapacity(bytes.count + bytes.count / 8)
     for b in bytes {
@@ -62,7 +73,18 @@ public enum DelimitedText {
         utf8.append(0x80 | b & 0x3F)
       }
     }
-    return (String(decoding: utf8, as: UTF8.self), true)
+    return (utf8, true)
+  }
+
+  /// True when every byte is below 0x80.
+  static func isASCII(_ bytes: [UInt8]) -> Bool {
+    bytes.withUnsafeBytes { raw in
+      let words = raw.count / 8
+      var high: UInt64 = 0
+      for w in 0..<words { high |= raw.loadUnaligned(fromByteOffset: w * 8, as: UInt64.self) }
+      for i in (words * 8)..<raw.count { high |= UInt64(raw[i]) }
+      return high & 0x8080_8080_8080_8080 == 0
+    }
   }
 
   /// Removes every `EF BB BF` sequence, in place.
@@ -127,93 +149,142 @@ public enum DelimitedText {
     in text: Substring, delimiter: UInt8, _ body: (_ fields: [String], _ line: Int) -> Void
   ) -> [DelimitedTextIssue] {
     if let issues = text.utf8.withContiguousStorageIfAvailable({
-      forEachRecord(utf8: $0, delimiter: delimiter, body)
+      forEachStringRecord(utf8: $0, delimiter: delimiter, body)
     }) {
       return issues
     }
     let copy = Array(text.utf8)
-    return copy.withUnsafeBufferPointer { forEachRecord(utf8: $0, delimiter: delimiter, body) }
+    return copy.withUnsafeBufferPointer {
+      forEachStringRecord(utf8: $0, delimiter: delimiter, body)
+    }
   }
 
-  private static func forEachRecord(
+  private static func forEachStringRecord(
     utf8: UnsafeBufferPointer<UInt8>, delimiter: UInt8, _ body: ([String], Int) -> Void
   ) -> [DelimitedTextIssue] {
-    var issues: [DelimitedTextIssue] = []
+    var strings: [String] = []
+    return forEachRecord(utf8: utf8, delimiter: delimiter) { fields, line in
+      strings.removeAll(keepingCapacity: true)
+      for i in 0..<fields.count { strings.append(fields.string(i)) }
+      body(strings, line)
+    }
+  }
+
+  /// Splits UTF-8 `utf8` into records, as ``forEachRecord(in:delimiter:_:)``, and hands each
+  /// to `body` as byte spans: no `String` is made for a field unless `body` asks for one.
+  /// An unquoted field is a span of `utf8` itself; a quoted field is unquoted (`""` becomes
+  /// `"`, the text after the closing quote kept) into a scratch buffer reused for every
+  /// record. The spans are valid only during the call of `body`.
+  /// - Parameters:
+  ///   - utf8: the whole file (line 1 is its first line).
+  ///   - delimiter: an ASCII delimiter byte (not `"`, CR or LF).
+  /// - Returns: the issues found (an unterminated quoted field at the end; its record is not
+  ///   handed to `body`).
+  /// - Complexity: O(n) in the text's length; allocates only to grow the reused span and
+  ///   scratch buffers (to the size of the longest record).
+  @discardableResult
+  public static func forEachRecord(
+    utf8: UnsafeBufferPointer<UInt8>, delimiter: UInt8,
+    _ body: (_ fields: DelimitedFields, _ line: Int) -> Void
+  ) -> [DelimitedTextIssue] {
     let quote = UInt8(ascii: "\"")
     let cr = UInt8(ascii: "\r")
     let lf = UInt8(ascii: "\n")
-    var fields: [String] = []
-    var field: [UInt8] = []
+    var spans: [Int] = []
+    var scratch: [UInt8] = []
     var line = 1
-    var recordLine = 1
-    var inQuotes = false
-    var quoteStartLine = 1
-    var fieldWasQuoted = false
     var i = 0
     let n = utf8.count
-    func endField() {
-      fields.append(String(decoding: field, as: UTF8.self))
-      field.removeAll(keepingCapacity: true)
-      fieldWasQuoted = false
-    }
-    // Index n stands for a final line break, so that every record ends with one.
-    while i <= n {
-      let b = i < n ? utf8[i] : lf
-      if inQuotes {
-        if i == n { break }
-        if b == quote {
-          if i + 1 < n, utf8[i + 1] == quote {
-            field.append(quote)
-            i += 2
-            continue
-          }
-          inQuotes = false
-        } else {
-          if b == lf || (b == cr && !(i + 1 < n && utf8[i + 1] == lf)) { line += 1 }
-          field.append(b)
-        }
-        i += 1
+    while i < n {
+      let first = utf8[i]
+      if first == lf || first == cr {
+        // A blank line: not a record.
+        i += first == cr && i + 1 < n && utf8[i + 1] == lf ? 2 : 1
+        line += 1
         continue
       }
-      if b == quote && field.isEmpty && !fieldWasQuoted {
-        inQuotes = true
-        fieldWasQuoted = true
-        quoteStartLine = line
-      } else if b == delimiter {
-        endField()
-      } else if b == lf || b == cr {
-        if b == cr, i + 1 < n, utf8[i + 1] == lf { i += 1 }
-        let blank = fields.isEmpty && field.isEmpty && !fieldWasQuoted
-        if !blank {
-          endField()
-          body(fields, recordLine)
+      let recordLine = line
+      spans.removeAll(keepingCapacity: true)
+      scratch.removeAll(keepingCapacity: true)
+      while true {
+        if i < n && utf8[i] == quote {
+          // A quoted field, unquoted into `scratch`; then any text up to the delimiter.
+          let start = scratch.count
+          let quoteLine = line
+          var closed = false
+          i += 1
+          while i < n {
+            let b = utf8[i]
+            if b == quote {
+              if i + 1 < n && utf8[i + 1] == quote {
+                scratch.append(quote)
+                i += 2
+                continue
+              }
+              i += 1
+              closed = true
+              break
+            }
+            if b == lf || (b == cr && !(i + 1 < n && utf8[i + 1] == lf)) { line += 1 }
+            scratch.append(b)
+            i += 1
+          }
+          if !closed {
+            return [unterminatedQuote(at: quoteLine, content: scratch[start...])]
+          }
+          while i < n {
+            let b = utf8[i]
+            if b == delimiter || b == lf || b == cr { break }
+            scratch.append(b)
+            i += 1
+          }
+          spans.append(-(start + 1))
+          spans.append(scratch.count)
+        } else {
+          let start = i
+          while i < n {
+            let b = utf8[i]
+            if b == delimiter || b == lf || b == cr { break }
+            i += 1
+          }
+          spans.append(start)
+          spans.append(i)
         }
-        fields.removeAll(keepingCapacity: true)
-        field.removeAll(keepingCapacity: true)
-        fieldWasQuoted = false
-        line += 1
-        recordLine = line
-      } else {
-        field.append(b)
+        if i < n && utf8[i] == delimiter {
+          i += 1
+          continue
+        }
+        break
       }
-      i += 1
+      if i < n {
+        i += utf8[i] == cr && i + 1 < n && utf8[i + 1] == lf ? 2 : 1
+        line += 1
+      }
+      scratch.withUnsafeBufferPointer { scratch in
+        spans.withUnsafeBufferPointer { spans in
+          body(DelimitedFields(text: utf8, scratch: scratch, spans: spans), recordLine)
+        }
+      }
     }
-    if inQuotes {
-      // The open field holds the rest of the file: its line breaks, trailing ones aside, say
-      // on which line the file ends.
-      var content = field[...]
-      while let last = content.last, last == lf || last == cr { content = content.dropLast() }
-      let lastLine = quoteStartLine + content.reduce(0) { $0 + ($1 == lf ? 1 : 0) }
-      let span =
-        lastLine > quoteStartLine
-        ? "lines \(quoteStartLine)-\(lastLine) (to the end of the file) are skipped with it"
-        : "the line is skipped"
-      issues.append(
-        DelimitedTextIssue(
-          line: quoteStartLine,
-          message: "quoted field opened here is never closed; \(span)"))
-    }
-    return issues
+    return []
+  }
+
+  /// The issue of a quoted field opened on `line` and never closed, whose unquoted `content`
+  /// runs to the end of the file.
+  private static func unterminatedQuote(at line: Int, content: ArraySlice<UInt8>)
+    -> DelimitedTextIssue
+  {
+    // The open field holds the rest of the file: its line breaks, trailing ones aside, say on
+    // which line the file ends.
+    var content = content
+    while let last = content.last, last == 0x0A || last == 0x0D { content = content.dropLast() }
+    let lastLine = line + content.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
+    let span =
+      lastLine > line
+      ? "lines \(line)-\(lastLine) (to the end of the file) are skipped with it"
+      : "the line is skipped"
+    return DelimitedTextIssue(
+      line: line, message: "quoted field opened here is never closed; \(span)")
   }
 
   /// Parses a number with ``NumberText/NumberText`` (RFC 8259's grammar; no hex, `inf` or
@@ -226,6 +297,41 @@ public enum DelimitedText {
     while let last = t.last, last == " " || last == "\t" { t = t.dropLast() }
     return NumberText.double(t, decimalComma: decimalComma)
   }
+}
+
+/// The fields of one record, as byte spans (see
+/// ``DelimitedText/forEachRecord(utf8:delimiter:_:)``): valid only while the record is being
+/// handled.
+public struct DelimitedFields {
+  @usableFromInline let text: UnsafeBufferPointer<UInt8>
+  @usableFromInline let scratch: UnsafeBufferPointer<UInt8>
+  /// Two entries a field: its start and end; a start below 0 is `-(offset + 1)` in `scratch`.
+  @usableFromInline let spans: UnsafeBufferPointer<Int>
+
+  init(
+    text: UnsafeBufferPointer<UInt8>, scratch: UnsafeBufferPointer<UInt8>,
+    spans: UnsafeBufferPointer<Int>
+  ) {
+    self.text = text
+    self.scratch = scratch
+    self.spans = spans
+  }
+
+  /// Number of fields (at least 1).
+  @inlinable public var count: Int { spans.count / 2 }
+
+  /// The UTF-8 bytes of field `i` (0 ..< ``count``), unquoted, not trimmed.
+  @inlinable
+  public subscript(i: Int) -> UnsafeBufferPointer<UInt8> {
+    let start = spans[2 * i]
+    let end = spans[2 * i + 1]
+    if start >= 0 { return UnsafeBufferPointer(rebasing: text[start..<end]) }
+    return UnsafeBufferPointer(rebasing: scratch[(-start - 1)..<end])
+  }
+
+  /// Field `i` as a `String` (invalid UTF-8 repaired with U+FFFD, as `String(decoding:)`).
+  @inlinable
+  public func string(_ i: Int) -> String { String(decoding: self[i], as: UTF8.self) }
 }
 
 extension DelimitedText {

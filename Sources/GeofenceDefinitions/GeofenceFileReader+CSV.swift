@@ -1,5 +1,6 @@
 import DelimitedText
 import Foundation
+import JSONText
 import NumberText
 
 extension GeofenceFileReader {
@@ -29,29 +30,35 @@ extension GeofenceFileReader {
     throws(GeofenceFileError)
   {
     let file = accumulator.file
-    let text = DelimitedText.decode(data).text
-    let firstLine = text.prefix { $0 != "\n" && $0 != "\r" }
-    let delimiter = DelimitedText.detectDelimiter(in: firstLine)
-    let decimalComma = delimiter != UInt8(ascii: ",")
-    // Records are handled as the splitter finds them, so that the file's rows are never all
-    // held as `String` fields at once.
+    // The file as UTF-8 bytes: rows are split and parsed from them, and a `String` is made only
+    // for the cells that stay one (id, name, metadata values).
+    let utf8 = DelimitedText.decodedUTF8(data).utf8
     var layout: CSVLayout?
     var headerError: GeofenceFileError?
-    let issues = DelimitedText.forEachRecord(in: text[...], delimiter: delimiter) {
-      fields, line in
-      if headerError != nil { return }
-      guard let columns = layout else {
-        do throws(GeofenceFileError) {
-          layout = try CSVLayout(header: fields, file: file)
-        } catch {
-          headerError = error
+    let issues = utf8.withUnsafeBufferPointer { bytes in
+      let firstLineEnd = bytes.firstIndex { $0 == 0x0A || $0 == 0x0D } ?? bytes.count
+      let firstLine = String(
+        decoding: UnsafeBufferPointer(rebasing: bytes[..<firstLineEnd]), as: UTF8.self)
+      let delimiter = DelimitedText.detectDelimiter(in: firstLine[...])
+      let decimalComma = delimiter != UInt8(ascii: ",")
+      var metadata: [UInt8] = []
+      return DelimitedText.forEachRecord(utf8: bytes, delimiter: delimiter) { fields, line in
+        if headerError != nil { return }
+        guard let columns = layout else {
+          do throws(GeofenceFileError) {
+            layout = try CSVLayout(
+              header: (0..<fields.count).map { fields.string($0) }, file: file)
+          } catch {
+            headerError = error
+            return
+          }
+          accumulator.reserveCapacity(Self.lineCount(bytes))
           return
         }
-        accumulator.reserveCapacity(Self.lineCount(text))
-        return
+        Self.readCSVRow(
+          fields, line: line, layout: columns, decimalComma: decimalComma,
+          metadata: &metadata, into: &accumulator)
       }
-      Self.readCSVRow(
-        fields, line: line, layout: columns, decimalComma: decimalComma, into: &accumulator)
     }
     if let headerError { throw headerError }
     if layout == nil { throw GeofenceFileError(file: file, reason: .empty) }
@@ -60,17 +67,13 @@ extension GeofenceFileReader {
     }
   }
 
-  /// Line ends in `text`: an upper bound on its records, to reserve room once. O(n), no
+  /// Line ends in `bytes`: an upper bound on its records, to reserve room once. O(n), no
   /// allocation.
-  private static func lineCount(_ text: String) -> Int {
-    var text = text
-    return text.withUTF8 { bytes in
-      var n = 0
-      for b in bytes where b == 0x0A { n += 1 }
-      return n
-    }
+  private static func lineCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    var n = 0
+    for b in bytes where b == 0x0A { n += 1 }
+    return n
   }
-
   /// The columns a CSV header names.
   struct CSVLayout {
     var names: [String]
@@ -125,14 +128,17 @@ extension GeofenceFileReader {
     }
   }
 
-  /// Validates one data row and records its geofence or its rejection.
+  /// Validates one data row and records its geofence or its rejection. `metadata` is a
+  /// buffer reused from row to row.
   private static func readCSVRow(
-    _ fields: [String], line: Int, layout: CSVLayout, decimalComma: Bool,
-    into accumulator: inout GeofenceLoadAccumulator
+    _ fields: DelimitedFields, line: Int, layout: CSVLayout, decimalComma: Bool,
+    metadata: inout [UInt8], into accumulator: inout GeofenceLoadAccumulator
   ) {
     let names = layout.names
     if fields.count > names.count,
-      fields[names.count...].contains(where: { !$0.allSatisfy(\.isWhitespace) })
+      (names.count..<fields.count).contains(where: {
+        !fields.string($0).allSatisfy(\.isWhitespace)
+      })
     {
       accumulator.reject(
         at: .line(line),
@@ -141,12 +147,19 @@ extension GeofenceFileReader {
           "row has \(fields.count) fields, the header has \(names.count)"))
       return
     }
-    var metadata = ""
+    metadata.removeAll(keepingCapacity: true)
     for (index, prefix) in layout.metadataKeys {
-      guard let value = cellText(fields, index) else { continue }
-      metadata += metadata.isEmpty ? "{" : ","
-      metadata += prefix
-      JSONValue.writeString(value, to: &metadata)
+      guard index < fields.count else { continue }
+      let cell = fields[index]
+      if isPlainCell(cell) {
+        metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+        metadata += prefix.utf8
+        JSONText.appendQuoted(utf8: cell, to: &metadata)
+      } else if let value = cellText(fields, index) {
+        metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+        metadata += prefix.utf8
+        JSONText.appendQuoted(value, to: &metadata)
+      }
     }
     var definition = RawGeofenceDefinition(
       id: cellText(fields, layout.idColumn).map(JSONValue.string),
@@ -155,29 +168,43 @@ extension GeofenceFileReader {
       radius: layout.radiusColumn.flatMap { numberCell(fields, $0, decimalComma: decimalComma) },
       name: layout.nameColumn.flatMap { cellText(fields, $0) }.map(JSONValue.string),
       isFromText: true)
-    if !metadata.isEmpty { definition.renderedMetadataJSON = metadata + "}" }
+    if !metadata.isEmpty {
+      metadata.append(UInt8(ascii: "}"))
+      definition.renderedMetadataJSON = String(decoding: metadata, as: UTF8.self)
+    }
     accumulator.add(definition, at: .line(line))
   }
 
+  /// True when `cell` starts and ends with a printable ASCII character, so that trimming
+  /// leaves it as it is (most cells).
+  @inline(__always)
+  private static func isPlainCell(_ cell: UnsafeBufferPointer<UInt8>) -> Bool {
+    guard let first = cell.first, let last = cell.last else { return false }
+    return first &- 0x21 < 0x5E && last &- 0x21 < 0x5E
+  }
+
   /// The trimmed cell, or `nil` when the row is too short or the cell is blank.
-  private static func cellText(_ fields: [String], _ index: Int) -> String? {
+  private static func cellText(_ fields: DelimitedFields, _ index: Int) -> String? {
     guard index < fields.count else { return nil }
     let cell = fields[index]
-    // Fast path: most cells start and end with a printable ASCII character.
-    if let first = cell.utf8.first, let last = cell.utf8.last, (0x21..<0x7F).contains(first),
-      (0x21..<0x7F).contains(last)
-    {
-      return cell
-    }
-    let trimmed = cell.trimmingWhitespace()
+    if isPlainCell(cell) { return String(decoding: cell, as: UTF8.self) }
+    let trimmed = String(decoding: cell, as: UTF8.self).trimmingWhitespace()
     return trimmed.isEmpty ? nil : trimmed
   }
 
   /// The cell as `.number` when it parses, as `.string` (reported as not a number) when it does
   /// not, or `nil` when blank.
-  private static func numberCell(_ fields: [String], _ index: Int, decimalComma: Bool)
+  private static func numberCell(_ fields: DelimitedFields, _ index: Int, decimalComma: Bool)
     -> JSONValue?
   {
+    guard index < fields.count else { return nil }
+    let cell = fields[index]
+    if isPlainCell(cell) {
+      if case .success(let value) = NumberText.parse(cell, decimalComma: decimalComma) {
+        return .number(value)
+      }
+      return .string(String(decoding: cell, as: UTF8.self))
+    }
     guard let text = cellText(fields, index) else { return nil }
     if let value = NumberText.double(text, decimalComma: decimalComma) { return .number(value) }
     return .string(text)

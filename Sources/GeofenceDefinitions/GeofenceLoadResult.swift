@@ -116,25 +116,27 @@ struct GeofenceLoadAccumulator {
     _ definition: RawGeofenceDefinition, at position: DefinitionLocation.Position,
     line: Int? = nil
   ) {
-    let location = DefinitionLocation(file: file, position: position, line: line)
-    switch GeofenceValidator.validate(
-      definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons)
-    {
-    case .failure(let problem):
+    let geofence: Geofence
+    do {
+      geofence = try GeofenceValidator.validated(
+        definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons)
+    } catch {
       reject(
         at: position, line: line, id: GeofenceValidator.identifier(of: definition),
-        reason: problem)
-    case .success(let geofence):
-      if let first = firstIndex[geofence.id] {
-        reject(
-          at: position, line: line, id: geofence.id,
-          reason: .duplicateID(firstDefinedAt: result.locations[Int(first)]))
-        return
-      }
-      firstIndex[geofence.id] = Int32(result.geofences.count)
-      result.geofences.append(geofence)
-      result.locations.append(location)
+        reason: error)
+      return
     }
+    // One hash of the id: a duplicate puts the first definition's index back.
+    let index = Int32(result.geofences.count)
+    if let first = firstIndex.updateValue(index, forKey: geofence.id) {
+      firstIndex[geofence.id] = first
+      reject(
+        at: position, line: line, id: geofence.id,
+        reason: .duplicateID(firstDefinedAt: result.locations[Int(first)]))
+      return
+    }
+    result.geofences.append(consume geofence)
+    result.locations.append(DefinitionLocation(file: file, position: position, line: line))
   }
 
   mutating func reject(

@@ -75,49 +75,51 @@ public enum GeofenceValidator {
     _ definition: RawGeofenceDefinition, defaultRadiusMeters: Double? = nil,
     polygons: PolygonValidator? = nil
   ) -> Result<Geofence, DefinitionProblem> {
-    let id: String
-    switch identifier(definition.id) {
-    case .success(let value): id = value
-    case .failure(let problem): return .failure(problem)
+    Result { () throws(DefinitionProblem) -> Geofence in
+      try validated(definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons)
     }
+  }
+
+  /// ``validate(_:defaultRadiusMeters:polygons:)`` as a throwing call, for the readers: the
+  /// geofence is returned, not copied out of a `Result`.
+  /// - Throws: the first ``DefinitionProblem`` found.
+  static func validated(
+    _ definition: RawGeofenceDefinition, defaultRadiusMeters: Double?,
+    polygons: PolygonValidator?
+  ) throws(DefinitionProblem) -> Geofence {
+    let id = try identifier(definition.id).get()
     switch definition.geometry {
     case nil, .null?: break
     case .object(let members)?:
       let shape: RegionShape
       switch (polygons ?? PolygonValidator()).validate(members) {
       case .success(let polygon): shape = .polygon(polygon)
-      case .failure(let problem): return .failure(.invalidPolygon(problem))
+      case .failure(let problem): throw .invalidPolygon(problem)
       }
-      return finish(definition, id: id, shape: shape)
+      return try finish(definition, id: id, shape: shape)
     case let other?:
-      return .failure(.wrongType(.geometry, expected: "an object", found: other.typeName))
+      throw .wrongType(.geometry, expected: "an object", found: other.typeName)
     }
-    let latitude: Double
-    switch number(definition.latitude, field: .latitude, fromText: definition.isFromText) {
-    case .success(let value): latitude = value
-    case .failure(let problem): return .failure(problem)
-    }
-    let longitude: Double
-    switch number(definition.longitude, field: .longitude, fromText: definition.isFromText) {
-    case .success(let value): longitude = value
-    case .failure(let problem): return .failure(problem)
-    }
+    let latitude = try number(
+      definition.latitude, field: .latitude, fromText: definition.isFromText
+    ).get()
+    let longitude = try number(
+      definition.longitude, field: .longitude, fromText: definition.isFromText
+    ).get()
     let radius: Double
     if isAbsent(definition.radius), let defaultRadiusMeters {
       radius = defaultRadiusMeters
     } else {
-      switch number(definition.radius, field: .radius, fromText: definition.isFromText) {
-      case .success(let value): radius = value
-      case .failure(let problem): return .failure(problem)
-      }
+      radius = try number(definition.radius, field: .radius, fromText: definition.isFromText)
+        .get()
     }
     let center: Coordinate
     do {
       center = try Coordinate(latitude: latitude, longitude: longitude)
     } catch {
       switch error {
-      case .invalidLatitude(let v): return .failure(.latitudeOutOfRange(v))
-      case .invalidLongitude(let v): return .failure(.longitudeOutOfRange(v))
+      case .invalidLatitude(let v): throw .latitudeOutOfRange(v)
+      case .invalidLongitude(let v): throw .longitudeOutOfRange(v)
       }
     }
     let region: CircularRegion
@@ -125,23 +127,23 @@ public enum GeofenceValidator {
       region = try CircularRegion(center: center, radiusMeters: radius)
     } catch {
       switch error {
-      case .invalidRadius(let r): return .failure(.invalidRadius(r))
+      case .invalidRadius(let r): throw .invalidRadius(r)
       }
     }
-    return finish(definition, id: id, shape: .circle(region))
+    return try finish(definition, id: id, shape: .circle(region))
   }
 
   /// The name and metadata checks, and the geofence.
   private static func finish(_ definition: RawGeofenceDefinition, id: String, shape: RegionShape)
-    -> Result<Geofence, DefinitionProblem>
+    throws(DefinitionProblem) -> Geofence
   {
     var name: String?
     switch definition.name {
     case nil, .null?: name = nil
     case .string(let s)?:
-      name = s.allSatisfy(\.isWhitespace) ? nil : s
+      name = s.isBlankText ? nil : s
     case let other?:
-      return .failure(.wrongType(.name, expected: "a string", found: other.typeName))
+      throw .wrongType(.name, expected: "a string", found: other.typeName)
     }
     let metadataJSON: String?
     if let rendered = definition.renderedMetadataJSON {
@@ -152,10 +154,10 @@ public enum GeofenceValidator {
       case .object(let members)?:
         metadataJSON = members.isEmpty ? nil : JSONValue.object(members).canonicalText
       case let other?:
-        return .failure(.wrongType(.metadata, expected: "an object", found: other.typeName))
+        throw .wrongType(.metadata, expected: "an object", found: other.typeName)
       }
     }
-    return .success(Geofence(id: id, name: name, shape: shape, metadataJSON: metadataJSON))
+    return Geofence(id: id, name: name, shape: shape, metadataJSON: metadataJSON)
   }
 
   /// The id of a definition as ``validate(_:defaultRadiusMeters:)`` would read it, or `nil`
@@ -203,9 +205,19 @@ public enum GeofenceValidator {
 }
 
 extension String {
+  /// True when every character is whitespace (Unicode `isWhitespace`), the empty string
+  /// included; a string that starts with a printable ASCII character is answered at once.
+  var isBlankText: Bool {
+    if let f = utf8.first, f &- 0x21 < 0x5E { return false }
+    return allSatisfy(\.isWhitespace)
+  }
+
   /// The string without leading and trailing whitespace (Unicode `isWhitespace`, which
   /// includes line breaks).
   func trimmingWhitespace() -> String {
+    // Fast path: text that starts and ends with a printable ASCII character has nothing to
+    // trim (no Character is formed).
+    if let f = utf8.first, let l = utf8.last, f &- 0x21 < 0x5E, l &- 0x21 < 0x5E { return self }
     guard let first = firstIndex(where: { !$0.isWhitespace }),
       let last = lastIndex(where: { !$0.isWhitespace })
     else { return "" }

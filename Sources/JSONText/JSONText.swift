@@ -31,32 +31,37 @@ public enum JSONText {
   /// characters.
   /// - Complexity: O(n) in the UTF-8 length of `s`; allocates only when `out` grows.
   public static func appendQuoted(_ s: String, to out: inout [UInt8]) {
-    out.append(UInt8(ascii: "\""))
     var s = s
-    s.withUTF8 { bytes in
-      var start = 0
-      for i in bytes.indices {
-        let b = bytes[i]
-        guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
-        start = i + 1
-        out.append(UInt8(ascii: "\\"))
-        switch b {
-        case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(b)
-        case 0x0A: out.append(UInt8(ascii: "n"))
-        case 0x0D: out.append(UInt8(ascii: "r"))
-        case 0x09: out.append(UInt8(ascii: "t"))
-        case 0x08: out.append(UInt8(ascii: "b"))
-        case 0x0C: out.append(UInt8(ascii: "f"))
-        default:
-          let hex: StaticString = "0123456789abcdef"
-          append("u00", to: &out)
-          out.append(hex.utf8Start[Int(b >> 4)])
-          out.append(hex.utf8Start[Int(b & 0xF)])
-        }
+    s.withUTF8 { appendQuoted(utf8: $0, to: &out) }
+  }
+
+  /// ``appendQuoted(_:to:)-([UInt8])`` of text given as UTF-8 bytes (valid UTF-8, for a
+  /// reader that holds a field's bytes and no `String`).
+  /// - Complexity: O(n) in the byte count; allocates only when `out` grows.
+  public static func appendQuoted(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout [UInt8]) {
+    out.append(UInt8(ascii: "\""))
+    var start = 0
+    for i in bytes.indices {
+      let b = bytes[i]
+      guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+      out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+      start = i + 1
+      out.append(UInt8(ascii: "\\"))
+      switch b {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"): out.append(b)
+      case 0x0A: out.append(UInt8(ascii: "n"))
+      case 0x0D: out.append(UInt8(ascii: "r"))
+      case 0x09: out.append(UInt8(ascii: "t"))
+      case 0x08: out.append(UInt8(ascii: "b"))
+      case 0x0C: out.append(UInt8(ascii: "f"))
+      default:
+        let hex: StaticString = "0123456789abcdef"
+        append("u00", to: &out)
+        out.append(hex.utf8Start[Int(b >> 4)])
+        out.append(hex.utf8Start[Int(b & 0xF)])
       }
-      out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
     }
+    out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start...]))
     out.append(UInt8(ascii: "\""))
   }
 
