@@ -36,15 +36,22 @@ public struct CSVLineReader: Sendable {
   public mutating func read(_ text: String, line: Int) -> Result<LocationFix, TrackIssue>? {
     let trimmed = text.drop { $0 == " " || $0 == "\t" }
     if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
-    let (records, issues) = DelimitedText.records(in: text, delimiter: delimiter)
-    if let issue = issues.first {
-      return .failure(TrackIssue(file: rows.fileName, line: line, message: issue.message))
-    }
-    guard let record = records.first else { return nil }
     rows.fixes.removeAll(keepingCapacity: true)
     rows.skipped.removeAll(keepingCapacity: true)
     rows.warnings.removeAll(keepingCapacity: true)
-    rows.read(record.fields, line: line, index: rowCount)
+    var text = text
+    var sawRecord = false
+    let issues = text.withUTF8 { bytes in
+      DelimitedText.forEachRecord(utf8: bytes, delimiter: delimiter) { fields, _ in
+        guard !sawRecord else { return }
+        sawRecord = true
+        rows.read(fields, line: line, index: rowCount)
+      }
+    }
+    if let issue = issues.first {
+      return .failure(TrackIssue(file: rows.fileName, line: line, message: issue.message))
+    }
+    guard sawRecord else { return nil }
     rowCount += 1
     if let fix = rows.fixes.first {
       if fix.time == nil, rows.columns.hasTime {

@@ -83,12 +83,12 @@ public enum CSVTrackReader {
     var reader: RowReader?
     var columnError: TrackReadError?
     var index = 0
-    let tokenIssues = DelimitedText.forEachRecord(
-      in: lines.substring(fromLine: header.line), delimiter: delimiter
-    ) { fields, recordLine in
+    func handle(_ fields: DelimitedFields, _ recordLine: Int) {
       guard columnError == nil else { return }
       guard reader != nil else {
-        let headerFields = fields.map { String(DelimitedText.trimmingBlanks($0)) }
+        let headerFields = (0..<fields.count).map {
+          String(DelimitedText.trimmingBlanks(fields.string($0)))
+        }
         do throws(TrackReadError) {
           let columns = try CSVColumns(header: headerFields, file: fileName, line: header.line)
           var state = RowReader(
@@ -106,12 +106,19 @@ public enum CSVTrackReader {
         }
         return
       }
-      if let first = fields.first, DelimitedText.trimmingBlanks(first).hasPrefix("#") {
-        return
-      }
+      if DelimitedText.trimmingBlanks(utf8: fields[0]).first == UInt8(ascii: "#") { return }
       reader?.read(fields, line: recordLine + lineOffset, index: index)
       index += 1
     }
+    // Fields are read from the text's bytes (a native string's are contiguous).
+    let body = lines.substring(fromLine: header.line)
+    let tokenIssues =
+      body.utf8.withContiguousStorageIfAvailable {
+        DelimitedText.forEachRecord(utf8: $0, delimiter: delimiter, handle)
+      }
+      ?? Array(body.utf8).withUnsafeBufferPointer {
+        DelimitedText.forEachRecord(utf8: $0, delimiter: delimiter, handle)
+      }
     if let columnError { throw columnError }
     guard var state = reader else {
       throw .malformed(
@@ -139,27 +146,27 @@ struct LineScanner {
 
   init(text: String) {
     self.text = text
-    var starts = [0]
-    var utf8 = text.utf8.makeIterator()
-    var offset = 0
-    var previousCR = false
-    while let b = utf8.next() {
-      offset += 1
-      if b == 10 {
-        if previousCR {
-          starts[starts.count - 1] = offset
+    var text = text
+    self.starts = text.withUTF8 { utf8 in
+      var starts = [0]
+      var previousCR = false
+      for (i, b) in utf8.enumerated() {
+        if b == 10 {
+          if previousCR {
+            starts[starts.count - 1] = i + 1
+          } else {
+            starts.append(i + 1)
+          }
+          previousCR = false
+        } else if b == 13 {
+          starts.append(i + 1)
+          previousCR = true
         } else {
-          starts.append(offset)
+          previousCR = false
         }
-        previousCR = false
-      } else if b == 13 {
-        starts.append(offset)
-        previousCR = true
-      } else {
-        previousCR = false
       }
+      return starts
     }
-    self.starts = starts
   }
 
   var lineCount: Int { starts.count }
@@ -304,161 +311,6 @@ struct CSVColumns {
     accuracy = first(Self.accuracyNames)
     device = first(Self.deviceNames)
     validity = first(Self.validityNames)
-  }
-}
-
-// MARK: - Rows
-
-/// Turns records into fixes for one file.
-struct RowReader {
-  let fileName: String
-  let columns: CSVColumns
-  let decimalComma: Bool
-  var fixes: [LocationFix] = []
-  var warnings: [TrackIssue] = []
-  var skipped: [TrackIssue] = []
-  var noZone = NoZoneTally()
-  var timeProblems = TimeProblemTally()
-
-  init(fileName: String, columns: CSVColumns, decimalComma: Bool) {
-    self.fileName = fileName
-    self.columns = columns
-    self.decimalComma = decimalComma
-  }
-
-  private func field(_ fields: [String], _ i: Int?) -> Substring? {
-    guard let i, i < fields.count else { return nil }
-    return DelimitedText.trimmingBlanks(fields[i])
-  }
-
-  mutating func read(_ fields: [String], line: Int, index: Int) {
-    func skip(_ message: String) {
-      skipped.append(TrackIssue(file: fileName, line: line, message: message + "; row skipped"))
-    }
-    if fields.allSatisfy({ DelimitedText.trimmingBlanks($0).isEmpty }) {
-      return skip("the row is empty")
-    }
-    let needed = max(columns.latitude, columns.longitude) + 1
-    guard fields.count >= needed else {
-      return skip("the row has \(fields.count) fields; latitude and longitude need \(needed)")
-    }
-    if let v = field(fields, columns.validity) {
-      let value = v.lowercased()
-      if value == "no fix" || value == "nofix" || value == "v" || value == "invalid" {
-        return skip("the logger marks the row \"\(v)\" (no valid position)")
-      }
-    }
-    let lat: Double
-    switch CoordinateText.parse(
-      field(fields, columns.latitude) ?? "", hemisphere: field(fields, columns.latitudeHemisphere),
-      positive: "N", negative: "S", decimalComma: decimalComma)
-    {
-    case .success(let v): lat = v
-    case .failure(let why): return skip("latitude \(why)")
-    }
-    let lon: Double
-    switch CoordinateText.parse(
-      field(fields, columns.longitude) ?? "",
-      hemisphere: field(fields, columns.longitudeHemisphere),
-      positive: "E", negative: "W", decimalComma: decimalComma)
-    {
-    case .success(let v): lon = v
-    case .failure(let why): return skip("longitude \(why)")
-    }
-    let coordinate: Coordinate
-    do {
-      coordinate = try Coordinate(latitude: lat, longitude: lon)
-    } catch {
-      return skip("\(error)")
-    }
-    let time = readTime(fields, line: line)
-    var accuracy: Double?
-    if let a = field(fields, columns.accuracy), !a.isEmpty {
-      accuracy = DelimitedText.parseDouble(a, decimalComma: decimalComma)
-      if accuracy == nil {
-        // Unreadable is not "no accuracy" (which would count the fix as exact): mark it
-        // invalid, as a source does with a negative accuracy.
-        accuracy = .nan
-        warnings.append(
-          TrackIssue(
-            file: fileName, line: line,
-            message:
-              "accuracy \"\(a)\" is not a finite number; the fix is invalid (invalidAccuracy)"))
-      }
-    }
-    var device: String?
-    if let d = field(fields, columns.device), !d.isEmpty { device = String(d) }
-    fixes.append(
-      LocationFix(
-        coordinate: coordinate, time: time, horizontalAccuracy: accuracy, deviceID: device,
-        sourceIndex: index))
-  }
-
-  private mutating func readTime(_ fields: [String], line: Int) -> Double? {
-    var outcome: TrackTime.Outcome
-    var text: String
-    if let dateColumn = columns.date, let timeColumn = columns.timeOfDay {
-      let d = field(fields, dateColumn) ?? ""
-      let t = field(fields, timeColumn) ?? ""
-      text = "\(d) \(t)"
-      if d.isEmpty && t.isEmpty {
-        outcome = .empty
-      } else if let days = RFC3339.parseDate(d), let tod = RFC3339.parseTimeOfDay(t) {
-        outcome = TrackTime.check(Double(days * 86_400) + tod, hadZone: false, text: text)
-      } else {
-        outcome = .rejected(
-          TimeProblem(
-            kind: .unreadable, text: text,
-            message: "date and time \"\(text)\" are not readable; the fix has no time"))
-      }
-    } else if let c = columns.dateTime {
-      text = String(field(fields, c) ?? "")
-      if let epoch = Self.epochSeconds(text) {
-        outcome = TrackTime.check(epoch, hadZone: true, text: text)
-      } else {
-        outcome = TrackTime.interpret(text, options: .lenient)
-      }
-    } else {
-      return nil
-    }
-    if case .time(let seconds, let hadZone) = outcome, !hadZone {
-      if let o = field(fields, columns.utcOffset), !o.isEmpty {
-        if let offset = RFC3339.parseOffset(o) {
-          outcome = TrackTime.check(seconds - Double(offset), hadZone: true, text: "\(text) \(o)")
-        } else {
-          warnings.append(
-            TrackIssue(
-              file: fileName, line: line,
-              message: "UTC offset \"\(o)\" is not readable; the time is read as UTC"))
-        }
-      }
-    }
-    switch outcome {
-    case .empty:
-      return nil
-    case .time(let seconds, let hadZone):
-      if !hadZone { noZone.add(line: line) }
-      return seconds
-    case .rejected(let problem):
-      timeProblems.add(problem, line: line)
-      return nil
-    }
-  }
-
-  /// Unix epoch seconds from a plain number: seconds below 1e11 in magnitude, milliseconds
-  /// from 1e11 up. `nil` when `text` is not a plain decimal number.
-  static func epochSeconds(_ text: String) -> Double? {
-    guard !text.isEmpty else { return nil }
-    var sawDigit = false
-    for (k, b) in text.utf8.enumerated() {
-      if b >= 48 && b <= 57 {
-        sawDigit = true
-      } else if !(b == UInt8(ascii: ".") || (k == 0 && b == UInt8(ascii: "-"))) {
-        return nil
-      }
-    }
-    guard sawDigit, let v = NumberText.double(text) else { return nil }
-    return abs(v) >= 1e11 ? v / 1000 : v
   }
 }
 

@@ -474,8 +474,23 @@ enum TrackTime {
     return check(seconds, hadZone: hadZone, text: text)
   }
 
-  static func check(_ seconds: Double, hadZone: Bool, text: String) -> Outcome {
+  /// ``interpret(_:options:)`` of UTF-8 bytes: the text is made only for a rejection.
+  static func interpret(utf8 bytes: UnsafeBufferPointer<UInt8>, options: RFC3339.Options)
+    -> Outcome
+  {
+    if bytes.isEmpty { return .empty }
+    guard let (seconds, hadZone) = RFC3339.parse(bytes: bytes, options: options) else {
+      return interpret(String(decoding: bytes, as: UTF8.self), options: options)
+    }
+    return check(seconds, hadZone: hadZone, text: String(decoding: bytes, as: UTF8.self))
+  }
+
+  /// `text` is the field as written, made only when the time is rejected.
+  static func check(_ seconds: Double, hadZone: Bool, text: @autoclosure () -> String)
+    -> Outcome
+  {
     guard TrackReader.plausibleTimes.contains(seconds) else {
+      let text = text()
       return .rejected(
         TimeProblem(
           kind: .implausible, text: text,

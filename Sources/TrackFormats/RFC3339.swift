@@ -158,52 +158,61 @@ extension RFC3339 {
   /// midnight, or `nil`.
   static func parseTimeOfDay(_ text: some StringProtocol) -> Double? {
     let bytes = Array(text.utf8)
-    return bytes.withUnsafeBufferPointer { buf -> Double? in
-      var c = ByteCursor(buf)
-      c.skipSpaces()
-      guard let t = c.timeOfDay(compactAllowed: true) else { return nil }
-      c.skipSpaces()
-      return c.atEnd ? t : nil
-    }
+    return bytes.withUnsafeBufferPointer { parseTimeOfDay(utf8: $0) }
+  }
+
+  /// ``parseTimeOfDay(_:)`` of UTF-8 bytes.
+  static func parseTimeOfDay(utf8 buf: UnsafeBufferPointer<UInt8>) -> Double? {
+    var c = ByteCursor(buf)
+    c.skipSpaces()
+    guard let t = c.timeOfDay(compactAllowed: true) else { return nil }
+    c.skipSpaces()
+    return c.atEnd ? t : nil
   }
 
   /// Parses a zone offset `±HH:MM`, `±HHMM`, `±HH`, `Z` or `UTC` into seconds east of UTC.
   static func parseOffset(_ text: some StringProtocol) -> Int64? {
     let bytes = Array(text.utf8)
-    return bytes.withUnsafeBufferPointer { buf -> Int64? in
-      var c = ByteCursor(buf)
-      c.skipSpaces()
-      guard let z = c.zone() else { return nil }
-      c.skipSpaces()
-      return c.atEnd ? z : nil
-    }
+    return bytes.withUnsafeBufferPointer { parseOffset(utf8: $0) }
+  }
+
+  /// ``parseOffset(_:)`` of UTF-8 bytes.
+  static func parseOffset(utf8 buf: UnsafeBufferPointer<UInt8>) -> Int64? {
+    var c = ByteCursor(buf)
+    c.skipSpaces()
+    guard let z = c.zone() else { return nil }
+    c.skipSpaces()
+    return c.atEnd ? z : nil
   }
 
   /// Parses a calendar date `YYYY-MM-DD`, `YYYY/MM/DD`, `YYYYMMDD` or `YYMMDD` (years
   /// 2000–2099) into days since 1970-01-01, or `nil`.
   static func parseDate(_ text: some StringProtocol) -> Int64? {
     let bytes = Array(text.utf8)
-    return bytes.withUnsafeBufferPointer { buf -> Int64? in
-      var c = ByteCursor(buf)
-      c.skipSpaces()
-      let start = c.i
-      var digits = 0
-      while let b = c.peek(), b >= 48 && b <= 57 {
-        digits += 1
-        c.i += 1
-      }
-      c.i = start
-      let days: Int64?
-      if digits == 6 || digits == 8 {
-        guard let y = c.digits(digits == 6 ? 2 : 4), let m = c.digits(2), let d = c.digits(2)
-        else { return nil }
-        days = validDays(year: digits == 6 ? 2000 + y : y, month: m, day: d)
-      } else {
-        days = c.date(lenient: true)
-      }
-      c.skipSpaces()
-      return c.atEnd ? days : nil
+    return bytes.withUnsafeBufferPointer { parseDate(utf8: $0) }
+  }
+
+  /// ``parseDate(_:)`` of UTF-8 bytes.
+  static func parseDate(utf8 buf: UnsafeBufferPointer<UInt8>) -> Int64? {
+    var c = ByteCursor(buf)
+    c.skipSpaces()
+    let start = c.i
+    var digits = 0
+    while let b = c.peek(), b >= 48 && b <= 57 {
+      digits += 1
+      c.i += 1
     }
+    c.i = start
+    let days: Int64?
+    if digits == 6 || digits == 8 {
+      guard let y = c.digits(digits == 6 ? 2 : 4), let m = c.digits(2), let d = c.digits(2)
+      else { return nil }
+      days = validDays(year: digits == 6 ? 2000 + y : y, month: m, day: d)
+    } else {
+      days = c.date(lenient: true)
+    }
+    c.skipSpaces()
+    return c.atEnd ? days : nil
   }
 
   static func validDays(year y: Int64, month m: Int64, day d: Int64) -> Int64? {
@@ -211,7 +220,7 @@ extension RFC3339 {
     return days(fromCivilYear: y, month: m, day: d)
   }
 
-  private static func parse(bytes: UnsafeBufferPointer<UInt8>, options: Options) -> (
+  static func parse(bytes: UnsafeBufferPointer<UInt8>, options: Options) -> (
     seconds: Double, hadZone: Bool
   )? {
     var c = ByteCursor(bytes)
