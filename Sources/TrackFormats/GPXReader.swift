@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceGeometry
+import NumberText
 import XMLStream
 
 /// Reads GPX 1.0 and 1.1 files into fixes.
@@ -235,12 +236,11 @@ final class GPXParseHandler: XMLStreamHandler {
     let parentIsRoot = stack.count == 1
     stack.append(local)
     if local == "extensions" { extensionsOpen += 1 }
-    if var point = pending {
+    if let depth = pending?.depth {
       if capture == nil {
-        if local == "time" && stack.count == point.depth + 1 {
+        if local == "time" && stack.count == depth + 1 {
           capture = .time
-          point.timeLine = element.line
-          pending = point
+          pending?.timeLine = element.line
         } else if element.localName == "hAcc" {
           capture = .hAcc
         }
@@ -287,14 +287,27 @@ final class GPXParseHandler: XMLStreamHandler {
 
   /// `text` without leading and trailing XML white space (space, tab, CR, LF: XML 1.0 `S`).
   static func trimmingXMLSpace(_ text: String) -> Substring {
-    func isSpace(_ c: Character) -> Bool {
-      c == " " || c == "\t" || c == "\n" || c == "\r" || c == "\r\n"
-    }
-    guard let first = text.firstIndex(where: { !isSpace($0) }) else {
+    // Every XML space is one ASCII byte: trim on the UTF-8 view (a CR LF pair is two).
+    let utf8 = text.utf8
+    func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0A || b == 0x0D }
+    guard let first = utf8.firstIndex(where: { !isSpace($0) }) else {
       return text[text.endIndex...]
     }
-    let last = text.lastIndex(where: { !isSpace($0) }) ?? first
-    return text[first...last]
+    let last = utf8.lastIndex(where: { !isSpace($0) }) ?? first
+    return text[first..<utf8.index(after: last)]
+  }
+
+  /// A number attribute or element as Swift's `Double(_:)` reads it (`strtod`'s grammar:
+  /// `+5`, `.5`, `1e3`, `0x1p3`, `inf` and `nan` included). Text in RFC 8259's grammar (every
+  /// number a GPX writer emits) is converted by ``NumberText/NumberText``, which rounds
+  /// correctly as `strtod` does, so the value is the same and `strtod` runs only for the rest.
+  static func number(_ text: Substring) -> Double? {
+    if case .success(let value)? = text.utf8.withContiguousStorageIfAvailable({
+      NumberText.parse($0)
+    }) {
+      return value
+    }
+    return Double(text)
   }
 
   private func finish(_ point: PendingPoint) {
@@ -328,10 +341,10 @@ final class GPXParseHandler: XMLStreamHandler {
     }
     guard let latText = point.lat else { return skip("<\(element)> has no lat attribute; skipped") }
     guard let lonText = point.lon else { return skip("<\(element)> has no lon attribute; skipped") }
-    guard let lat = Double(Self.trimmingXMLSpace(latText)) else {
+    guard let lat = Self.number(Self.trimmingXMLSpace(latText)) else {
       return skip("<\(element)> lat=\"\(latText)\" is not a number; skipped")
     }
-    guard let lon = Double(Self.trimmingXMLSpace(lonText)) else {
+    guard let lon = Self.number(Self.trimmingXMLSpace(lonText)) else {
       return skip("<\(element)> lon=\"\(lonText)\" is not a number; skipped")
     }
     let coordinate: Coordinate
@@ -365,7 +378,7 @@ final class GPXParseHandler: XMLStreamHandler {
     }
     var accuracy: Double?
     if let raw = point.hAcc {
-      accuracy = Double(Self.trimmingXMLSpace(raw))
+      accuracy = Self.number(Self.trimmingXMLSpace(raw))
     }
     let fix = LocationFix(
       coordinate: coordinate, time: time, horizontalAccuracy: accuracy, sourceIndex: index)

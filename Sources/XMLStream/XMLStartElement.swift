@@ -42,11 +42,11 @@ public struct XMLStartElement {
           Self.equals(local, wantedBytes),
           let start = attributes[base + 3], let end = attributes[base + 4]
         else { continue }
-        let value = String(
-          decoding: UnsafeBufferPointer(start: start, count: end - start), as: UTF8.self)
+        let bytes = UnsafeBufferPointer(start: start, count: end - start)
+        let value = String(decoding: bytes, as: UTF8.self)
         // Without entity substitution libxml2 hands on every `&` of a value (from `&amp;` or
         // `&#38;`) as the five characters `&#38;`, and no other `&` can occur in it.
-        return value.contains("&#38;") ? value.replacingAll("&#38;", with: "&") : value
+        return bytes.contains(UInt8(ascii: "&")) ? value.replacingAll("&#38;", with: "&") : value
       }
       return nil
     }

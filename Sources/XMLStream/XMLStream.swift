@@ -68,6 +68,10 @@ class XMLStreamSession {
   /// Interned names: libxml2 interns names and namespace URIs in the parser's dictionary, so
   /// one pointer always holds the same text during a parse.
   private var names: [UnsafeRawPointer: String] = [:]
+  /// The names last found, by a few bits of their pointer: most documents use a few dozen
+  /// names, so a name is usually found here with one comparison, without hashing.
+  private var recentNames = [(pointer: UnsafeRawPointer?, name: String)](
+    repeating: (nil, ""), count: 64)
 
   func start(_ element: XMLStartElement) -> XMLStreamDecision { .proceed }
   func end(localName: String, namespaceURI: String?) {}
@@ -76,9 +80,15 @@ class XMLStreamSession {
   final func name(_ pointer: UnsafePointer<xmlChar>?) -> String? {
     guard let pointer else { return nil }
     let key = UnsafeRawPointer(pointer)
-    if let known = names[key] { return known }
+    let slot = Int(truncatingIfNeeded: UInt(bitPattern: key) >> 3) & 63
+    if recentNames[slot].pointer == key { return recentNames[slot].name }
+    if let known = names[key] {
+      recentNames[slot] = (key, known)
+      return known
+    }
     let text = String(cString: pointer)  // repairs invalid UTF-8; libxml2 has checked it
     names[key] = text
+    recentNames[slot] = (key, text)
     return text
   }
 
@@ -104,21 +114,25 @@ class XMLStreamSession {
     sax.initialized = clibxml2_sax2_magic
     sax.startElementNs = { user, localName, prefix, uri, _, _, attributeCount, _, attributes in
       guard let user else { return }
-      let session = Unmanaged<XMLStreamSession>.fromOpaque(user).takeUnretainedValue()
-      session.handleStart(localName, prefix, uri, attributeCount, attributes)
+      // The session outlives the parse (`run` holds it): no retain for the call.
+      Unmanaged<XMLStreamSession>.fromOpaque(user)._withUnsafeGuaranteedRef { session in
+        session.handleStart(localName, prefix, uri, attributeCount, attributes)
+      }
     }
     sax.endElementNs = { user, localName, _, uri in
       guard let user else { return }
-      let session = Unmanaged<XMLStreamSession>.fromOpaque(user).takeUnretainedValue()
-      guard !session.stopped else { return }
-      session.openElements -= 1
-      session.end(localName: session.name(localName) ?? "", namespaceURI: session.name(uri))
+      Unmanaged<XMLStreamSession>.fromOpaque(user)._withUnsafeGuaranteedRef { session in
+        guard !session.stopped else { return }
+        session.openElements -= 1
+        session.end(localName: session.name(localName) ?? "", namespaceURI: session.name(uri))
+      }
     }
     let text: charactersSAXFunc = { user, bytes, count in
       guard let user, let bytes, count > 0 else { return }
-      let session = Unmanaged<XMLStreamSession>.fromOpaque(user).takeUnretainedValue()
-      guard !session.stopped else { return }
-      session.characters(UnsafeBufferPointer(start: bytes, count: Int(count)))
+      Unmanaged<XMLStreamSession>.fromOpaque(user)._withUnsafeGuaranteedRef { session in
+        guard !session.stopped else { return }
+        session.characters(UnsafeBufferPointer(start: bytes, count: Int(count)))
+      }
     }
     sax.characters = text
     sax.ignorableWhitespace = text

@@ -311,3 +311,25 @@ func sameFixes(_ a: [LocationFix], _ b: [LocationFix]) -> Bool {
     #expect(got == expected, "seed \(seed): \(s.unicodeScalars.map { $0.value })")
   }
 }
+
+@Test func gpxNumbersReadAsSwiftsDoubleReadsThem() {
+  var texts = [
+    "46.5", "-46.5", "+5", ".5", "5.", "1e3", "0x1p3", "inf", "-inf", "nan", "00.5", "-007.25",
+    "1e400", "4.9e-324", "2.2250738585072011e-308", "", "abc", "46.5 ", "−1",
+  ]
+  var rng = SeededGenerator(seed: 7)
+  for _ in 0..<2_000 {
+    let digits = Int.random(in: 1...19, using: &rng)
+    var t = Bool.random(using: &rng) ? "-" : ""
+    t += String(Int.random(in: 0...179, using: &rng)) + "."
+    for _ in 0..<digits { t += String(Int.random(in: 0...9, using: &rng)) }
+    texts.append(t)
+  }
+  for text in texts {
+    let got = GPXParseHandler.number(text[...])
+    let expected = Double(text)
+    #expect(
+      got?.bitPattern == expected?.bitPattern || (got?.isNaN == true && expected?.isNaN == true),
+      "\(text)")
+  }
+}
