@@ -72,18 +72,22 @@ extension GeofenceEngine {
     _ inputs: [ReplayInput], timeline: AuthorizationTimeline = AuthorizationTimeline(changes: []),
     ignoringAccuracy: Bool = false, afterEvents: (() async -> Void)? = nil
   ) async throws(EngineError) -> [TrackReplayReport] {
+    // One fix to take: its group (a device of one input) and its place in that group's
+    // prepared fixes, 16 bytes, so that ordering every fix copies no fix.
     struct Item {
-      var fix: LocationFix
-      var input: Int
-      var device: String
-      var group: Int
+      var time: Double
+      var group: Int32
+      var index: Int32
     }
     var reports: [TrackReplayReport] = []
     var timed: [Item] = []
     var untimed: [Item] = []
-    var groups = 0
     var accuracyOfSource: [[Int: Double]] = []
     var groupsOfInput: [Range<Int>] = []
+    // Per group: its input, its device and its prepared fixes.
+    var groupInput: [Int] = []
+    var groupDevice: [String] = []
+    var groupFixes: [[LocationFix]] = []
     for (i, input) in inputs.enumerated() {
       var fixes = input.track.fixes
       var accuracies: [Int: Double] = [:]
@@ -95,14 +99,18 @@ extension GeofenceEngine {
       }
       accuracyOfSource.append(accuracies)
       let preparation = ReplayPreparation(fixes)
-      groupsOfInput.append(groups..<(groups + preparation.tracks.count))
+      fixes = []
+      let first = groupFixes.count
+      groupsOfInput.append(first..<(first + preparation.tracks.count))
       for track in preparation.tracks {
-        let device = track.deviceID ?? input.file
-        for fix in track.fixes {
-          let item = Item(fix: fix, input: i, device: device, group: groups)
+        let group = Int32(groupFixes.count)
+        for (k, fix) in track.fixes.enumerated() {
+          let item = Item(time: fix.time ?? 0, group: group, index: Int32(k))
           if track.usesTime { timed.append(item) } else { untimed.append(item) }
         }
-        groups += 1
+        groupInput.append(i)
+        groupDevice.append(track.deviceID ?? input.file)
+        groupFixes.append(track.fixes)
       }
       reports.append(
         TrackReplayReport(
@@ -113,32 +121,33 @@ extension GeofenceEngine {
             + preparation.warnings.map { "\(input.file): \($0)" },
           tracks: Self.polylines(input.track.fixes)))
     }
-    // Stable: equal times keep input order.
-    timed = timed.enumerated().sorted {
-      ($0.element.fix.time ?? 0, $0.offset) < ($1.element.fix.time ?? 0, $1.offset)
-    }.map(\.element)
+    // Stable: equal times keep input order, which (group, index) is.
+    timed.sort { ($0.time, $0.group, $0.index) < ($1.time, $1.group, $1.index) }
 
-    var eventsByGroup: [[GeofenceEvent]] = Array(repeating: [], count: groups)
+    var eventsByGroup: [[GeofenceEvent]] = Array(repeating: [], count: groupFixes.count)
     var scratch: [GeofenceEvent] = []
     func take(_ item: Item, usesTime: Bool) async throws(EngineError) {
+      let group = Int(item.group)
+      let input = groupInput[group]
+      let fix = groupFixes[group][Int(item.index)]
       scratch.removeAll(keepingCapacity: true)
-      let outcome = try process(item.fix, device: item.device, usesTime: usesTime, into: &scratch)
+      let outcome = try process(fix, device: groupDevice[group], usesTime: usesTime, into: &scratch)
       switch outcome {
-      case .notAuthorized: reports[item.input].notAuthorized += 1
-      case .evaluated(.dropped(let reason)): reports[item.input].dropCounts[reason] += 1
+      case .notAuthorized: reports[input].notAuthorized += 1
+      case .evaluated(.dropped(let reason)): reports[input].dropCounts[reason] += 1
       case .evaluated(.accepted): break
       }
       guard !scratch.isEmpty else { return }
       for var e in scratch {
-        if ignoringAccuracy { e.accuracy = accuracyOfSource[item.input][item.fix.sourceIndex] }
-        eventsByGroup[item.group].append(e)
+        if ignoringAccuracy { e.accuracy = accuracyOfSource[input][fix.sourceIndex] }
+        eventsByGroup[group].append(e)
       }
       if let afterEvents { await afterEvents() }
     }
     var next = 0
     let changes = timeline.changes
     for item in timed {
-      let t = item.fix.time ?? .infinity
+      let t = groupFixes[Int(item.group)][Int(item.index)].time ?? .infinity
       while next < changes.count, changes[next].time <= t {
         try updateAuthorization(changes[next].state, at: changes[next].time)
         next += 1
