@@ -20,8 +20,10 @@ let package = Package(
 
     // Pure, value-typed core.
     .target(name: "GeofenceGeometry"),
-    .target(name: "GeofenceIndex", dependencies: ["GeofenceGeometry"]),
-    .target(name: "GeofenceTransitions", dependencies: ["GeofenceGeometry", "GeofenceIndex"]),
+    .target(name: "GeofenceIndex", dependencies: ["GeofenceGeometry", "BinarySnapshot"]),
+    .target(
+      name: "GeofenceTransitions",
+      dependencies: ["GeofenceGeometry", "GeofenceIndex", "BinarySnapshot"]),
 
     .target(name: "LocationAuthorization"),
 
@@ -34,6 +36,7 @@ let package = Package(
     .target(name: "NumberText"),
     .target(name: "DelimitedText", dependencies: ["NumberText"]),
     .target(name: "JSONText"),
+    .target(name: "BinarySnapshot"),
     .target(
       name: "GeofenceDefinitions",
       dependencies: ["GeofenceGeometry", "GEOSBridge", "DelimitedText", "JSONText", "NumberText"]),
@@ -59,7 +62,7 @@ let package = Package(
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
         "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox", "DelimitedText",
-        "SQLiteStore", "RetryTiming", "JSONText", "Networking", "NumberText",
+        "SQLiteStore", "RetryTiming", "JSONText", "Networking", "NumberText", "BinarySnapshot",
       ]),
     .target(
       name: "GeofenceBenchmarks",
@@ -106,7 +109,7 @@ let package = Package(
       dependencies: [
         "GeofenceEngine", "GeofenceTestSupport", "EventOutbox", "GeofenceTransitions",
         "LocationAuthorization", "GeofenceDefinitions", "TrackFormats", "GeofenceGeometry",
-        "GeofenceSync", "RetryTiming", "Networking",
+        "GeofenceSync", "RetryTiming", "Networking", "BinarySnapshot", "GeofenceIndex",
       ]),
     .testTarget(
       name: "GeofenceBenchmarksTests", dependencies: ["GeofenceBenchmarks", "GeofenceTestSupport"]),

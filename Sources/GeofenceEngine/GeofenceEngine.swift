@@ -48,6 +48,19 @@ import RetryTiming
 /// the outbox's account) and `identity.json` (with ``IdentityMode/persisted``).
 /// ``Storage/inMemory`` keeps everything in memory.
 ///
+/// ## Snapshots
+/// A directory store also keeps `geofences.snapshot`: the synced set already indexed, as the
+/// bytes of its tables (see `BinarySnapshot`), so that an engine starts on a large set by
+/// copying them instead of reading every row and building the index (1M geofences: see
+/// `tools/bench/README.md`). It records the store's identity (a random id of the store file
+/// and the set's generation, which every change of the set increments), the format version,
+/// each table's element size, and a checksum. An engine created on the directory uses it
+/// only when all of these match; otherwise (none yet, stale after a sync, damaged, written by
+/// a build of another layout) it reads the rows, builds the set, and writes a new snapshot.
+/// ``setSource`` says which happened. `geofence sync` writes it after a sync, and
+/// ``writeSnapshot()`` (`geofence snapshot`) on demand. A live ``sync()`` does not: the next
+/// engine rebuilds it once.
+///
 /// ## Delivery
 /// Events go from the outbox to every destination: the server's batch API (``Configuration/upload``),
 /// ``Configuration/destinations`` (webhook, JSON Lines file, standard output) and any
@@ -205,6 +218,9 @@ public final class GeofenceEngine {
   let transport: any HTTPTransport
   /// Whether the set comes from ``init``'s `geofences` (``sync()`` is then refused).
   let hasFixedSet: Bool
+  /// Where the live set came from at creation: the given geofences, the store's snapshot or
+  /// the store's rows (see "Snapshots" above).
+  public let setSource: GeofenceSetSource
   /// The live set. Whatever changes it must also empty ``geofenceText`` (an observer here
   /// would make every read of a slot copy the whole set).
   var live: LiveGeofenceSet
@@ -283,9 +299,14 @@ public final class GeofenceEngine {
       if let geofences {
         hasFixedSet = true
         live = LiveGeofenceSet(geofences: geofences)
+        setSource = .given
+      } else if case .directory(let d) = storage {
+        hasFixedSet = false
+        (live, setSource) = try Self.openStoredSet(geofenceStore, directory: d)
       } else {
         hasFixedSet = false
         live = LiveGeofenceSet(geofences: try geofenceStore.geofences())
+        setSource = .store(reason: "in memory", wroteSnapshot: false)
       }
     } catch let error as EngineError {
       throw error

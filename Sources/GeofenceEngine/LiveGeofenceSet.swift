@@ -1,3 +1,4 @@
+import BinarySnapshot
 import EventOutbox
 import Foundation
 import GeofenceGeometry
@@ -39,6 +40,44 @@ struct LiveGeofenceSet {
       setDetails(of: g, at: i)
       slots.insert(Int32(i), of: regions)
     }
+  }
+
+  /// Appends the set to a snapshot (see ``GeofenceEngine``'s "Snapshots").
+  func write(to writer: inout SnapshotWriter) {
+    regions.write(to: &writer)
+    writer.write(array: eventIDs)
+    writer.write(array: detailOfSlot)
+    writer.write(UInt64(details.count))
+    for d in details {
+      writer.write(optionalString: d.name)
+      writer.write(optionalString: d.metadataJSON)
+      writer.write(optionalString: d.url)
+    }
+    slots.write(to: &writer)
+  }
+
+  /// The set ``write(to:)`` wrote: the same slots, ids, regions, lifetimes, details and
+  /// lookups as the set that was written.
+  /// - Throws: ``BinarySnapshot/SnapshotError``.
+  init(snapshot reader: inout SnapshotReader) throws(SnapshotError) {
+    regions = try RegionSet(snapshot: &reader)
+    eventIDs = try reader.readArray()
+    detailOfSlot = try reader.readArray()
+    let detailCount: UInt64 = try reader.read()
+    guard eventIDs.count == regions.count, detailOfSlot.count <= regions.count,
+      detailCount <= UInt64(regions.count)
+    else { throw .layout("geofence set counts") }
+    details = []
+    details.reserveCapacity(Int(detailCount))
+    for _ in 0..<Int(detailCount) {
+      details.append(
+        SlotDetails(
+          name: try reader.readOptionalString(), metadataJSON: try reader.readOptionalString(),
+          url: try reader.readOptionalString()))
+    }
+    slots = try SlotLookup(snapshot: &reader, slotCount: regions.count)
+    let limit = Int32(details.count)
+    guard detailOfSlot.allSatisfy({ $0 < limit }) else { throw .layout("detail references") }
   }
 
   /// The monitored geofences, in slot order. O(n); allocates.
@@ -257,12 +296,59 @@ struct SlotDetails {
 /// rebuilt from the live slots when it fills.
 ///
 /// 4 bytes a bucket, 2–4 buckets a slot, where a `[String: Int32]` takes about 27 B a slot.
+///
+/// Ids are hashed with a seed drawn at random when the table is made (a file of ids chosen to
+/// collide cannot be prepared in advance) and kept with it, so that a snapshot restores the
+/// table as it was.
 struct SlotLookup {
   private var buckets: [Int32]
   private var used = 0
+  private var seed: UInt64
 
   init(expectedCount: Int) {
     buckets = [Int32](repeating: -1, count: Self.capacity(for: expectedCount))
+    var random = SystemRandomNumberGenerator()
+    seed = random.next()
+  }
+
+  /// The seeded hash of `id`'s UTF-8 bytes: 8 bytes a step multiplied by the 64-bit golden
+  /// ratio, then MurmurHash3's finaliser.
+  private func hash(_ id: String) -> Int {
+    var id = id
+    let seed = self.seed
+    return id.withUTF8 { utf8 in
+      var h = seed ^ UInt64(utf8.count)
+      let raw = UnsafeRawBufferPointer(utf8)
+      var i = 0
+      while i + 8 <= raw.count {
+        h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+        h = h << 31 | h >> 33
+        i += 8
+      }
+      var tail: UInt64 = 0
+      while i < raw.count {
+        tail = tail << 8 | UInt64(raw[i])
+        i += 1
+      }
+      return Int(truncatingIfNeeded: BinarySnapshot.mix(h ^ tail))
+    }
+  }
+
+  /// Appends the table to a snapshot.
+  func write(to writer: inout SnapshotWriter) {
+    writer.write(array: buckets)
+    writer.write(used)
+    writer.write(seed)
+  }
+
+  /// The table ``write(to:)`` wrote, for `slotCount` slots.
+  init(snapshot reader: inout SnapshotReader, slotCount: Int) throws(SnapshotError) {
+    buckets = try reader.readArray()
+    used = try reader.read()
+    seed = try reader.read()
+    guard buckets.count >= 16, buckets.count & (buckets.count - 1) == 0,
+      2 * used <= buckets.count, buckets.allSatisfy({ $0 < Int32(slotCount) })
+    else { throw .layout("id lookup") }
   }
 
   private static func capacity(for n: Int) -> Int {
@@ -276,7 +362,7 @@ struct SlotLookup {
   /// Adds `slot` of `regions`, keyed by its id.
   mutating func insert(_ slot: Int32, of regions: RegionSet) {
     if 2 * (used + 1) > buckets.count { rebuild(adding: used + 1, ids: regions.ids) }
-    place(slot, hash: regions.ids[Int(slot)].hashValue)
+    place(slot, hash: hash(regions.ids[Int(slot)]))
     used += 1
   }
 
@@ -292,13 +378,13 @@ struct SlotLookup {
   private mutating func rebuild(adding n: Int, ids: [String]) {
     let old = buckets
     buckets = [Int32](repeating: -1, count: Self.capacity(for: 2 * n))
-    for slot in old where slot >= 0 { place(slot, hash: ids[Int(slot)].hashValue) }
+    for slot in old where slot >= 0 { place(slot, hash: hash(ids[Int(slot)])) }
   }
 
   /// The slot holding `id` that `regions` has not retired, or nil.
   func find(_ id: String, in regions: RegionSet) -> Int32? {
     let mask = buckets.count - 1
-    var b = id.hashValue & mask
+    var b = hash(id) & mask
     while true {
       let slot = buckets[b]
       if slot < 0 { return nil }

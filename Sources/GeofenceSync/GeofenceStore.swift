@@ -99,6 +99,13 @@ public final class GeofenceStore {
       id TEXT PRIMARY KEY NOT NULL, latitude REAL NOT NULL, longitude REAL NOT NULL,
       radius_m REAL NOT NULL, name TEXT, metadata TEXT, geometry BLOB) WITHOUT ROWID;
     """,
+    // The set's identity for caches built from it (the indexed snapshot): a random id of this
+    // store file and a generation that every change of the set increments.
+    """
+    ALTER TABLE sync_state ADD COLUMN instance TEXT;
+    ALTER TABLE sync_state ADD COLUMN generation INTEGER NOT NULL DEFAULT 0;
+    UPDATE sync_state SET instance = lower(hex(randomblob(16)));
+    """,
   ]
 
   /// The columns of a geofence row, in the order ``geofence(from:)`` reads them.
@@ -133,6 +140,19 @@ public final class GeofenceStore {
       version: s.string(at: 2), etag: s.string(at: 3), geofenceCount: Int(s.int64(at: 4)),
       syncedAt: s.isNull(at: 5) ? nil : s.double(at: 5),
       attemptedAt: s.isNull(at: 6) ? nil : s.double(at: 6), staleReason: s.string(at: 7))
+  }
+
+  /// The stored set's identity: this store file's random id and the set's generation, which
+  /// every ``commitListing(version:etag:account:area:at:heldBack:details:)`` and
+  /// ``applyChanges(version:etag:upserted:deleted:heldBack:at:details:)`` increments in the
+  /// transaction that changes the set. Two reads give the same identity exactly when the set
+  /// between them is the same (a cache built from the set is current while it holds).
+  /// - Throws: ``SQLiteStore/SQLiteError``.
+  public func setIdentity() throws(SQLiteError) -> (instance: String, generation: Int64) {
+    let s = try database.prepare(
+      "SELECT instance, generation FROM sync_state WHERE singleton = 1")
+    guard try s.step() else { return ("", 0) }
+    return (s.string(at: 0) ?? "", s.int64(at: 1))
   }
 
   /// Whether the stored set can be trusted as the version it claims: a version is stored and
@@ -291,7 +311,8 @@ public final class GeofenceStore {
         """)
       try database.execute(
         "UPDATE sync_state SET account = ?, area = ?, version = ?, etag = ?, geofence_count = ?, "
-          + "synced_at = ?, attempted_at = ?, stale_reason = NULL WHERE singleton = 1",
+          + "synced_at = ?, attempted_at = ?, stale_reason = NULL, generation = generation + 1 "
+          + "WHERE singleton = 1",
         [
           account.map { .text($0) } ?? .null, area.map { .text($0.description) } ?? .null,
           .text(version), etag.map { .text($0) } ?? .null, .integer(total), .real(time),
@@ -334,7 +355,8 @@ public final class GeofenceStore {
       _ = try count.step()
       try database.execute(
         "UPDATE sync_state SET version = ?, etag = ?, geofence_count = ?, synced_at = ?, "
-          + "attempted_at = ?, stale_reason = NULL WHERE singleton = 1",
+          + "attempted_at = ?, stale_reason = NULL, generation = generation + 1 "
+          + "WHERE singleton = 1",
         [
           .text(version), etag.map { .text($0) } ?? .null, .integer(count.int64(at: 0)),
           .real(time), .real(time),

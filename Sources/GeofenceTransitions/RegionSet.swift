@@ -1,3 +1,4 @@
+import BinarySnapshot
 import GeofenceGeometry
 import GeofenceIndex
 
@@ -209,6 +210,70 @@ struct PackedCircle: Sendable {
       return try CircularRegion(center: center, radiusMeters: radiusMeters)
     } catch {
       preconditionFailure("a packed radius comes from a valid region: \(error)")
+    }
+  }
+}
+
+// MARK: - Snapshot
+
+extension RegionSet {
+  /// Appends the set to a snapshot: the index's tables, ids, centres and radii as bytes, and
+  /// each polygon's rings (its edge indexes are rebuilt on reading).
+  /// - Complexity: O(n) in the set's bytes.
+  public func write(to writer: inout SnapshotWriter) {
+    index.write(to: &writer)
+    writer.write(strings: ids)
+    writer.write(array: circles)
+    writer.write(array: polygonOfSlot)
+    writer.write(liveCount)
+    writer.write(UInt64(polygons.count))
+    for polygon in polygons {
+      writer.write(array: polygon.ringStarts.map { UInt64($0) })
+      writer.write(array: polygon.polygonStarts.map { UInt64($0) })
+      writer.write(array: zip(polygon.longitudes, polygon.latitudes).map { SIMD2($0, $1) })
+    }
+  }
+
+  /// The set ``write(to:)`` wrote.
+  /// - Throws: ``BinarySnapshot/SnapshotError`` when the bytes end early, a layout differs or
+  ///   the parts disagree (counts, polygon references, rings).
+  /// - Complexity: O(n) copies, plus O(v log v) for each polygon of v vertices.
+  public init(snapshot reader: inout SnapshotReader) throws(SnapshotError) {
+    index = try GridIndex(snapshot: &reader)
+    ids = try reader.readStrings()
+    circles = try reader.readArray()
+    polygonOfSlot = try reader.readArray()
+    liveCount = try reader.read()
+    let polygonCount: UInt64 = try reader.read()
+    guard ids.count == index.count, circles.count == ids.count,
+      polygonOfSlot.isEmpty || polygonOfSlot.count == ids.count, liveCount <= ids.count,
+      polygonCount <= UInt64(ids.count)
+    else { throw .layout("region set counts") }
+    polygons = []
+    for _ in 0..<Int(polygonCount) {
+      let ringStarts: [UInt64] = try reader.readArray()
+      let polygonStarts: [UInt64] = try reader.readArray()
+      let points: [SIMD2<Double>] = try reader.readArray()
+      var nested: [[[SIMD2<Double>]]] = []
+      for p in 0..<max(0, polygonStarts.count - 1) {
+        var rings: [[SIMD2<Double>]] = []
+        let first = Int(min(polygonStarts[p], UInt64(ringStarts.count)))
+        let last = Int(min(polygonStarts[p + 1], UInt64(ringStarts.count - 1)))
+        for r in first..<max(first, last) {
+          let a = Int(min(ringStarts[r], UInt64(points.count)))
+          let b = Int(min(ringStarts[r + 1], UInt64(points.count)))
+          rings.append(Array(points[a..<max(a, b)]))
+        }
+        nested.append(rings)
+      }
+      do {
+        polygons.append(try PolygonRegion(polygons: nested))
+      } catch {
+        throw .layout("polygon: \(error)")
+      }
+    }
+    guard polygonOfSlot.allSatisfy({ $0 < Int32(polygons.count) }) else {
+      throw .layout("polygon references")
     }
   }
 }

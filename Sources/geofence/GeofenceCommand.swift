@@ -11,6 +11,7 @@ enum GeofenceCommand {
       sync     fetch geofences from a server into a local store (ETag, paging, incremental)
       stream   live fixes of many devices (JSON Lines or CSV) in, events out as they happen
       regions  list the geofence set stored by 'sync' (CSV, JSON Lines, GeoJSON)
+      snapshot write the indexed snapshot of a synced set, which engines open at start
       plan     which geofences a phone should register under an OS region budget (iOS 20)
       run      sync, replay tracks through the authorization gate into the outbox, upload
       outbox   show the event outbox: pending, in flight, dead letters
@@ -40,6 +41,8 @@ enum GeofenceCommand {
       return await StreamCommand.run(rest)
     case "regions":
       return RegionsCommand.run(rest)
+    case "snapshot":
+      return SnapshotCommand.run(rest)
     case "plan":
       return PlanCommand.run(rest)
     case "outbox":

@@ -142,8 +142,14 @@ enum SyncCommand {
       return ioError
     }
     if options.live {
+      let how: String
+      if case .snapshot = engine.setSource {
+        how = "opened the indexed snapshot of"
+      } else {
+        how = "loaded and indexed"
+      }
       print(
-        "live: loaded and indexed \(engine.geofenceCount) geofence(s) in "
+        "live: \(how) \(engine.geofenceCount) geofence(s) in "
           + "\(seconds(start, DispatchTime.now())) s")
     }
     do throws(EngineError) {
@@ -180,6 +186,15 @@ enum SyncCommand {
           "rejected: \(report.rejections.count)  conflicting ids: \(report.conflictingIDs.count)")
         print("requests: \(report.requestCount)  retries: \(report.retryWaits.count)")
         print("stale: no")
+      }
+      if !engine.snapshotIsCurrent() {
+        // The set changed: the next engine on this store opens it indexed.
+        do throws(EngineError) {
+          let written = try engine.writeSnapshot()
+          if !options.quiet { print("snapshot: \(written.path) (\(written.bytes) bytes)") }
+        } catch {
+          printError("geofence sync: the indexed snapshot was not written: \(error)")
+        }
       }
       return ExitStatus.ok
     } catch {

@@ -121,12 +121,17 @@ struct PolygonStoreTests {
       try old.execute("UPDATE sync_state SET version = 'v7', geofence_count = 1")
     }
     let store = try GeofenceStore(path: path)
-    #expect(try store.database.userVersion() == 2)
+    #expect(try store.database.userVersion() == GeofenceStore.migrations.count)
+    let before = try store.setIdentity()
+    #expect(before.instance.count == 32 && before.generation == 0)
     #expect(try store.geofences() == [try geofence("c", 46.5, 6.6, radius: 1500, name: "Circle")])
     #expect(store.isSetReadable())
     let polygon = try #require(try SwissPolygons.fromFile().first)
     _ = try store.applyChanges(version: "v8", etag: nil, upserted: [polygon], deleted: [], at: 1)
     #expect(try store.geofence(id: polygon.id) == polygon)
+    // The change moved the set's generation on, in the same store file.
+    let after = try store.setIdentity()
+    #expect(after.instance == before.instance && after.generation == 1)
   }
 
   @Test func aDamagedGeometryBlobIsReportedAsCorrupt() throws {
