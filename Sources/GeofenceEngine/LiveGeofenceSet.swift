@@ -347,7 +347,7 @@ struct SlotLookup {
     used = try reader.read()
     seed = try reader.read()
     guard buckets.count >= 16, buckets.count & (buckets.count - 1) == 0,
-      2 * used <= buckets.count, buckets.allSatisfy({ $0 < Int32(slotCount) })
+      used >= 0, used <= buckets.count / 2, buckets.allSatisfy({ $0 < Int32(slotCount) })
     else { throw .layout("id lookup") }
   }
 

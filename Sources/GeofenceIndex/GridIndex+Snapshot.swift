@@ -71,7 +71,7 @@ extension GridIndex {
     guard slotOfStored.count == n, storedOfSlot.isEmpty || storedOfSlot.count == n,
       0 <= filedEnd, filedEnd <= everywhereStart, everywhereStart <= n,
       everywhereBands.count == n - everywhereStart || everywhereBands.count <= n,
-      removedCount >= 0, pendingCount >= 0, removedCount + pendingCount <= n,
+      removedCount >= 0, pendingCount >= 0, removedCount <= n, pendingCount <= n - removedCount,
       offsetRunMask == GridIndex.offsetRunBits(entryCount: entries.count)
     else { throw .layout("grid index counts") }
     guard slotOfStored.allSatisfy({ Int($0) < n }), storedOfSlot.allSatisfy({ Int($0) < n }),

@@ -246,7 +246,8 @@ extension RegionSet {
     liveCount = try reader.read()
     let polygonCount: UInt64 = try reader.read()
     guard ids.count == index.count, circles.count == ids.count,
-      polygonOfSlot.isEmpty || polygonOfSlot.count == ids.count, liveCount <= ids.count,
+      polygonOfSlot.isEmpty || polygonOfSlot.count == ids.count, liveCount >= 0,
+      liveCount <= ids.count,
       polygonCount <= UInt64(ids.count)
     else { throw .layout("region set counts") }
     polygons = []
@@ -254,6 +255,7 @@ extension RegionSet {
       let ringStarts: [UInt64] = try reader.readArray()
       let polygonStarts: [UInt64] = try reader.readArray()
       let points: [SIMD2<Double>] = try reader.readArray()
+      guard !ringStarts.isEmpty else { throw .layout("polygon rings") }
       var nested: [[[SIMD2<Double>]]] = []
       for p in 0..<max(0, polygonStarts.count - 1) {
         var rings: [[SIMD2<Double>]] = []
@@ -275,5 +277,12 @@ extension RegionSet {
     guard polygonOfSlot.allSatisfy({ $0 < Int32(polygons.count) }) else {
       throw .layout("polygon references")
     }
+    // Every circle as `CircularRegion` accepts it, so that `region(at:)` can rebuild it.
+    guard
+      circles.allSatisfy({
+        $0.radiusMeters.isFinite && $0.radiusMeters > 0 && abs($0.center.latitude) <= 90
+          && abs($0.center.longitude) <= 180
+      })
+    else { throw .layout("a circle out of range") }
   }
 }

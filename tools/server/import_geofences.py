@@ -13,7 +13,8 @@ Formats (chosen by content for ``.json``/``.geojson``, by extension for ``.csv``
   ``properties.metadata`` or else the remaining properties. A Point takes ``radius`` (or
   ``radius_m``) from properties; a Polygon or MultiPolygon is a polygon geofence whose
   ``geometry`` is the feature's (checked as :func:`validation.validate_geometry` says).
-- CSV with a header row: ``id,name,latitude,longitude[,radius]``; other columns go into
+- CSV with a header row: ``id,name,latitude,longitude[,radius]`` (the radius also as
+  ``radius_m``, ``radius_meters`` or ``radius_metres``, as the engine reads it); other columns go into
   ``metadata`` as strings (empty cells are left out). This reads ``data/places/*.csv`` as-is.
 
 A missing or empty radius takes ``--radius``; without it such rows are rejected. Every rejected
@@ -67,6 +68,9 @@ def _number(text: str) -> float | str:
         return text
 
 
+RADIUS_COLUMNS = ("radius", "radius_m", "radius_meters", "radius_metres")
+
+
 def _csv_records(path: Path, default_radius: float | None) -> Iterator[tuple[str, Any]]:
     with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
@@ -74,13 +78,16 @@ def _csv_records(path: Path, default_radius: float | None) -> Iterator[tuple[str
         missing = [c for c in ("id", "latitude", "longitude") if c not in header]
         if missing:
             raise ImportFileError(f"{path}: CSV header lacks {', '.join(missing)}")
-        extra = [c for c in header if c not in ("id", "name", "latitude", "longitude", "radius")]
+        # The radius column under any name the engine's CSV reader accepts; the first wins.
+        radius_column = next((c for c in header if c in RADIUS_COLUMNS), None)
+        extra = [c for c in header
+                 if c not in ("id", "name", "latitude", "longitude") and c != radius_column]
         for row in reader:
             where = f"{path}:{reader.line_num}"
             if None in row:
                 yield where, Rejection("row has more cells than the header")
                 continue
-            radius_text = (row.get("radius") or "").strip()
+            radius_text = (row.get(radius_column) or "").strip() if radius_column else ""
             record: dict[str, Any] = {
                 "id": (row.get("id") or "").strip(),
                 "latitude": _number((row.get("latitude") or "").strip()),

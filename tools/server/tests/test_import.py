@@ -88,6 +88,18 @@ def test_csv_with_and_without_radius(tmp_path: Path) -> None:
     assert rows["b"]["radius"] == 1500.0 and "metadata" not in rows["b"]
 
 
+def test_csv_radius_under_the_names_the_engine_reads(tmp_path: Path) -> None:
+    # The engine's generated workloads write radius_m; it is the radius, not metadata.
+    path = tmp_path / "workload.csv"
+    path.write_text("id,latitude,longitude,radius_m,kind\n0,48.8,2.3,471.5,x\n1,48.6,2.1,,\n")
+    store = Store(str(tmp_path / "db.sqlite"))
+    report = import_files(store, "k", [path], default_radius=100.0)
+    assert report.imported == 2
+    rows = current(store, "k")
+    assert rows["0"]["radius"] == 471.5 and rows["0"]["metadata"] == {"kind": "x"}
+    assert rows["1"]["radius"] == 100.0 and "metadata" not in rows["1"]
+
+
 def test_replace_and_merge_modes(tmp_path: Path) -> None:
     first, second = tmp_path / "1.json", tmp_path / "2.json"
     first.write_text(json.dumps([{"id": "a", "latitude": 0, "longitude": 0, "radius": 1},
