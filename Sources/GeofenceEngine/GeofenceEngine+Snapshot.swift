@@ -52,16 +52,22 @@ extension GeofenceEngine {
   /// names the store's current identity; its checksum is checked only when it is opened).
   /// False in memory and for a fixed set.
   public func snapshotIsCurrent() -> Bool {
-    guard case .directory(let directory) = storage, !hasFixedSet,
-      let identity = try? geofenceStore.setIdentity(),
-      let handle = FileHandle(forReadingAtPath: Self.snapshotPath(directory))
+    guard case .directory(let directory) = storage, !hasFixedSet else { return false }
+    return Self.snapshotIsCurrent(directory: directory, store: geofenceStore)
+  }
+
+  /// ``snapshotIsCurrent()`` for the store directory `directory` whose synced set `store` is,
+  /// without creating an engine (which would rebuild a stale snapshot).
+  public static func snapshotIsCurrent(directory: String, store: GeofenceStore) -> Bool {
+    guard let identity = try? store.setIdentity(),
+      let handle = FileHandle(forReadingAtPath: snapshotPath(directory))
     else { return false }
     defer { try? handle.close() }
     let head = (try? handle.read(upToCount: 256)) ?? Data()
     return head.withUnsafeBytes { raw -> Bool in
       let magic = BinarySnapshot.magic.count
       guard raw.count >= magic + 12, raw.prefix(magic).elementsEqual(BinarySnapshot.magic),
-        raw.loadUnaligned(fromByteOffset: magic, as: UInt32.self) == snapshotFormatVersionValue
+        raw.loadUnaligned(fromByteOffset: magic, as: UInt32.self) == snapshotFormatVersion
       else { return false }
       let length = Int(raw.loadUnaligned(fromByteOffset: magic + 4, as: UInt64.self))
       let start = magic + 12
@@ -74,8 +80,6 @@ extension GeofenceEngine {
       return instance == identity.instance && generation == identity.generation
     }
   }
-
-  private var snapshotFormatVersionValue: UInt32 { Self.snapshotFormatVersion }
 
   static func snapshotPath(_ directory: String) -> String {
     URL(fileURLWithPath: directory).appendingPathComponent(snapshotFileName).path

@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceEngine
+import GeofenceSync
 
 /// `geofence snapshot`: writes (or checks) the indexed snapshot of a synced store.
 enum SnapshotCommand {
@@ -10,8 +11,8 @@ enum SnapshotCommand {
     indexed, so that 'stream --store', 'run --store' and every engine on DIR start by copying
     it instead of reading and indexing every row. 'geofence sync' writes it after each change
     of the set; an engine that finds it stale, damaged or missing rebuilds the set from the
-    store and writes it again. Prints the file, its size, the time to build it and the time to
-    open it again.
+    store and writes it again. Prints where the set came from, the file and its size when it
+    is written again, and the time to open it.
 
       --store DIR   the store
       --check       write nothing: say whether the snapshot is current (exit 0) or not (exit 1)
@@ -42,7 +43,20 @@ enum SnapshotCommand {
       printError("geofence snapshot: no geofence store in \(store) (run 'geofence sync' first)")
       return ExitStatus.noInput
     }
-    if let status = writeSnapshot(store: store, path: path, check: args.flag("check")) {
+    if args.flag("check") {
+      // Without an engine, which would rebuild a stale snapshot before it could be judged.
+      do {
+        let current = GeofenceEngine.snapshotIsCurrent(
+          directory: store, store: try GeofenceStore(path: path))
+        print("snapshot: \(current ? "current" : "missing or stale")")
+        return current ? ExitStatus.ok : 1
+      } catch {
+        if let status = damagedStoreStatus(store, command: "snapshot") { return status }
+        printError("geofence snapshot: cannot read \(path): \(error)")
+        return ExitStatus.ioError
+      }
+    }
+    if let status = writeSnapshot(store: store, path: path) {
       return status
     }
     // Open it as the next engine will.
@@ -66,7 +80,7 @@ enum SnapshotCommand {
   /// Opens the store, reports where its set came from, and writes the snapshot; the engine is
   /// gone when it returns (one engine a directory). Returns an exit status to end with, or
   /// `nil` to go on and reopen.
-  static func writeSnapshot(store: String, path: String, check: Bool) -> Int32? {
+  static func writeSnapshot(store: String, path: String) -> Int32? {
     let start = DispatchTime.now()
     let engine: GeofenceEngine
     do {
@@ -78,11 +92,6 @@ enum SnapshotCommand {
       return ExitStatus.ioError
     }
     let opened = seconds(since: start)
-    if check {
-      let current = engine.snapshotIsCurrent()
-      print("snapshot: \(current ? "current" : "missing or stale")")
-      return current ? ExitStatus.ok : 1
-    }
     switch engine.setSource {
     case .snapshot(let s):
       print(
@@ -90,7 +99,9 @@ enum SnapshotCommand {
     case .store(let reason, let wrote):
       print(
         "snapshot: \(reason); built \(engine.geofenceCount) geofence(s) from the store in "
-          + "\(format(opened)) s\(wrote ? "" : " (not written)")")
+          + "\(format(opened)) s, \(wrote ? "snapshot written with it" : "snapshot not written")")
+      // The engine has just written the snapshot of the set it built.
+      if wrote { return nil }
     case .given: break
     }
     let writeStart = DispatchTime.now()
