@@ -28,26 +28,45 @@ public enum BinarySnapshot {
   /// cryptographic hash.
   /// - Complexity: O(n); about 8 bytes a cycle.
   public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-    let k: UInt64 = 0x9E37_79B9_7F4A_7C15
+    var state = Checksum()
+    state.add(bytes)
+    return state.finish()
+  }
+
+  /// ``checksum(_:)`` over bytes given in parts: every part but the last must be a multiple of
+  /// 32 bytes long.
+  public struct Checksum {
+    static let k: UInt64 = 0x9E37_79B9_7F4A_7C15
     var a: UInt64 = 0x243F_6A88_85A3_08D3
     var b: UInt64 = 0x1319_8A2E_0370_7344
     var c: UInt64 = 0xA409_3822_299F_31D0
     var d: UInt64 = 0x082E_FA98_EC4E_6C89
-    let n = bytes.count
-    var i = 0
-    while i + 32 <= n {
-      a = ((a ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* k).rotated(29)
-      b = ((b ^ bytes.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)) &* k).rotated(31)
-      c = ((c ^ bytes.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self)) &* k).rotated(33)
-      d = ((d ^ bytes.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)) &* k).rotated(35)
-      i += 32
+    var n = 0
+    var tail: [UInt8] = []
+
+    public init() {}
+
+    public mutating func add(_ bytes: UnsafeRawBufferPointer) {
+      precondition(tail.isEmpty, "only the last part may be shorter than a multiple of 32")
+      let k = Self.k
+      var i = 0
+      while i + 32 <= bytes.count {
+        a = ((a ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* k).rotated(29)
+        b = ((b ^ bytes.loadUnaligned(fromByteOffset: i + 8, as: UInt64.self)) &* k).rotated(31)
+        c = ((c ^ bytes.loadUnaligned(fromByteOffset: i + 16, as: UInt64.self)) &* k).rotated(33)
+        d = ((d ^ bytes.loadUnaligned(fromByteOffset: i + 24, as: UInt64.self)) &* k).rotated(35)
+        i += 32
+      }
+      tail = Array(bytes[i...])
+      n += bytes.count
     }
-    var h = a ^ b.rotated(17) ^ c.rotated(37) ^ d.rotated(53) ^ UInt64(n)
-    while i < n {
-      h = ((h ^ UInt64(bytes[i])) &* k).rotated(23)
-      i += 1
+
+    public func finish() -> UInt64 {
+      let k = Self.k
+      var h = a ^ b.rotated(17) ^ c.rotated(37) ^ d.rotated(53) ^ UInt64(n)
+      for byte in tail { h = ((h ^ UInt64(byte)) &* k).rotated(23) }
+      return mix(h)
     }
-    return mix(h)
   }
 
   /// MurmurHash3's 64-bit finaliser (`fmix64`).
@@ -189,11 +208,27 @@ public struct SnapshotReader {
   }
 
   /// Whether the trailing checksum of `bytes` (at least 8 bytes) matches the bytes before it.
-  public static func checksumMatches(_ bytes: UnsafeRawBufferPointer) -> Bool {
+  /// With `releasingPages` (a read-only file mapping only, as ``releasesReadPages``), each
+  /// 4 MiB hashed is given back at once.
+  public static func checksumMatches(_ bytes: UnsafeRawBufferPointer, releasingPages: Bool = false)
+    -> Bool
+  {
     guard bytes.count >= 8 else { return false }
     let end = bytes.count - 8
-    return BinarySnapshot.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<end]))
-      == bytes.loadUnaligned(fromByteOffset: end, as: UInt64.self)
+    let stored = bytes.loadUnaligned(fromByteOffset: end, as: UInt64.self)
+    guard releasingPages, let base = bytes.baseAddress else {
+      return BinarySnapshot.checksum(UnsafeRawBufferPointer(rebasing: bytes[..<end])) == stored
+    }
+    var state = BinarySnapshot.Checksum()
+    let chunk = 4 << 20
+    var i = 0
+    while i < end {
+      let n = min(chunk, end - i)
+      state.add(UnsafeRawBufferPointer(start: base + i, count: n))
+      releasePages(base + i, byteCount: n)
+      i += n
+    }
+    return state.finish() == stored
   }
 
   /// Whether every payload byte has been read.
@@ -235,9 +270,30 @@ public struct SnapshotReader {
         let byteCount = count * bytesEach
         Self.preferHugePages(UnsafeMutableRawPointer(destination), byteCount: byteCount)
         UnsafeMutableRawPointer(destination).copyMemory(from: source, byteCount: byteCount)
+        if releasesReadPages { Self.releasePages(UnsafeRawPointer(source), byteCount: byteCount) }
       }
       initialized = count
     }
+  }
+
+  /// When true, the pages of each large array's bytes are given back once copied
+  /// (`madvise(MADV_DONTNEED)`), so that the process does not hold the file's pages and the
+  /// arrays at once. Set it only when the bytes are a read-only mapping of a file: the pages
+  /// are then read from the file again if touched later; anonymous memory would read back as
+  /// zeros.
+  public var releasesReadPages = false
+
+  /// Gives back the whole pages inside `start ..< start + byteCount` of a file mapping
+  /// (Linux; nothing elsewhere).
+  public static func releasePages(_ start: UnsafeRawPointer, byteCount: Int) {
+    #if os(Linux)
+      let page = 4096
+      guard byteCount >= 16 * page else { return }
+      let first = (Int(bitPattern: start) + page - 1) & ~(page - 1)
+      let last = (Int(bitPattern: start) + byteCount) & ~(page - 1)
+      guard last > first, let p = UnsafeMutableRawPointer(bitPattern: first) else { return }
+      _ = madvise(p, last - first, 4)  // MADV_DONTNEED (linux/mman.h)
+    #endif
   }
 
   /// Asks the kernel to back the 2 MiB-aligned interior of a large fresh buffer with huge pages

@@ -138,11 +138,17 @@ extension GeofenceEngine {
   /// The checksum runs on a second thread while the set is decoded (the two take about the
   /// same time); the decoded set is returned only when it matches. A decode that meets an
   /// inconsistency first waits for the checksum, so that damage is reported as such.
+  ///
+  /// With `fileMapping` (the bytes are a read-only mapping of the file), the pages are given
+  /// back as they are hashed and copied, so that the open does not hold the file and the set
+  /// at once.
   static func openSnapshot(
-    _ bytes: UnsafeRawBufferPointer, identity: (instance: String, generation: Int64)
+    _ bytes: UnsafeRawBufferPointer, identity: (instance: String, generation: Int64),
+    fileMapping: Bool = false
   ) throws(SnapshotError) -> LiveGeofenceSet {
     var reader = try SnapshotReader(unverified: bytes, formatVersion: snapshotFormatVersion)
-    let check = ChecksumThread(bytes)
+    reader.releasesReadPages = fileMapping
+    let check = ChecksumThread(bytes, releasingPages: fileMapping)
     let set: LiveGeofenceSet
     do {
       set = try decodeSnapshot(&reader, identity: identity)
@@ -174,10 +180,21 @@ extension GeofenceEngine {
   static func openSnapshotFile(_ path: String, identity: (instance: String, generation: Int64))
     throws -> LiveGeofenceSet
   {
-    let data = try Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped)
-    return try data.withUnsafeBytes { raw throws(SnapshotError) in
-      try openSnapshot(raw, identity: identity)
+    // Mapped here (not through `Data`), so that it is certainly a read-only file mapping
+    // whose pages may be given back as they are used.
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else { throw SnapshotFileError(path: path, errno: errno) }
+    defer { close(fd) }
+    var info = stat()
+    guard fstat(fd, &info) == 0 else { throw SnapshotFileError(path: path, errno: errno) }
+    let size = Int(info.st_size)
+    guard size > 0 else { throw SnapshotError.notASnapshot }
+    guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
+      throw SnapshotFileError(path: path, errno: errno)
     }
+    defer { munmap(base, size) }
+    return try openSnapshot(
+      UnsafeRawBufferPointer(start: base, count: size), identity: identity, fileMapping: true)
   }
 
   /// For `geofence bench`: writes this engine's live set as a snapshot file in `directory`
@@ -240,10 +257,10 @@ private final class ChecksumThread: @unchecked Sendable {
   // Written by the thread before it signals `done`, read only after waiting on it.
   private var result = false
 
-  init(_ bytes: UnsafeRawBufferPointer) {
+  init(_ bytes: UnsafeRawBufferPointer, releasingPages: Bool) {
     nonisolated(unsafe) let bytes = bytes
     let thread = Thread { [self] in
-      result = SnapshotReader.checksumMatches(bytes)
+      result = SnapshotReader.checksumMatches(bytes, releasingPages: releasingPages)
       done.signal()
     }
     thread.start()
@@ -255,4 +272,11 @@ private final class ChecksumThread: @unchecked Sendable {
     done.signal()
     return result
   }
+}
+
+/// A snapshot file that cannot be opened or mapped.
+struct SnapshotFileError: Error, CustomStringConvertible {
+  var path: String
+  var errno: Int32
+  var description: String { "\(path): \(String(cString: strerror(errno)))" }
 }
