@@ -151,14 +151,22 @@ extension GeofenceFileReader {
     for (index, prefix) in layout.metadataKeys {
       guard index < fields.count else { continue }
       let cell = fields[index]
+      // A plain cell is escaped from its bytes; another is trimmed first, and left out when
+      // blank.
+      let trimmed: String?
       if isPlainCell(cell) {
-        metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        metadata += prefix.utf8
+        trimmed = nil
+      } else if let text = cellText(fields, index) {
+        trimmed = text
+      } else {
+        continue
+      }
+      metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+      metadata += prefix.utf8
+      if let trimmed {
+        JSONText.appendQuoted(trimmed, to: &metadata)
+      } else {
         JSONText.appendQuoted(utf8: cell, to: &metadata)
-      } else if let value = cellText(fields, index) {
-        metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        metadata += prefix.utf8
-        JSONText.appendQuoted(value, to: &metadata)
       }
     }
     var definition = RawGeofenceDefinition(
@@ -180,7 +188,7 @@ extension GeofenceFileReader {
   @inline(__always)
   private static func isPlainCell(_ cell: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let first = cell.first, let last = cell.last else { return false }
-    return first &- 0x21 < 0x5E && last &- 0x21 < 0x5E
+    return isPrintableASCII(first) && isPrintableASCII(last)
   }
 
   /// The trimmed cell, or `nil` when the row is too short or the cell is blank.

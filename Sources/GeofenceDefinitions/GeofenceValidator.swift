@@ -204,11 +204,16 @@ public enum GeofenceValidator {
   }
 }
 
+/// True for a printable ASCII byte other than space (0x21 ... 0x7E): a text that starts (or
+/// ends) with one has no whitespace to trim there, and no `Character` needs to be formed.
+@inline(__always)
+func isPrintableASCII(_ byte: UInt8) -> Bool { byte &- 0x21 < 0x5E }
+
 extension String {
   /// True when every character is whitespace (Unicode `isWhitespace`), the empty string
   /// included; a string that starts with a printable ASCII character is answered at once.
   var isBlankText: Bool {
-    if let f = utf8.first, f &- 0x21 < 0x5E { return false }
+    if let f = utf8.first, isPrintableASCII(f) { return false }
     return allSatisfy(\.isWhitespace)
   }
 
@@ -217,7 +222,9 @@ extension String {
   func trimmingWhitespace() -> String {
     // Fast path: text that starts and ends with a printable ASCII character has nothing to
     // trim (no Character is formed).
-    if let f = utf8.first, let l = utf8.last, f &- 0x21 < 0x5E, l &- 0x21 < 0x5E { return self }
+    if let f = utf8.first, let l = utf8.last, isPrintableASCII(f), isPrintableASCII(l) {
+      return self
+    }
     guard let first = firstIndex(where: { !$0.isWhitespace }),
       let last = lastIndex(where: { !$0.isWhitespace })
     else { return "" }

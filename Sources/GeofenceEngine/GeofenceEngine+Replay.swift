@@ -126,10 +126,10 @@ extension GeofenceEngine {
 
     var eventsByGroup: [[GeofenceEvent]] = Array(repeating: [], count: groupFixes.count)
     var scratch: [GeofenceEvent] = []
-    func take(_ item: Item, usesTime: Bool) async throws(EngineError) {
+    func fix(of item: Item) -> LocationFix { groupFixes[Int(item.group)][Int(item.index)] }
+    func take(_ item: Item, _ fix: LocationFix, usesTime: Bool) async throws(EngineError) {
       let group = Int(item.group)
       let input = groupInput[group]
-      let fix = groupFixes[group][Int(item.index)]
       scratch.removeAll(keepingCapacity: true)
       let outcome = try process(fix, device: groupDevice[group], usesTime: usesTime, into: &scratch)
       switch outcome {
@@ -147,18 +147,19 @@ extension GeofenceEngine {
     var next = 0
     let changes = timeline.changes
     for item in timed {
-      let t = groupFixes[Int(item.group)][Int(item.index)].time ?? .infinity
+      let fix = fix(of: item)
+      let t = fix.time ?? .infinity
       while next < changes.count, changes[next].time <= t {
         try updateAuthorization(changes[next].state, at: changes[next].time)
         next += 1
       }
-      try await take(item, usesTime: true)
+      try await take(item, fix, usesTime: true)
     }
     while next < changes.count {
       try updateAuthorization(changes[next].state, at: changes[next].time)
       next += 1
     }
-    for item in untimed { try await take(item, usesTime: false) }
+    for item in untimed { try await take(item, fix(of: item), usesTime: false) }
 
     for (i, range) in groupsOfInput.enumerated() {
       for g in range { reports[i].events += eventsByGroup[g] }

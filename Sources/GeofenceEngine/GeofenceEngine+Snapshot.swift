@@ -63,22 +63,23 @@ extension GeofenceEngine {
       let handle = FileHandle(forReadingAtPath: snapshotPath(directory))
     else { return false }
     defer { try? handle.close() }
+    // The header alone: magic, format version, identity (the checksum is not read).
     let head = (try? handle.read(upToCount: 256)) ?? Data()
     return head.withUnsafeBytes { raw -> Bool in
-      let magic = BinarySnapshot.magic.count
-      guard raw.count >= magic + 12, raw.prefix(magic).elementsEqual(BinarySnapshot.magic),
-        raw.loadUnaligned(fromByteOffset: magic, as: UInt32.self) == snapshotFormatVersion
+      guard var reader = try? SnapshotReader(unverified: raw, formatVersion: snapshotFormatVersion),
+        let written = try? readIdentity(&reader)
       else { return false }
-      let length = Int(raw.loadUnaligned(fromByteOffset: magic + 4, as: UInt64.self))
-      let start = magic + 12
-      guard length == identity.instance.utf8.count, raw.count >= start + length + 8 else {
-        return false
-      }
-      let instance = String(
-        decoding: UnsafeRawBufferPointer(rebasing: raw[start..<(start + length)]), as: UTF8.self)
-      let generation = raw.loadUnaligned(fromByteOffset: start + length, as: Int64.self)
-      return instance == identity.instance && generation == identity.generation
+      return written.instance == identity.instance && written.generation == identity.generation
     }
+  }
+
+  /// The store identity a snapshot was built from, its first values after the format version.
+  private static func readIdentity(_ reader: inout SnapshotReader) throws(SnapshotError) -> (
+    instance: String, generation: Int64
+  ) {
+    let instance = try reader.readString()
+    let generation: Int64 = try reader.read()
+    return (instance, generation)
   }
 
   static func snapshotPath(_ directory: String) -> String {
@@ -163,9 +164,8 @@ extension GeofenceEngine {
   private static func decodeSnapshot(
     _ reader: inout SnapshotReader, identity: (instance: String, generation: Int64)
   ) throws(SnapshotError) -> LiveGeofenceSet {
-    let instance = try reader.readString()
-    let generation: Int64 = try reader.read()
-    guard instance == identity.instance, generation == identity.generation else {
+    let written = try readIdentity(&reader)
+    guard written.instance == identity.instance, written.generation == identity.generation else {
       throw .stale
     }
     let set = try LiveGeofenceSet(snapshot: &reader)
@@ -175,8 +175,8 @@ extension GeofenceEngine {
 
   /// The set in the snapshot file at `path`, mapped into memory (not read), when it was built
   /// from the store set `identity`.
-  /// - Throws: ``BinarySnapshot/SnapshotError``, or Foundation's error when the file cannot be
-  ///   mapped.
+  /// - Throws: ``BinarySnapshot/SnapshotError``, or a `SnapshotFileError` with the system's
+  ///   reason when the file cannot be opened or mapped.
   static func openSnapshotFile(_ path: String, identity: (instance: String, generation: Int64))
     throws -> LiveGeofenceSet
   {
