@@ -79,7 +79,9 @@ public struct PolygonRegion: Hashable, Sendable {
   /// The rings must already be in one longitude frame and valid (run
   /// ``normalizedPolygons(_:)`` and a GEOS validity check first); the winding order is fixed
   /// here: outer rings become counter-clockwise and holes clockwise (in the longitude/latitude
-  /// plane). Rings are not otherwise checked for self-intersection.
+  /// plane). A ring whose signed area is within the rounding of its sum of zero (no area,
+  /// which the validity check refuses) is kept as written. Rings are not otherwise checked
+  /// for self-intersection.
   /// - Throws: ``PolygonError`` when there is no polygon, a ring has fewer than 4 positions or
   ///   is not closed, or a coordinate is not finite or out of range.
   /// - Complexity: O(n log n + e) for n vertices and e band entries.
@@ -104,8 +106,13 @@ public struct PolygonRegion: Hashable, Sendable {
           }
         }
         let signed = Self.signedArea(ring)
-        // Outer rings counter-clockwise (positive), holes clockwise (negative).
-        let reverse = r == 0 ? signed < 0 : signed > 0
+        // Outer rings counter-clockwise (positive), holes clockwise (negative). A sum within
+        // its own rounding error of zero has no certain sign, and the reversed ring's sum
+        // (the same terms negated, added in the other order) could have the same sign: such a
+        // ring (of no area: GEOS refuses it) is kept as written, so that building a region
+        // from a region's own rings gives it back.
+        let certain = abs(signed) > Self.signedAreaRoundingBound(ring)
+        let reverse = certain && (r == 0 ? signed < 0 : signed > 0)
         let ordered = reverse ? Array(ring.reversed()) : ring
         for v in ordered {
           points.append(v)
@@ -317,6 +324,18 @@ public struct PolygonRegion: Hashable, Sendable {
       sum += ring[i].x * ring[i + 1].y - ring[i + 1].x * ring[i].y
     }
     return sum / 2
+  }
+
+  /// A bound on the rounding error of ``signedArea(_:)`` for `ring`: `n ε Σ|t| / 2` for its
+  /// n terms t and ε = `Double.ulpOfOne`, above the `(n − 1) u Σ|t|` of recursive summation
+  /// (Higham, *Accuracy and Stability of Numerical Algorithms*, §4.2, with u = ε / 2) plus the
+  /// rounding of each term.
+  static func signedAreaRoundingBound(_ ring: [SIMD2<Double>]) -> Double {
+    var magnitude = 0.0
+    for i in 0..<(ring.count - 1) {
+      magnitude += abs(ring[i].x * ring[i + 1].y) + abs(ring[i + 1].x * ring[i].y)
+    }
+    return Double(ring.count) * Double.ulpOfOne * magnitude / 2
   }
 
   static func signedArea(_ points: [SIMD2<Double>], _ range: Range<Int>) -> Double {

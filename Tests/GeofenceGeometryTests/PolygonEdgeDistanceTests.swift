@@ -121,3 +121,25 @@ struct PolygonEdgeDistanceTests {
     #expect(worstRatio > 0.3 && worstRatio <= 1, "worst error / bound \(worstRatio)")
   }
 }
+
+/// A ring of no area (a self-crossing one whose two lobes cancel, which GEOS refuses) has no
+/// certain winding: it is kept as written, so that a region built from a region's own rings
+/// is the same region. Rounding once gave the two directions sums of the same sign, and the
+/// ring flipped at every rebuild (found by the `stored-polygon` fuzz target).
+@Test func aRingOfNoAreaKeepsItsOrderAcrossRebuilds() throws {
+  let ring: [SIMD2<Double>] = [
+    SIMD2(6.0, 46.0), SIMD2(6.1, 46.1), SIMD2(46.1, 46.0), SIMD2(6.0, 46.1), SIMD2(6.0, 46.0),
+  ]
+  let region = try PolygonRegion(polygons: [[ring]])
+  #expect(region.ring(0) == ring)
+  let again = try PolygonRegion(polygons: region.polygons)
+  #expect(again == region)
+  #expect(again.ring(0) == ring)
+  // A ring with area is still turned counter-clockwise, and a second build keeps it.
+  let clockwise: [SIMD2<Double>] = [
+    SIMD2(6.0, 46.0), SIMD2(6.0, 46.1), SIMD2(6.1, 46.1), SIMD2(6.1, 46.0), SIMD2(6.0, 46.0),
+  ]
+  let turned = try PolygonRegion(polygons: [[clockwise]])
+  #expect(turned.ring(0) == Array(clockwise.reversed()))
+  #expect(try PolygonRegion(polygons: turned.polygons) == turned)
+}
