@@ -97,4 +97,63 @@ import Testing
     #expect(Self.summary(events) == [Self.expected[0]])
     #expect(events.first?["device_id"] as? String == "-")
   }
+
+  /// A producer that writes a fix and then waits sees the fix's events while its pipe is
+  /// still open: a batch ends when the input pauses, not when it fills or ends. The ENTER of
+  /// offer-1 (second fix, 56 m from its centre) must arrive before the third fix is written;
+  /// the third fix's EXIT and ENTER after it, before the input is closed.
+  @Test func eventsArriveWhileTheInputStaysOpen() throws {
+    let dir = try CLI.scratch("stream-prompt")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    let process = Process()
+    process.executableURL = CLI.executable
+    process.arguments = ["stream", "--quiet", "--regions", regions]
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    defer { if process.isRunning { process.terminate() } }
+    // Lines of standard output as they arrive, read on another thread.
+    let received = DispatchSemaphore(value: 0)
+    let lock = NSLock()
+    nonisolated(unsafe) var lines: [String] = []
+    DispatchQueue.global().async {
+      var pending = Data()
+      while true {
+        let chunk = output.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        pending.append(chunk)
+        while let end = pending.firstIndex(of: 10) {
+          let line = String(decoding: pending[pending.startIndex..<end], as: UTF8.self)
+          pending.removeSubrange(pending.startIndex...end)
+          lock.withLock { lines.append(line) }
+          received.signal()
+        }
+      }
+    }
+    func send(_ line: String) throws {
+      try input.fileHandleForWriting.write(contentsOf: Data((line + "\n").utf8))
+    }
+    // Waits up to 30 s (a loaded machine) for `count` lines in all.
+    func waitForLines(_ count: Int) -> [String] {
+      let deadline = Date().addingTimeInterval(30)
+      while lock.withLock({ lines.count }) < count {
+        if received.wait(timeout: .now() + deadline.timeIntervalSinceNow) == .timedOut { break }
+      }
+      return lock.withLock { lines }
+    }
+    try send(#"{"device_id":"a","time":"2026-11-30T05:00:00Z","latitude":0,"longitude":-0.0027}"#)
+    try send(#"{"device_id":"a","time":"2026-11-30T05:00:40Z","latitude":0,"longitude":0.0015}"#)
+    let first = waitForLines(1)
+    #expect(Self.summary(CLI.objects(first.joined(separator: "\n"))) == [Self.expected[0]])
+    try send(#"{"device_id":"a","time":"2026-11-30T05:05:00Z","latitude":0,"longitude":0.0045}"#)
+    let all = waitForLines(3)
+    #expect(Self.summary(CLI.objects(all.joined(separator: "\n"))) == Self.expected)
+    try input.fileHandleForWriting.close()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+  }
 }
