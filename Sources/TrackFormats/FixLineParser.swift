@@ -84,7 +84,11 @@ public enum FixLineParser {
         guard let range = p.stringRange() else {
           return .failure(Failure(description: "device_id must be a string"))
         }
-        guard let s = p.decodedString(range), !s.isEmpty else {
+        guard let s = p.decodedString(range) else {
+          return .failure(
+            Failure(description: "device_id must be valid UTF-8 with valid escapes"))
+        }
+        guard !s.isEmpty else {
           return .failure(Failure(description: "device_id must be a non-empty string"))
         }
         device = s

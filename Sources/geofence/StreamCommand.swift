@@ -31,7 +31,7 @@ enum StreamCommand {
                     device/device_id). A row without a device column belongs to device "-".
       --input-format jsonl|csv   default: CSV unless the first line starts with '{'
       A line that is not a fix is reported on standard error with its line number and
-      skipped; the stream goes on.
+      skipped; the stream goes on. A line longer than 1 MiB is skipped unread.
 
     geofences:
       --regions FILE, --radius METRES   as for 'geofence replay'
@@ -54,8 +54,9 @@ enum StreamCommand {
                               and restarted, its outputs together hold exactly the events of
                               an uninterrupted run; the events of the last batch before a kill
                               may be written again, identical and with the same "id", so a
-                              consumer keyed by id sees each event once. With --store, DIR
-                              must be the store.
+                              consumer keyed by id sees each event once (a kill mid-write
+                              can cut the last line short: drop a last line without its
+                              newline). With --store, DIR must be the store.
       --processing-time       also write "processed_at" (then a repeated line differs there)
     \(checkpointRecordHelp)
 
@@ -65,7 +66,7 @@ enum StreamCommand {
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
     geofence file, the CSV header or a line of the --state-in FILE could not be parsed; 66 an
     input file is missing; 69 the store holds no geofence set; 73 the --state directory cannot
-    be created; 74 standard output or the state cannot be written.
+    be created; 74 an input cannot be read, or standard output or the state cannot be written.
     """
 
   /// The bound on each sync while streaming, seconds: a sync holds up the input, so it gets
@@ -387,6 +388,8 @@ enum StreamCommand {
     mutating func read(fd: Int32, name: String) async -> Int32 {
       var buffer = [UInt8](repeating: 0, count: Self.readBytes)
       var carry: [UInt8] = []
+      /// Whether the line in progress has passed ``maxLineBytes`` (its bytes are dropped).
+      var overlong = false
       var lineNumber = 0
       csv = nil
       format = inputFormat
@@ -417,7 +420,11 @@ enum StreamCommand {
             i = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(hit))
             lineNumber += 1
             let s: Int32
-            if carry.isEmpty {
+            if overlong || carry.count + (i - start) > Self.maxLineBytes {
+              overlong = false
+              carry.removeAll()
+              s = overlongLine(number: lineNumber, name: name)
+            } else if carry.isEmpty {
               s = line(
                 UnsafeBufferPointer(rebasing: chunk[start..<i]), number: lineNumber, name: name)
             } else {
@@ -433,7 +440,16 @@ enum StreamCommand {
             start = i + 1
             i += 1
           }
-          carry.append(contentsOf: chunk[start..<chunk.count])
+          // The start of a line that goes on in the next read; past the bound its bytes are
+          // dropped up to its end.
+          if !overlong {
+            if carry.count + (chunk.count - start) > Self.maxLineBytes {
+              overlong = true
+              carry.removeAll()
+            } else {
+              carry.append(contentsOf: chunk[start..<chunk.count])
+            }
+          }
           return ExitStatus.ok
         }
         if status != ExitStatus.ok { return status }
@@ -447,7 +463,10 @@ enum StreamCommand {
           await syncIfDue()
         }
       }
-      if !carry.isEmpty {
+      if overlong {
+        lineNumber += 1
+        _ = overlongLine(number: lineNumber, name: name)
+      } else if !carry.isEmpty {
         lineNumber += 1
         let s = carry.withUnsafeBufferPointer { line($0, number: lineNumber, name: name) }
         if s != ExitStatus.ok {
@@ -505,6 +524,17 @@ enum StreamCommand {
       return true
     }
 
+    /// The longest input line taken, bytes (1 MiB; a fix is about 100 bytes). A longer line
+    /// is reported and skipped without being held: one producer that never ends a line
+    /// cannot exhaust memory.
+    static let maxLineBytes = 1 << 20
+
+    /// Reports line `number`, longer than ``maxLineBytes``, as skipped.
+    mutating func overlongLine(number: Int, name: String) -> Int32 {
+      counts.lines += 1
+      return bad("\(name):\(number): longer than \(Self.maxLineBytes) bytes; line skipped")
+    }
+
     /// One input line.
     mutating func line(_ bytes: UnsafeBufferPointer<UInt8>, number: Int, name: String) -> Int32 {
       var bytes = bytes
@@ -517,7 +547,7 @@ enum StreamCommand {
       counts.lines += 1
       if format == nil {
         let first = bytes.first {
-          $0 != 0x20 && $0 != 0x09 && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF
+          $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF
         }
         format = first == UInt8(ascii: "{") ? "jsonl" : "csv"
       }
@@ -555,8 +585,12 @@ enum StreamCommand {
         switch result {
         case nil: return ExitStatus.ok
         case .failure(let issue)?: return bad("\(issue)")
-        case .success(let fix)?:
-          parsed = StreamFix(deviceID: fix.deviceID ?? "-", fix: fix)
+        case .success(var fix)?:
+          // As a JSON Lines fix: a stream's events carry no fix_index (nor does the id).
+          let device = fix.deviceID ?? "-"
+          fix.deviceID = nil
+          fix.sourceIndex = -1
+          parsed = StreamFix(deviceID: device, fix: fix)
         }
       }
       counts.fixes += 1

@@ -156,4 +156,85 @@ import Testing
     process.waitUntilExit()
     #expect(process.terminationStatus == 0)
   }
+
+  /// A line longer than 1 MiB (1,048,576 bytes) is reported with its number and skipped
+  /// without being held; a line of exactly 1 MiB is still read. The three fixes of
+  /// ``expected`` are lines 1, 3 and 5; line 2 is a fix padded to exactly 1 MiB (its device
+  /// "pad" enters nothing: it is 300 m west of offer-1's edge), line 4 is one byte longer, and
+  /// a last line of 3 MiB without a newline ends the input.
+  @Test func linesOverOneMebibyteAreSkipped() throws {
+    let dir = try CLI.scratch("stream-long")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    func padded(_ length: Int) -> String {
+      let head =
+        #"{"device_id":"pad","time":"2026-11-30T05:00:05Z","latitude":0,"#
+        + #""longitude":-0.0027,"note":""#
+      let tail = #""}"#
+      return head + String(repeating: "x", count: length - head.utf8.count - tail.utf8.count)
+        + tail
+    }
+    let lines = [
+      #"{"device_id":"a","time":"2026-11-30T05:00:00Z","latitude":0,"longitude":-0.0027}"#,
+      padded(1 << 20),
+      #"{"device_id":"a","time":"2026-11-30T05:00:40Z","latitude":0,"longitude":0.0015}"#,
+      padded((1 << 20) + 1),
+      #"{"device_id":"a","time":"2026-11-30T05:05:00Z","latitude":0,"longitude":0.0045}"#,
+      String(repeating: "y", count: 3 << 20),
+    ]
+    #expect(lines[1].utf8.count == 1 << 20)
+    let r = try CLI.run(
+      ["stream", "--regions", regions], input: Data(lines.joined(separator: "\n").utf8))
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(Self.summary(CLI.objects(r.stdout)) == Self.expected, "\(r.stdout)")
+    let rejected = r.stderr.split(separator: "\n").filter { $0.hasPrefix("rejected: ") }
+    #expect(
+      rejected == [
+        "rejected: <stdin>:4: longer than 1048576 bytes; line skipped",
+        "rejected: <stdin>:6: longer than 1048576 bytes; line skipped",
+      ], "\(r.stderr)")
+    #expect(r.stderr.contains("stream: 6 lines, 4 fixes, 2 bad lines skipped"), "\(r.stderr)")
+  }
+
+  /// The same fixes as CSV rows and as JSON Lines give the same bytes: no `fix_index` from
+  /// the CSV row, and so the same event ids. A carriage return before the first JSON line
+  /// does not make it CSV.
+  @Test func csvAndJSONLinesGiveTheSameEvents() throws {
+    let dir = try CLI.scratch("stream-forms")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    let csv = """
+      device,time,lat,lon
+      a,2026-11-30T05:00:00Z,0,-0.0027
+      a,2026-11-30T05:00:40Z,0,0.0015
+      a,2026-11-30T05:05:00Z,0,0.0045
+
+      """
+    let jsonl = [
+      #"{"device_id":"a","time":"2026-11-30T05:00:00Z","latitude":0,"longitude":-0.0027}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:00:40Z","latitude":0,"longitude":0.0015}"#,
+      #"{"device_id":"a","time":"2026-11-30T05:05:00Z","latitude":0,"longitude":0.0045}"#,
+    ].joined(separator: "\n")
+    let fromCSV = try CLI.run(["stream", "--quiet", "--regions", regions], input: Data(csv.utf8))
+    let fromJSON = try CLI.run(
+      ["stream", "--quiet", "--regions", regions], input: Data(("\r" + jsonl).utf8))
+    #expect(fromCSV.status == 0 && fromJSON.status == 0, "\(fromCSV.stderr)\(fromJSON.stderr)")
+    #expect(Self.summary(CLI.objects(fromCSV.stdout)) == Self.expected, "\(fromCSV.stdout)")
+    #expect(fromCSV.stdout == fromJSON.stdout)
+    #expect(!fromCSV.stdout.contains("fix_index"))
+  }
+
+  /// A device id that is not valid UTF-8 is named as such.
+  @Test func invalidUTF8DeviceIDIsNamed() throws {
+    let dir = try CLI.scratch("stream-utf8")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    var input = Data(#"{"device_id":"a"#.utf8)
+    input.append(contentsOf: [0xFF, 0xFE])
+    input.append(contentsOf: #"","time":1796014800,"latitude":0,"longitude":0}"#.utf8)
+    input.append(10)
+    let r = try CLI.run(["stream", "--regions", regions], input: input)
+    #expect(r.status == 0)
+    #expect(r.stderr.contains("<stdin>:1: device_id must be valid UTF-8"), "\(r.stderr)")
+  }
 }
