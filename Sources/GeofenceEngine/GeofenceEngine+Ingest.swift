@@ -107,6 +107,9 @@ extension GeofenceEngine {
         d.lastSeenCoordinate = fix.coordinate
       }
       d.dirty = true
+      // The query buffer is the engine's, lent for the fix: a device in memory holds none.
+      d.gate.detector.exchangeQueryBuffer(&queryBuffer)
+      defer { d.gate.detector.exchangeQueryBuffer(&queryBuffer) }
       return d.gate.process(fix, into: &gated)
     }
     switch outcome {

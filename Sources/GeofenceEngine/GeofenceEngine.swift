@@ -1,6 +1,7 @@
 import EventOutbox
 import Foundation
 import GeofenceGeometry
+import GeofenceIndex
 import GeofenceSync
 import GeofenceTransitions
 import LocationAuthorization
@@ -236,6 +237,10 @@ public final class GeofenceEngine {
   /// Counts since the engine was created.
   public internal(set) var report = EngineReport()
   var gated: [GatedEvent] = []
+  /// The detectors' index query buffer, lent to the device taking a fix
+  /// (``GeofenceTransitions/TransitionDetector/exchangeQueryBuffer(_:)``): one for the
+  /// engine instead of one per device, each as long as the longest cell list it met.
+  var queryBuffer = SlotBuffer()
   /// The destinations beside the server, in the order configured, then added.
   var deliveries: [DestinationDelivery] = []
   /// The stages of the server's batch API.

@@ -195,6 +195,9 @@ public struct TransitionDetector: Sendable {
 
   var visits: [Visit] = []
   var pendingEnters: [PendingEnter] = []
+  /// The index query's answer, reused from fix to fix. It grows to the longest run of
+  /// candidates a query has met (a cell list: thousands of slots in a dense set), so an owner
+  /// of many detectors lends one buffer to each in turn (``exchangeQueryBuffer(_:)``).
   private var queryResult = SlotBuffer()
   /// The slots of ``visits``, kept in step with it, so that each query result is matched in
   /// O(1) expected time instead of a search of the inside list.
@@ -224,6 +227,14 @@ public struct TransitionDetector: Sendable {
   /// The last rejected fix and the number of consistent distinct rejected fixes up to it.
   var candidate: Anchor? = nil
   var candidateCount = 0
+
+  /// Swaps the detector's reusable query buffer with `buffer`. Its contents between fixes
+  /// mean nothing; only its capacity is worth keeping. An owner of many detectors (one per
+  /// device) lends one buffer to the detector about to take a fix and takes it back after,
+  /// so that the detectors it keeps hold none. O(1).
+  public mutating func exchangeQueryBuffer(_ buffer: inout SlotBuffer) {
+    swap(&buffer, &queryResult)
+  }
 
   /// Creates a detector with every region outside.
   /// - Parameters:

@@ -20,7 +20,8 @@ enum StreamCommand {
     Reads fixes in arrival order from standard input (or the FILEs, one after another), many
     devices interleaved, and writes each event as one JSON Lines object to standard output as
     it happens, flushed after every input batch: what arrives until the input pauses for
-    1 ms, at most 4 MiB or 50 ms of input. A summary goes to standard error at the end.
+    1 ms, at most 4 MiB (less after a batch with many events) or 50 ms of input. A summary
+    goes to standard error at the end.
 
     input (one fix per line):
       JSON Lines    {"device_id": "...", "time": "RFC 3339" | epoch seconds,
@@ -354,9 +355,30 @@ enum StreamCommand {
 
     /// A batch ends once it holds this many input bytes: 4 MiB, about 38,000 fixes of about
     /// 110 bytes. The larger the batch, the longer each device's run of consecutive fixes in
-    /// it (``processBatch()``), so its state and the index cells around it stay in the cache;
-    /// the bound keeps the batch's memory (about 100 bytes a fix) small.
+    /// it (``processBatch()``), so its state and the index cells around it stay in the cache.
     static let maxBatchBytes = 1 << 22
+
+    /// The event bytes a batch aims to stay under: 8 MiB (held twice at the end of a batch). A batch's events are held until
+    /// the batch ends (to be written in input order), and a fix can have many (one inside
+    /// eight overlapping geofences that jumps elsewhere has sixteen, about 6 KiB), so the
+    /// next batch's input bound is this over the event bytes per input byte of the batch
+    /// before, within [``minBatchBytes``, ``maxBatchBytes``].
+    static let targetBatchEventBytes = 1 << 23
+
+    /// The smallest input bound a batch gets: 64 KiB, what one read of a pipe returns.
+    static let minBatchBytes = 1 << 16
+
+    /// The first batch's input bound: 256 KiB.
+    static let firstBatchBytes = 1 << 18
+
+    /// The input bound for the batch after one of `inputBytes` that wrote `eventBytes`
+    /// (see ``targetBatchEventBytes``).
+    static func nextBatchBytes(inputBytes: Int, eventBytes: Int) -> Int {
+      guard eventBytes > 0, inputBytes > 0 else { return maxBatchBytes }
+      let perInputByte = Double(eventBytes) / Double(inputBytes)
+      let bound = Double(targetBatchEventBytes) / perInputByte
+      return bound >= Double(maxBatchBytes) ? maxBatchBytes : max(minBatchBytes, Int(bound))
+    }
 
     /// A batch ends at most this long after its first byte was read, nanoseconds (50 ms), so
     /// that a consumer sees events within 100 ms of their fix even when the input never
@@ -384,7 +406,8 @@ enum StreamCommand {
     }
 
     /// Reads `fd` to its end, batch by batch: a batch is what arrives until the input pauses
-    /// (``idleMilliseconds``), ``maxBatchBytes`` are read or ``maxBatchNanoseconds`` pass.
+    /// (``idleMilliseconds``), ``maxBatchBytes`` (or less: ``nextBatchBytes(inputBytes:eventBytes:)``)
+    /// are read or ``maxBatchNanoseconds`` pass.
     mutating func read(fd: Int32, name: String) async -> Int32 {
       var buffer = [UInt8](repeating: 0, count: Self.readBytes)
       var carry: [UInt8] = []
@@ -399,6 +422,8 @@ enum StreamCommand {
         _ = fcntl(fd, 1031, Self.pipeBytes)
       #endif
       var batchBytes = 0
+      // The first batch's bound, before any event bytes per input byte are known.
+      var batchLimit = Self.firstBatchBytes
       var batchStart: UInt64 = 0
       while true {
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
@@ -453,13 +478,14 @@ enum StreamCommand {
           return ExitStatus.ok
         }
         if status != ExitStatus.ok { return status }
-        if batchBytes >= Self.maxBatchBytes
+        if batchBytes >= batchLimit
           || DispatchTime.now().uptimeNanoseconds &- batchStart >= Self.maxBatchNanoseconds
           || !Self.inputReady(fd, milliseconds: Self.idleMilliseconds)
         {
-          batchBytes = 0
           let s = endBatch()
           if s != ExitStatus.ok { return s }
+          batchLimit = Self.nextBatchBytes(inputBytes: batchBytes, eventBytes: eventBytes.count)
+          batchBytes = 0
           await syncIfDue()
         }
       }
