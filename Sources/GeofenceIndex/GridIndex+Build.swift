@@ -450,7 +450,10 @@ extension GridIndex {
     quarterMasks masked: Bool
   ) -> GridIndex {
     let levels = index.nonEmptyLevels.nonzeroBitCount
-    guard levels > 1 else { return index }
+    guard levels > 1 else {
+      return finerFloorWithinBudget(
+        index, discs: regions, boxes: boxes, live: live, quarterMasks: masked)
+    }
     let budget = replicationBudgetBytesPerRegion * regions.count
     let spare = budget - index.memoryFootprintBytes
     guard spare > 0 else { return index }
@@ -474,6 +477,36 @@ extension GridIndex {
     }
     return ceilingWithinBudget(
       trial, discs: regions, boxes: boxes, live: live, quarterMasks: masked)
+  }
+
+  /// `index` (a folded build that probes one level), or the same regions rebuilt on the floor
+  /// one level finer, with every coarser level replicated into it, when that still probes one
+  /// level and stays within ``replicationBudgetBytesPerRegion``: cells a quarter the area hold
+  /// fewer candidates a query. Sets of a few ten thousand city regions take it; denser or
+  /// world-wide sets, whose finer floor costs more than the budget, keep theirs.
+  /// - Complexity: O(n) placements, plus one more assembly when the levels fit.
+  internal static func finerFloorWithinBudget(
+    _ index: GridIndex, discs regions: [Disc], boxes: [BoundingBox?], live: [BoundingBox?],
+    quarterMasks masked: Bool
+  ) -> GridIndex {
+    let built = index.grid
+    guard index.nonEmptyLevels.nonzeroBitCount == 1, built.minimumLevel > 0,
+      built.ceilingLevel == .max
+    else { return index }
+    let budget = replicationBudgetBytesPerRegion * regions.count
+    let spare = budget - index.memoryFootprintBytes
+    guard spare > 0 else { return index }
+    let natural = built.with(upperEdgePerSpan: built.edgePerSpan)
+    // The entries of `index` move to the finer floor, so the allowance counts them too.
+    let allowance = index.entries.count + spare / 4
+    let finer = folded(natural, floor: built.minimumLevel - 1, boxes: live, allowance: allowance)
+      .with(upperEdgePerSpan: built.upperEdgePerSpan)
+    guard filedLevels(live, in: finer).nonzeroBitCount == 1 else { return index }
+    let trial = assemble(
+      discs: regions, boxes: boxes, grid: finer, cellSizeDegrees: nil, quarterMasks: masked)
+    guard trial.nonEmptyLevels.nonzeroBitCount == 1, trial.memoryFootprintBytes <= budget
+    else { return index }
+    return trial
   }
 
   /// `index`, or the same regions rebuilt with a ``CellGrid/ceilingLevel``: the levels above
