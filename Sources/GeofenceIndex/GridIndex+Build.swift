@@ -187,6 +187,7 @@ extension GridIndex {
         level -= 1
         edge *= 0.5
       }
+      level = min(level, grid.ceilingLevel)
     }
     return cells(of: box, level: level, in: grid)
   }
@@ -300,10 +301,16 @@ extension GridIndex {
     return (chosen, finer)
   }
 
-  /// `grid` with minimum level `floor` and the replicated levels chosen for it.
-  internal static func folded(_ grid: CellGrid, floor: Int, boxes: [BoundingBox?]) -> CellGrid {
+  /// `grid` with minimum level `floor` and the replicated levels chosen for it within
+  /// `allowance` added entries (default ``replicationAllowance(regionCount:)``).
+  internal static func folded(
+    _ grid: CellGrid, floor: Int, boxes: [BoundingBox?], allowance: Int? = nil
+  ) -> CellGrid {
     let g = grid.with(minimumLevel: floor)
-    return g.with(minimumLevel: floor, replicatedLevels: chooseReplicatedLevels(boxes, in: g))
+    return g.with(
+      minimumLevel: floor,
+      replicatedLevels: chooseReplicatedLevels(
+        boxes, in: g, allowance: allowance ?? replicationAllowance(regionCount: boxes.count)))
   }
 
   /// The levels regions are filed at in `grid`, as bits. O(n) placements.
@@ -320,6 +327,12 @@ extension GridIndex {
   /// `n / 2 + 4,096` (at most 2 bytes a region plus 16 KiB).
   internal static func replicationAllowance(regionCount n: Int) -> Int { n / 2 + 4_096 }
 
+  /// Index plus geometry bytes per region that a build may spend on replicating more coarse
+  /// levels into the floor than ``replicationAllowance(regionCount:)`` allows (see
+  /// ``replicatingWithinBudget(_:discs:boxes:live:quarterMasks:)``): 62, under the documented
+  /// bound of 64 bytes a region, with no fixed extra, so that it holds at every size.
+  internal static let replicationBudgetBytesPerRegion = 62
+
   /// The levels above `grid.minimumLevel` whose regions are filed at the minimum level instead
   /// (``CellGrid/replicatedLevels``), so that a query probes fewer levels.
   ///
@@ -329,9 +342,9 @@ extension GridIndex {
   /// sparse set with a few large or near-polar regions on many coarse levels (the global set:
   /// 8 levels at 1,000,000 regions) ends with one or two.
   /// - Complexity: O(n) placements.
-  internal static func chooseReplicatedLevels(_ boxes: [BoundingBox?], in grid: CellGrid)
-    -> UInt64
-  {
+  internal static func chooseReplicatedLevels(
+    _ boxes: [BoundingBox?], in grid: CellGrid, allowance total: Int
+  ) -> UInt64 {
     let floor = grid.minimumLevel
     var added = [Int](repeating: 0, count: grid.levelCount)
     var present: UInt64 = 0
@@ -346,7 +359,7 @@ extension GridIndex {
       candidates.append((level, added[level]))
     }
     candidates.sort { ($0.added, $0.level) < ($1.added, $1.level) }
-    var allowance = replicationAllowance(regionCount: boxes.count)
+    var allowance = total
     var replicated: UInt64 = 0
     for c in candidates where c.added <= allowance {
       allowance -= c.added
@@ -390,7 +403,7 @@ extension GridIndex {
     let boxes = regions.map { $0.isRemoved ? nil : filingBox(of: $0) }
     let hasRemoved = regions.contains { $0.isRemoved }
     let live = hasRemoved ? zip(regions, boxes).filter { !$0.0.isRemoved }.map(\.1) : boxes
-    var grid = grid(boxes: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
+    let grid = grid(boxes: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
     if cellSizeDegrees == nil || cellSizeDegrees?.isNaN == true {
       let floors = chooseMinimumLevels(live, in: grid)
       let coarse = folded(grid, floor: floors.floor, boxes: live)
@@ -404,15 +417,148 @@ extension GridIndex {
             cellSizeDegrees: cellSizeDegrees, quarterMasks: masked)
           let budget = finerFloorBudgetBytesPerRegion * regions.count + finerFloorBudgetExtraBytes
           if trial.memoryFootprintBytes <= budget {
-            return trial
+            return replicatingWithinBudget(
+              trial, discs: regions, boxes: boxes, live: live, quarterMasks: masked)
           }
         }
       }
-      grid = coarse
+      return replicatingWithinBudget(
+        assemble(
+          discs: regions, boxes: boxes, grid: coarse.with(upperEdgePerSpan: upper),
+          cellSizeDegrees: cellSizeDegrees, quarterMasks: masked),
+        discs: regions, boxes: boxes, live: live, quarterMasks: masked)
     }
     return assemble(
       discs: regions, boxes: boxes, grid: grid.with(upperEdgePerSpan: upper),
       cellSizeDegrees: cellSizeDegrees, quarterMasks: masked)
+  }
+
+  /// `index` (a folded build that probes more than one level), or the same regions rebuilt
+  /// with more of its coarse levels replicated into its floor when that probes fewer levels
+  /// and stays within ``replicationBudgetBytesPerRegion``.
+  ///
+  /// The bytes `index` leaves under the budget buy entries (4 bytes each) beyond
+  /// ``replicationAllowance(regionCount:)``; ``chooseReplicatedLevels(_:in:allowance:)`` takes
+  /// levels cheapest first within them. A replicated region sits in finer cells inside the
+  /// coarse cell it had, so a query scans no more candidates and probes one level fewer per
+  /// replicated level: on a regional set of mostly small regions with a few large ones (20 m –
+  /// 50 km), the large ones' levels fold into the floor. The rebuilt index is kept only when
+  /// its measured footprint fits the budget.
+  /// - Complexity: O(n) placements, plus one more assembly when a level is added.
+  internal static func replicatingWithinBudget(
+    _ index: GridIndex, discs regions: [Disc], boxes: [BoundingBox?], live: [BoundingBox?],
+    quarterMasks masked: Bool
+  ) -> GridIndex {
+    let levels = index.nonEmptyLevels.nonzeroBitCount
+    guard levels > 1 else {
+      return finerFloorWithinBudget(
+        index, discs: regions, boxes: boxes, live: live, quarterMasks: masked)
+    }
+    let budget = replicationBudgetBytesPerRegion * regions.count
+    let spare = budget - index.memoryFootprintBytes
+    guard spare > 0 else { return index }
+    let built = index.grid
+    // The grid the replicated levels are chosen on: every region at its 1.5-span level.
+    let natural = built.with(upperEdgePerSpan: built.edgePerSpan)
+    let allowance = replicationAllowance(regionCount: live.count) + spare / 4
+    let wider = folded(natural, floor: built.minimumLevel, boxes: live, allowance: allowance)
+    guard wider.replicatedLevels & ~built.replicatedLevels != 0 else {
+      return ceilingWithinBudget(
+        index, discs: regions, boxes: boxes, live: live, quarterMasks: masked)
+    }
+    let trial = assemble(
+      discs: regions, boxes: boxes, grid: wider.with(upperEdgePerSpan: built.upperEdgePerSpan),
+      cellSizeDegrees: nil, quarterMasks: masked)
+    guard trial.nonEmptyLevels.nonzeroBitCount < levels,
+      trial.memoryFootprintBytes <= budget
+    else {
+      return ceilingWithinBudget(
+        index, discs: regions, boxes: boxes, live: live, quarterMasks: masked)
+    }
+    return ceilingWithinBudget(
+      trial, discs: regions, boxes: boxes, live: live, quarterMasks: masked)
+  }
+
+  /// `index` (a folded build that probes one level), or the same regions rebuilt on the floor
+  /// one level finer, with every coarser level replicated into it, when that still probes one
+  /// level, stays within ``replicationBudgetBytesPerRegion`` and finds its cell no slower
+  /// (``lookupKind``; a world-wide set of 100,000 regions whose finer level would be ranked
+  /// instead of stored by position ran 0.74–0.87 × as fast): cells a quarter the area hold
+  /// fewer candidates a query. Sets of a few ten thousand city regions take it; denser or
+  /// world-wide sets, whose finer floor costs more than the budget, keep theirs.
+  /// - Complexity: O(n) placements, plus one more assembly when the levels fit.
+  internal static func finerFloorWithinBudget(
+    _ index: GridIndex, discs regions: [Disc], boxes: [BoundingBox?], live: [BoundingBox?],
+    quarterMasks masked: Bool
+  ) -> GridIndex {
+    let built = index.grid
+    guard index.nonEmptyLevels.nonzeroBitCount == 1, built.minimumLevel > 0,
+      built.ceilingLevel == .max
+    else { return index }
+    let budget = replicationBudgetBytesPerRegion * regions.count
+    let spare = budget - index.memoryFootprintBytes
+    guard spare > 0 else { return index }
+    let natural = built.with(upperEdgePerSpan: built.edgePerSpan)
+    // The entries of `index` move to the finer floor, so the allowance counts them too.
+    let allowance = index.entries.count + spare / 4
+    let finer = folded(natural, floor: built.minimumLevel - 1, boxes: live, allowance: allowance)
+      .with(upperEdgePerSpan: built.upperEdgePerSpan)
+    guard filedLevels(live, in: finer).nonzeroBitCount == 1 else { return index }
+    let trial = assemble(
+      discs: regions, boxes: boxes, grid: finer, cellSizeDegrees: nil, quarterMasks: masked)
+    guard trial.nonEmptyLevels.nonzeroBitCount == 1, trial.memoryFootprintBytes <= budget,
+      trial.lookupKind <= index.lookupKind
+    else { return index }
+    return trial
+  }
+
+  /// How a query finds its cell in an index that probes one level: 0 by position in a dense
+  /// level, 1 by rank (an occupancy word and a population count), 2 by hashing.
+  internal var lookupKind: Int {
+    soleLevel < 0 ? 2 : (soleTable.wordBase < 0 ? 0 : 1)
+  }
+
+  /// `index`, or the same regions rebuilt with a ``CellGrid/ceilingLevel``: the levels above
+  /// the floor from the finest one whose regions, with those of every coarser level, fit the
+  /// bytes left under ``replicationBudgetBytesPerRegion`` when filed at it. A query then probes
+  /// that level instead of it and all the coarser ones, and a large region sits in cells
+  /// smaller than its box, so fewer of its cell's candidates miss the point.
+  /// - Complexity: O(n) placements per level tried, plus one more assembly when one fits.
+  internal static func ceilingWithinBudget(
+    _ index: GridIndex, discs regions: [Disc], boxes: [BoundingBox?], live: [BoundingBox?],
+    quarterMasks masked: Bool
+  ) -> GridIndex {
+    let built = index.grid
+    let levels = index.nonEmptyLevels.nonzeroBitCount
+    var upper = index.nonEmptyLevels & ~((2 &<< UInt64(built.minimumLevel)) &- 1)
+    guard upper.nonzeroBitCount > 1, built.ceilingLevel == .max else { return index }
+    let budget = replicationBudgetBytesPerRegion * regions.count
+    let spare = budget - index.memoryFootprintBytes
+    guard spare > 0 else { return index }
+    // Entries each candidate ceiling adds, against the filing of `index`.
+    var current = [Int](repeating: 0, count: built.levelCount)
+    for box in live {
+      let p = placement(box: box, in: built)
+      if p.level > built.minimumLevel { current[p.level] += p.cellCount }
+    }
+    while upper.nonzeroBitCount > 1 {
+      let ceiling = upper.trailingZeroBitCount
+      upper &= upper &- 1
+      let capped = built.with(ceilingLevel: ceiling)
+      var added = 0
+      for box in live {
+        let p = placement(box: box, in: capped)
+        if p.level == ceiling { added += p.cellCount }
+      }
+      for level in ceiling..<built.levelCount { added -= current[level] }
+      guard added <= spare / 4 else { continue }
+      let trial = assemble(
+        discs: regions, boxes: boxes, grid: capped, cellSizeDegrees: nil, quarterMasks: masked)
+      if trial.nonEmptyLevels.nonzeroBitCount < levels && trial.memoryFootprintBytes <= budget {
+        return trial
+      }
+    }
+    return index
   }
 
   /// Files `regions` (refine records in slot order, with their filing boxes) in `grid`, the

@@ -63,6 +63,13 @@ internal struct CellGrid: Sendable {
   /// a query probes fewer levels for a few more entries.
   let replicatedLevels: UInt64
 
+  /// No region is filed coarser than this level (`Int.max`: no ceiling): a region whose level
+  /// by the rules above is coarser is filed at this level instead, in every cell of it that
+  /// its box touches (see ``GridIndex/replicatingWithinBudget(_:discs:boxes:live:quarterMasks:)``),
+  /// so that a set with a few large regions on many coarse levels probes one level for them.
+  /// At least ``minimumLevel``. Regions for the everywhere list stay there.
+  let ceilingLevel: Int
+
   /// Cell width / height in degrees, >= 1: cells are `columnAspect` times wider in longitude
   /// than tall in latitude, to match the boxes of regions away from the equator.
   @usableFromInline let columnAspect: Double
@@ -70,7 +77,7 @@ internal struct CellGrid: Sendable {
   init(
     edgeDegrees: Double, columnAspect: Double = 1,
     edgePerSpan: Double = GridIndex.defaultEdgePerSpan, minimumLevel: Int = 0,
-    replicatedLevels: UInt64 = 0, upperEdgePerSpan: Double? = nil
+    replicatedLevels: UInt64 = 0, upperEdgePerSpan: Double? = nil, ceilingLevel: Int = .max
   ) {
     self.replicatedLevels = replicatedLevels
     self.upperEdgePerSpan = min(edgePerSpan, upperEdgePerSpan ?? edgePerSpan)
@@ -94,20 +101,31 @@ internal struct CellGrid: Sendable {
     }
     self.levelCount = levels
     self.minimumLevel = min(max(0, minimumLevel), levels - 1)
+    self.ceilingLevel = max(self.minimumLevel, ceilingLevel)
   }
 
   /// The same grid with another ``minimumLevel`` and ``replicatedLevels``.
   func with(minimumLevel level: Int, replicatedLevels replicated: UInt64 = 0) -> CellGrid {
     CellGrid(
       edgeDegrees: edgeDegrees, columnAspect: columnAspect, edgePerSpan: edgePerSpan,
-      minimumLevel: level, replicatedLevels: replicated, upperEdgePerSpan: upperEdgePerSpan)
+      minimumLevel: level, replicatedLevels: replicated, upperEdgePerSpan: upperEdgePerSpan,
+      ceilingLevel: ceilingLevel)
+  }
+
+  /// The same grid with another ``ceilingLevel``.
+  func with(ceilingLevel ceiling: Int) -> CellGrid {
+    CellGrid(
+      edgeDegrees: edgeDegrees, columnAspect: columnAspect, edgePerSpan: edgePerSpan,
+      minimumLevel: minimumLevel, replicatedLevels: replicatedLevels,
+      upperEdgePerSpan: upperEdgePerSpan, ceilingLevel: ceiling)
   }
 
   /// The same grid with another ``upperEdgePerSpan``.
   func with(upperEdgePerSpan upper: Double) -> CellGrid {
     CellGrid(
       edgeDegrees: edgeDegrees, columnAspect: columnAspect, edgePerSpan: edgePerSpan,
-      minimumLevel: minimumLevel, replicatedLevels: replicatedLevels, upperEdgePerSpan: upper)
+      minimumLevel: minimumLevel, replicatedLevels: replicatedLevels, upperEdgePerSpan: upper,
+      ceilingLevel: ceilingLevel)
   }
 
   /// Cell edge of `level` in degrees (exact: a power-of-two multiple of the level-0 edge).

@@ -85,7 +85,13 @@ import GeofenceGeometry
 ///
 /// Sparse sets are folded: their small regions are filed at a coarser floor level so that a
 /// query probes one or two levels; the build takes the finest floor whose cells hold about
-/// 1.5 regions when it fits 62 bytes a region plus 1 MiB, else one holding about 4.
+/// 1.5 regions when it fits 62 bytes a region plus 1 MiB, else one holding about 4. The bytes
+/// left under 62 a region (no fixed extra) then buy fewer candidates or fewer levels: a set
+/// folded into one level takes the floor one level finer with every coarser level replicated
+/// into it (10,000 city regions: 4.6 entries scanned a query instead of 10.3, 55 bytes a
+/// region); a set that still probes several levels replicates more of them into the floor and
+/// files the rest at the finest of them that fits (a ceiling level), so a regional set of
+/// 20 m – 50 km radii probes two levels instead of four to six.
 /// A cell of level `k` holds the regions of that level whose boxes touch it; since a region's
 /// box spans a third to two thirds of the cell, typically 5 % to 20 % of a cell's entries
 /// contain a point in it (7 % for 1,000,000 regions of 50-500 m in a 55 km city); the quarter

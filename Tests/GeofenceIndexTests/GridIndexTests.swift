@@ -766,6 +766,35 @@ struct GridIndexStructureTests {
     #expect(firstMismatch(index, regions, points) == nil)
   }
 
+  @Test(arguments: [(48.85, 2.35), (0.3, 179.6), (-88.2, -40.0), (86.5, 179.9)])
+  func mixedRadiiAnswerAsTheScanWithinTheBudget(latitude: Double, longitude: Double) {
+    // 98 % of 20 m - 1 km and 2 % of 1 - 50 km (log-uniform) in a 2° box: a dense set whose
+    // large regions sit on several coarse levels, which the build may replicate into its
+    // floor within the memory budget. Boxes around the antimeridian and near the poles too.
+    var rng = SeededGenerator(seed: UInt64(bitPattern: Int64(latitude * 100)) &+ 47)
+    func wrapped(_ lon: Double) -> Double { lon > 180 ? lon - 360 : (lon < -180 ? lon + 360 : lon) }
+    func boxPoint() -> Coordinate {
+      let lat = min(90, max(-90, latitude + Double.random(in: -1...1, using: &rng)))
+      return Coordinate(
+        uncheckedLatitude: lat,
+        longitude: wrapped(longitude + Double.random(in: -3...3, using: &rng)))
+    }
+    let regions = (0..<20_000).map { k in
+      let large = k % 50 == 0
+      let r = exp(
+        large
+          ? Double.random(in: log(1_000)...log(50_000), using: &rng)
+          : Double.random(in: log(20)...log(1_000), using: &rng))
+      // swift-format-ignore: NeverUseForceTry
+      return try! CircularRegion(center: boxPoint(), radiusMeters: r)
+    }
+    let index = GridIndex(regions: regions)
+    #expect(index.memoryFootprintBytes <= 64 * regions.count)
+    var points = queryPoints(for: regions, count: 1_500, using: &rng)
+    for _ in 0..<500 { points.append(boxPoint()) }
+    #expect(firstMismatch(index, regions, points) == nil)
+  }
+
   @Test(arguments: [1_000, 20_000])
   func finerFloorOnlyWithinTheMemoryBudget(count: Int) {
     // Area-uniform centres, 100 m - 5 km: the build takes the finer floor (density limit 1.5)
