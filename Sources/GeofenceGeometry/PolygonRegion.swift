@@ -185,13 +185,14 @@ public struct PolygonRegion: Hashable, Sendable {
 
   public static func == (a: PolygonRegion, b: PolygonRegion) -> Bool {
     a.storage === b.storage
-      || (a.storage.points == b.storage.points
+      || (a.storage.points.elementsEqual(b.storage.points)
         && a.storage.ringStarts == b.storage.ringStarts
         && a.storage.polygonStarts == b.storage.polygonStarts)
   }
 
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(storage.points)
+    hasher.combine(storage.points.count)
+    for point in storage.points { hasher.combine(point) }
     hasher.combine(storage.ringStarts)
   }
 
@@ -204,7 +205,7 @@ public struct PolygonRegion: Hashable, Sendable {
   /// Number of edges.
   public var edgeCount: Int { storage.points.count - ringCount }
 
-  /// Bytes held by the region's arrays: vertices (16 each), ring and polygon starts, the band
+  /// Bytes held by the region's tables: vertices (16 each), ring and polygon starts, the band
   /// table and the cell grid (4 bytes a band, a cell and an entry).
   public var memoryBytes: Int {
     let s = storage
@@ -305,11 +306,10 @@ public struct PolygonRegion: Hashable, Sendable {
     }
     let first = s.band(latitude: low)
     let last = s.band(latitude: high)
-    s.bandTable.withUnsafeBufferPointer { table in
-      for k in Int(table[first])..<Int(table[last + 1]) {
-        let i = Int(table[k])
-        best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
-      }
+    let table = s.bandTable
+    for k in Int(table[first])..<Int(table[last + 1]) {
+      let i = Int(table[k])
+      best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
     }
     return best2.squareRoot()
   }
