@@ -134,7 +134,7 @@ public enum PolygonBenchmark {
       candidates = 0
       for fix in fixes {
         set.polygonIndex.forEachCandidate(longitude: fix.longitude, latitude: fix.latitude) {
-          _ in candidates &+= 1
+          _, _ in candidates &+= 1
         }
       }
     }

@@ -340,6 +340,37 @@ final class PolygonStorage: @unchecked Sendable {
     return table
   }
 
+  /// The largest square block of grid cells that no edge meets and whose centres are inside,
+  /// as its first column and row and its side in cells; nil without a grid or such a cell.
+  /// Every point that ``cell(x:y:)`` maps into the block is inside the region: no edge meets
+  /// the cells (edges are filed by their widened boxes), so each cell answers as its centre.
+  /// O(c) for c cells (the maximal-square recurrence over the rows).
+  func interiorSquare() -> (column: Int, row: Int, side: Int)? {
+    guard gridColumns > 0 else { return nil }
+    let columns = gridColumns
+    var best = (column: 0, row: 0, side: 0)
+    var previous = [Int](repeating: 0, count: columns)
+    var current = [Int](repeating: 0, count: columns)
+    for row in 0..<gridRows {
+      for column in 0..<columns {
+        let c = row * columns + column
+        let word = grid[c]
+        let empty = word & Self.positionMask == grid[c + 1] & Self.positionMask
+        guard empty, word & Self.centreInside != 0 else {
+          current[column] = 0
+          continue
+        }
+        let side =
+          row > 0 && column > 0
+          ? Swift.min(previous[column], current[column - 1], previous[column - 1]) + 1 : 1
+        current[column] = side
+        if side > best.side { best = (column - side + 1, row - side + 1, side) }
+      }
+      swap(&previous, &current)
+    }
+    return best.side > 0 ? best : nil
+  }
+
   /// The squared planar distance (in square degrees) from `o` to the segment from `a` to `b`.
   static func distanceSquared(_ o: SIMD2<Double>, _ a: SIMD2<Double>, _ b: SIMD2<Double>)
     -> Double

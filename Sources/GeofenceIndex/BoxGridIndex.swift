@@ -26,12 +26,13 @@
 /// A dense grid over the rectangle the boxes occupy, its cells half the median box width and
 /// height (coarser when that would give more than 8 cells a box), holding a CSR list of
 /// entries: per entry the box as `SIMD4<Float>(minLongitude, minLatitude, −maxLongitude,
-/// −maxLatitude)` (16 bytes) and the payload (4 bytes), so a cell's candidates are tested with
-/// one vector comparison each, without reading anything else. A box that would meet more than
+/// −maxLatitude)` and its inner box the same way (32 bytes), and the payload (4 bytes), so a
+/// cell's candidates are tested, and a point deep inside a shape answered, with one vector
+/// comparison each, without reading anything else. A box that would meet more than
 /// ``maximumCellsPerBox`` cells goes to a **wide list** tested on every query instead, and so do
 /// boxes added after the build (``insert(_:payload:)``) until the owner rebuilds.
 ///
-/// Memory: 4 bytes a cell plus 20 bytes an entry; with cells half a box's size a box meets
+/// Memory: 4 bytes a cell plus 36 bytes an entry; with cells half a box's size a box meets
 /// about 4 to 9 cells.
 public struct BoxGridIndex: Sendable {
   /// A box in degrees: `minLongitude` in [−180, 180), `maxLongitude` in
@@ -42,14 +43,20 @@ public struct BoxGridIndex: Sendable {
     public var maxLongitude: Double
     public var minLatitude: Double
     public var maxLatitude: Double
+    /// Optionally, a box wholly inside the payload's shape, as (minLongitude, minLatitude,
+    /// maxLongitude, maxLatitude) with longitudes in [−180, 180]: a point in it is reported as
+    /// certainly inside (see ``forEachCandidate(longitude:latitude:_:)``). Nil: none.
+    public var inner: SIMD4<Double>?
 
     public init(
-      minLongitude: Double, maxLongitude: Double, minLatitude: Double, maxLatitude: Double
+      minLongitude: Double, maxLongitude: Double, minLatitude: Double, maxLatitude: Double,
+      inner: SIMD4<Double>? = nil
     ) {
       self.minLongitude = minLongitude
       self.maxLongitude = maxLongitude
       self.minLatitude = minLatitude
       self.maxLatitude = maxLatitude
+      self.inner = inner
     }
   }
 
@@ -67,13 +74,15 @@ public struct BoxGridIndex: Sendable {
   /// `columns × rows + 1` offsets into ``bounds``: cell `c` (row-major) holds entries
   /// `cellStarts[c] ..< cellStarts[c + 1]`.
   @usableFromInline let cellStarts: [UInt32]
-  /// Per entry `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)`, as `Float`; a
-  /// removed entry holds +∞ in every lane and contains no point.
-  @usableFromInline var bounds: [SIMD4<Float>]
+  /// Per entry, in its low half `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as
+  /// `Float` rounded to nearest, and in its high half the inner box the same way, each bound
+  /// moved inward by at least one `Float` step (see `inward`), or +∞ lanes when there is none.
+  /// A removed entry holds +∞ in every lane and contains no point.
+  @usableFromInline var bounds: [SIMD8<Float>]
   /// Per entry, its box's payload.
   @usableFromInline var payloads: [Int32]
   /// The wide list: boxes tested on every query, as ``bounds`` and ``payloads``.
-  @usableFromInline var wideBounds: [SIMD4<Float>]
+  @usableFromInline var wideBounds: [SIMD8<Float>]
   @usableFromInline var widePayloads: [Int32]
   /// Number of wide-list entries that ``insert(_:payload:)`` added since the build.
   public private(set) var insertedCount: Int = 0
@@ -93,12 +102,15 @@ public struct BoxGridIndex: Sendable {
     precondition(boxes.count == payloads.count, "one payload per box")
     var pieces: [SIMD4<Double>] = []  // (minX, minY, maxX, maxY) in [−180, 180]
     var pieceOwners: [Int32] = []
+    var packedPieces: [SIMD8<Float>] = []
     pieces.reserveCapacity(boxes.count)
     pieceOwners.reserveCapacity(boxes.count)
+    packedPieces.reserveCapacity(boxes.count)
     for (box, payload) in zip(boxes, payloads) {
       for piece in Self.pieces(of: box) {
         pieces.append(piece)
         pieceOwners.append(payload)
+        packedPieces.append(Self.packed(piece, box: box))
       }
     }
     // The occupied rectangle and the median piece size.
@@ -150,7 +162,7 @@ public struct BoxGridIndex: Sendable {
     // Count, then fill, the cells' entries; wide pieces aside.
     let cellCount = columns * rows
     var starts = [UInt32](repeating: 0, count: cellCount + 1)
-    var wideBounds: [SIMD4<Float>] = []
+    var wideBounds: [SIMD8<Float>] = []
     var widePayloads: [Int32] = []
     var spans: [(c0: Int, c1: Int, r0: Int, r1: Int)] = []
     spans.reserveCapacity(pieces.count)
@@ -160,7 +172,7 @@ public struct BoxGridIndex: Sendable {
       let r0 = Self.clamp((p.y - originY) * scaleY, rows)
       let r1 = Self.clamp((p.w - originY) * scaleY, rows)
       if (c1 - c0 + 1) * (r1 - r0 + 1) > Self.maximumCellsPerBox {
-        wideBounds.append(Self.packed(p))
+        wideBounds.append(packedPieces[spans.count])
         widePayloads.append(owner)
         spans.append((1, 0, 1, 0))  // filed in no cell
         continue
@@ -172,11 +184,11 @@ public struct BoxGridIndex: Sendable {
     }
     for c in 0..<cellCount { starts[c + 1] += starts[c] }
     let entryCount = Int(starts[cellCount])
-    var bounds = [SIMD4<Float>](repeating: SIMD4(repeating: .infinity), count: entryCount)
+    var bounds = [SIMD8<Float>](repeating: SIMD8(repeating: .infinity), count: entryCount)
     var payloads = [Int32](repeating: -1, count: entryCount)
     var fill = Array(starts[0..<cellCount])
     for (k, s) in spans.enumerated() where s.c0 <= s.c1 {
-      let packed = Self.packed(pieces[k])
+      let packed = packedPieces[k]
       for r in s.r0...s.r1 {
         for c in s.c0...s.c1 {
           let cell = r * columns + c
@@ -210,10 +222,25 @@ public struct BoxGridIndex: Sendable {
     return result
   }
 
-  /// `(minX, minY, −maxX, −maxY)` as `Float`: a point `q` as `(x, y, −x, −y)` lies in the box
-  /// when every lane of the box is at most q's.
-  static func packed(_ p: SIMD4<Double>) -> SIMD4<Float> {
-    SIMD4(Float(p.x), Float(p.y), Float(-p.z), Float(-p.w))
+  /// `(minX, minY, −maxX, −maxY)` as `Float`, then the inner box of `box` the same way, each
+  /// bound moved inward (``inward(_:)``) when the inner box lies within `piece`: a point `q` as
+  /// `(x, y, −x, −y)` lies in a box when every lane of the box is at most q's.
+  static func packed(_ piece: SIMD4<Double>, box: Box) -> SIMD8<Float> {
+    let outer = SIMD4(Float(piece.x), Float(piece.y), Float(-piece.z), Float(-piece.w))
+    var inner = SIMD4<Float>(repeating: .infinity)
+    if let i = box.inner, i.x >= piece.x, i.y >= piece.y, i.z <= piece.z, i.w <= piece.w {
+      inner = SIMD4(inward(i.x), inward(i.y), inward(-i.z), inward(-i.w))
+    }
+    return SIMD8(lowHalf: outer, highHalf: inner)
+  }
+
+  /// A `Float` f with `Float(v') >= f` only for `v' > v`: the least `Float` at or above `v`,
+  /// one step further up. Rounding to nearest moves a value by at most half a step, so a
+  /// value whose `Float` reaches f lies above `v`: the inner box stays inside.
+  static func inward(_ v: Double) -> Float {
+    var f = Float(v)
+    if Double(f) < v { f = f.nextUp }
+    return f.nextUp
   }
 
   /// `⌊u⌋` clamped to `0 ..< count`; NaN gives 0.
@@ -224,13 +251,15 @@ public struct BoxGridIndex: Sendable {
   }
 
   /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`), each
-  /// once, and possibly of boxes within rounding of it (see **Answers**). Does not allocate.
+  /// once, and possibly of boxes within rounding of it (see **Answers**), and whether the
+  /// point lies in that box's inner box (``Box/inner``: then it is certainly inside the shape;
+  /// false says nothing). Does not allocate.
   /// - Precondition: `latitude` in [−90, 90] and `longitude` in [−180, 180] (not NaN).
   /// - Complexity: O(c + w): the c entries of the point's cell and the w of the wide list, one
   ///   `Float` vector comparison each.
   @inlinable
   public func forEachCandidate(
-    longitude x: Double, latitude y: Double, _ body: (Int32) throws -> Void
+    longitude x: Double, latitude y: Double, _ body: (Int32, Bool) throws -> Void
   ) rethrows {
     let xf = Float(x)
     let yf = Float(y)
@@ -244,14 +273,17 @@ public struct BoxGridIndex: Sendable {
           var k = Int(starts[cell])
           let end = Int(starts[cell &+ 1])
           while k < end {
-            if all(bounds[k] .<= q) { try body(payloads[k]) }
+            let b = bounds[k]
+            if all(b.lowHalf .<= q) { try body(payloads[k], all(b.highHalf .<= q)) }
             k &+= 1
           }
         }
       }
     }
     if wideBounds.isEmpty { return }
-    for k in wideBounds.indices where all(wideBounds[k] .<= q) { try body(widePayloads[k]) }
+    for k in wideBounds.indices where all(wideBounds[k].lowHalf .<= q) {
+      try body(widePayloads[k], all(wideBounds[k].highHalf .<= q))
+    }
   }
 
   /// Adds `box` with `payload` to the wide list (tested on every query): O(1), but each insert
@@ -259,7 +291,7 @@ public struct BoxGridIndex: Sendable {
   /// ``insertedCount``).
   public mutating func insert(_ box: Box, payload: Int32) {
     for piece in Self.pieces(of: box) {
-      wideBounds.append(Self.packed(piece))
+      wideBounds.append(Self.packed(piece, box: box))
       widePayloads.append(payload)
       insertedCount += 1
     }
@@ -268,7 +300,7 @@ public struct BoxGridIndex: Sendable {
   /// Takes `payload`'s entries for `box` (the box it was given with) out of every answer.
   /// - Complexity: O(k) for the k entries of the cells the box meets, or of the wide list.
   public mutating func remove(_ box: Box, payload: Int32) {
-    let removed = SIMD4<Float>(repeating: .infinity)
+    let removed = SIMD8<Float>(repeating: .infinity)
     for p in Self.pieces(of: box) {
       let c0 = Self.clamp((p.x - originX) * scaleX, columns)
       let c1 = Self.clamp((p.z - originX) * scaleX, columns)
@@ -291,8 +323,8 @@ public struct BoxGridIndex: Sendable {
 
   /// Heap bytes of the grid, entries and wide list, by capacity.
   public var memoryFootprintBytes: Int {
-    cellStarts.capacity * 4 + bounds.capacity * 16 + payloads.capacity * 4
-      + wideBounds.capacity * 16 + widePayloads.capacity * 4
+    cellStarts.capacity * 4 + bounds.capacity * 32 + payloads.capacity * 4
+      + wideBounds.capacity * 32 + widePayloads.capacity * 4
   }
 
   /// Mean entries tested a query would read, over every cell (for diagnostics).

@@ -135,11 +135,16 @@ public struct RegionSet: Sendable {
     slotOfPolygon.append(Int32(slot))
   }
 
-  /// The box of `polygon` for ``polygonIndex``.
-  private static func box(of polygon: PolygonRegion) -> BoxGridIndex.Box {
-    BoxGridIndex.Box(
+  /// The box of `polygon` for ``polygonIndex``, with its ``PolygonRegion/innerBox`` when
+  /// `inner` is true and that box lies within longitudes [−180, 180].
+  private static func box(of polygon: PolygonRegion, inner: Bool = true) -> BoxGridIndex.Box {
+    var box = BoxGridIndex.Box(
       minLongitude: polygon.minLongitude, maxLongitude: polygon.maxLongitude,
       minLatitude: polygon.minLatitude, maxLatitude: polygon.maxLatitude)
+    if inner, let i = polygon.innerBox, i.minLongitude >= -180, i.maxLongitude <= 180 {
+      box.inner = SIMD4(i.minLongitude, i.minLatitude, i.maxLongitude, i.maxLatitude)
+    }
+    return box
   }
 
   /// Builds ``polygonIndex`` again from the polygons not removed. O(p log p) for p polygons.
@@ -160,7 +165,8 @@ public struct RegionSet: Sendable {
   /// particular order; circles are not visited. Removed slots never appear. Does not allocate.
   ///
   /// The first filter is planar (``polygonIndex``, keyed by the point's degrees: no unit
-  /// vector, no trigonometry); each candidate is then tested with ``PolygonRegion/contains(_:)``.
+  /// vector, no trigonometry); a point in a candidate's inner box (``PolygonRegion/innerBox``)
+  /// is inside at once, and each other candidate is tested with ``PolygonRegion/contains(_:)``.
   /// A point outside latitude [−90, 90] or longitude [−180, 180] (possible with
   /// `Coordinate(uncheckedLatitude:longitude:)`) is tested against every polygon; NaN finds
   /// nothing.
@@ -180,8 +186,8 @@ public struct RegionSet: Sendable {
     }
     polygons.withUnsafeBufferPointer { polygons in
       slotOfPolygon.withUnsafeBufferPointer { slots in
-        polygonIndex.forEachCandidate(longitude: x, latitude: y) { k in
-          if polygons[Int(k)].contains(point) { body(slots[Int(k)]) }
+        polygonIndex.forEachCandidate(longitude: x, latitude: y) { k, certain in
+          if certain || polygons[Int(k)].contains(point) { body(slots[Int(k)]) }
         }
       }
     }
@@ -262,7 +268,7 @@ public struct RegionSet: Sendable {
     liveCount -= 1
     if !polygonOfSlot.isEmpty, polygonOfSlot[Int(slot)] >= 0 {
       let k = polygonOfSlot[Int(slot)]
-      polygonIndex.remove(Self.box(of: polygons[Int(k)]), payload: k)
+      polygonIndex.remove(Self.box(of: polygons[Int(k)], inner: false), payload: k)
     }
   }
 }

@@ -15,7 +15,13 @@ private func randomBox(using rng: inout SeededGenerator) -> BoxGridIndex.Box {
   let h = Double.random(in: 0...0.5, using: &rng)
   let x = Double.random(in: -180..<180, using: &rng)
   let y = Double.random(in: -90...(90 - h), using: &rng)
-  return BoxGridIndex.Box(minLongitude: x, maxLongitude: x + w, minLatitude: y, maxLatitude: y + h)
+  var box = BoxGridIndex.Box(
+    minLongitude: x, maxLongitude: x + w, minLatitude: y, maxLatitude: y + h)
+  if Bool.random(using: &rng) {  // an inner box, the middle half, where it lies within ±180
+    let inner = SIMD4(x + w / 4, y + h / 4, x + 3 * w / 4, y + 3 * h / 4)
+    if inner.z <= 180 { box.inner = inner }
+  }
+  return box
 }
 
 /// Whether `box` holds (x, y) for some frame shift: x or x + 360 within its longitudes.
@@ -47,9 +53,21 @@ private func holds(_ box: BoxGridIndex.Box, _ x: Double, _ y: Double, slack: Dou
         points += [(x0, b.minLatitude), (x1, b.maxLatitude)]
       }
       points += [(180, 0.5), (-180, 0.5), (0, 90), (15, 90), (33, -90)]
+      for b in boxes {  // inside and next to the inner boxes' corners
+        guard let i = b.inner else { continue }
+        for d in [-1e-7, 0, 1e-7] { points += [(i.x + d, i.y + d), (i.z + d, i.w + d)] }
+      }
       for (x, y) in points {
         var reported: [Int32] = []
-        index.forEachCandidate(longitude: x, latitude: y) { reported.append($0) }
+        index.forEachCandidate(longitude: x, latitude: y) { k, certain in
+          reported.append(k)
+          if certain {
+            let i = boxes[Int(k)].inner ?? SIMD4(repeating: .nan)
+            #expect(
+              x >= i.x && y >= i.y && x <= i.z && y <= i.w,
+              "seed \(seed) \(label): \(k) certain outside its inner box at \(x), \(y)")
+          }
+        }
         #expect(Set(reported).count == reported.count, "seed \(seed) \(label): twice at \(x), \(y)")
         for (k, b) in boxes.enumerated() where live[k] && holds(b, x, y) {
           #expect(reported.contains(Int32(k)), "seed \(seed) \(label): missed \(k) at \(x), \(y)")
@@ -77,7 +95,7 @@ private func holds(_ box: BoxGridIndex.Box, _ x: Double, _ y: Double, slack: Dou
 
   @Test func emptyIndexReportsNothing() {
     var reported = 0
-    BoxGridIndex().forEachCandidate(longitude: 0, latitude: 0) { _ in reported += 1 }
+    BoxGridIndex().forEachCandidate(longitude: 0, latitude: 0) { _, _ in reported += 1 }
     #expect(reported == 0)
   }
 }
