@@ -87,6 +87,7 @@ let package = Package(
       name: "GeofenceTransitionsTests",
       dependencies: [
         "GeofenceTransitions", "GeofenceIndex", "GeofenceGeometry", "GeofenceTestSupport",
+        "BinarySnapshot",
       ]),
     .testTarget(
       name: "DelimitedTextTests", dependencies: ["DelimitedText", "GeofenceTestSupport"]),

@@ -14,13 +14,16 @@ import GeofenceTransitions
 /// (log-uniform), and every fix is answered with the exact set of polygons that contain it.
 ///
 /// Three figures, in one run and on the same fixes:
-/// - **index only**: the grid index query on the polygons' bounding caps (the first filter);
-/// - **ours**: that query, then ``PolygonRegion/contains(_:)`` on each candidate, adding each
-///   match to a ``Checksum`` (as every contender does);
-/// - **GEOS through the Swift bridge**: the same query, then GEOS prepared geometry `covers`
+/// - **index only**: the first filter, ``RegionSet/polygonIndex`` (a planar grid over the
+///   polygons' longitude/latitude boxes), each candidate counted;
+/// - **ours**: ``RegionSet/forEachPolygon(containing:_:)``, that filter then
+///   ``PolygonRegion/contains(_:)`` on each candidate, adding each match to a ``Checksum`` (as
+///   every contender does);
+/// - **GEOS through the Swift bridge**: the grid index query on the polygons' bounding caps
+///   (``RegionSet/index``), then GEOS prepared geometry `covers`
 ///   (`GEOSPreparedCovers_r`, with a point made per test, as a C API caller does) on each
-///   candidate, on fewer fixes. The candidates are the same, so the ratio is that of the two
-///   point-in-polygon tests plus the bridge's cost; `tools/bench/polygon_peers.c` times GEOS
+///   candidate, on fewer fixes. The caps' candidates are a superset of the boxes', so the ratio
+///   is that of the two first filters and point-in-polygon tests plus the bridge's cost; `tools/bench/polygon_peers.c` times GEOS
 ///   from C on the same files.
 ///
 /// Index only and ours are medians of `repetitions` passes, each replaying the fixes as many
@@ -124,15 +127,15 @@ public enum PolygonBenchmark {
     let bytes = set.polygons.reduce(0) { $0 + $1.memoryBytes }
     let fixes = workload.fixes
     var buffer = SlotBuffer()
-    let polygons = set.polygons
 
-    // Index only.
+    // Index only: the polygons' box index.
     var candidates = 0
     let indexSeconds = timed(repetitions, minimumPassSeconds) {
       candidates = 0
       for fix in fixes {
-        set.index.query(fix, into: &buffer)
-        candidates &+= buffer.count
+        set.polygonIndex.forEachCandidate(longitude: fix.longitude, latitude: fix.latitude) {
+          _, _ in candidates &+= 1
+        }
       }
     }
 
@@ -140,13 +143,8 @@ public enum PolygonBenchmark {
     var sum = Checksum()
     let oursSeconds = timed(repetitions, minimumPassSeconds) {
       sum = Checksum()
-      polygons.withUnsafeBufferPointer { polygons in
-        for (f, fix) in fixes.enumerated() {
-          set.index.query(fix, into: &buffer)
-          for slot in buffer where polygons[Int(slot)].contains(fix) {
-            sum.add(fixIndex: f, slot: slot)
-          }
-        }
+      for (f, fix) in fixes.enumerated() {
+        set.forEachPolygon(containing: fix) { slot in sum.add(fixIndex: f, slot: slot) }
       }
     }
 
@@ -164,12 +162,8 @@ public enum PolygonBenchmark {
     }
     let geosSeconds = seconds(since: start)
     var oursOnGEOSFixes = Checksum()
-    start = SystemProbes.monotonicNanoseconds()
     for (f, fix) in fixes[..<geosCount].enumerated() {
-      set.index.query(fix, into: &buffer)
-      for slot in buffer where polygons[Int(slot)].contains(fix) {
-        oursOnGEOSFixes.add(fixIndex: f, slot: slot)
-      }
+      set.forEachPolygon(containing: fix) { slot in oursOnGEOSFixes.add(fixIndex: f, slot: slot) }
     }
     let edgeIndexBytes = set.polygons.reduce(0) { $0 + $1.memoryBytes - $1.vertexCount * 16 }
     let n = Double(max(1, fixes.count))

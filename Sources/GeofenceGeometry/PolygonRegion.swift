@@ -185,13 +185,14 @@ public struct PolygonRegion: Hashable, Sendable {
 
   public static func == (a: PolygonRegion, b: PolygonRegion) -> Bool {
     a.storage === b.storage
-      || (a.storage.points == b.storage.points
+      || (a.storage.points.elementsEqual(b.storage.points)
         && a.storage.ringStarts == b.storage.ringStarts
         && a.storage.polygonStarts == b.storage.polygonStarts)
   }
 
   public func hash(into hasher: inout Hasher) {
-    hasher.combine(storage.points)
+    hasher.combine(storage.points.count)
+    for point in storage.points { hasher.combine(point) }
     hasher.combine(storage.ringStarts)
   }
 
@@ -204,7 +205,7 @@ public struct PolygonRegion: Hashable, Sendable {
   /// Number of edges.
   public var edgeCount: Int { storage.points.count - ringCount }
 
-  /// Bytes held by the region's arrays: vertices (16 each), ring and polygon starts, the band
+  /// Bytes held by the region's tables: vertices (16 each), ring and polygon starts, the band
   /// table and the cell grid (4 bytes a band, a cell and an entry).
   public var memoryBytes: Int {
     let s = storage
@@ -233,6 +234,26 @@ public struct PolygonRegion: Hashable, Sendable {
   @inlinable
   public func contains(_ point: Coordinate) -> Bool {
     storage.contains(x: point.longitude, y: point.latitude)
+  }
+
+  /// A longitude/latitude box wholly inside the closed region, in the region's frame (degrees),
+  /// or nil: the largest square block of the cell grid's cells that no edge meets and whose
+  /// centres are inside, shrunk by 1e-9° on every side (far above the rounding of the cells'
+  /// bounds). Every point of the box is inside the region, so a caller may answer a point in
+  /// it without the edge test. Nil for a region without a cell grid (fewer than 24 edges).
+  /// - Complexity: O(c) for the grid's c cells (about one an edge); no trigonometry.
+  public var innerBox:
+    (minLongitude: Double, maxLongitude: Double, minLatitude: Double, maxLatitude: Double)?
+  {
+    let s = storage
+    guard let square = s.interiorSquare() else { return nil }
+    let margin = PolygonStorage.gridMarginDegrees
+    let x0 = s.minX + Double(square.column) * s.cellWidth + margin
+    let x1 = s.minX + Double(square.column + square.side) * s.cellWidth - margin
+    let y0 = s.minY + Double(square.row) * s.cellHeight + margin
+    let y1 = s.minY + Double(square.row + square.side) * s.cellHeight - margin
+    guard x0 < x1, y0 < y1 else { return nil }
+    return (x0, x1, y0, y1)
   }
 
   // MARK: - Distance to the boundary
@@ -305,11 +326,10 @@ public struct PolygonRegion: Hashable, Sendable {
     }
     let first = s.band(latitude: low)
     let last = s.band(latitude: high)
-    s.bandTable.withUnsafeBufferPointer { table in
-      for k in Int(table[first])..<Int(table[last + 1]) {
-        let i = Int(table[k])
-        best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
-      }
+    let table = s.bandTable
+    for k in Int(table[first])..<Int(table[last + 1]) {
+      let i = Int(table[k])
+      best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
     }
     return best2.squareRoot()
   }

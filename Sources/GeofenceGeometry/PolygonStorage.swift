@@ -14,21 +14,21 @@
 ///   to the east from the point is tested against the edges of the point's band. Small regions
 ///   use only these.
 ///
-/// Laid out for the containment test: the box and the index parameters come first (with the
-/// object's header, two cache lines), then the tables: a test reads the object, one or two
-/// table entries and the edges it tests, each two adjacent vertices (32 bytes).
+/// Laid out for the containment test: the box and the grid's parameters come first (with the
+/// object's header, two cache lines), then the tables. The vertices, the grid and the band table
+/// are one allocation, owned by the object (freed in `deinit`) and read through buffer pointers
+/// held in the object: a test reads the object, one or two grid words and the edges it tests,
+/// each two adjacent vertices (32 bytes), with no array header between them.
+///
+/// Immutable after `init`, so a storage may be read from any thread (`@unchecked Sendable`:
+/// the buffer pointers are never written through after the build).
 @usableFromInline
-final class PolygonStorage: Sendable {
+final class PolygonStorage: @unchecked Sendable {
   /// The longitude/latitude box, in the region's frame (degrees).
   @usableFromInline let minX: Double
   @usableFromInline let maxX: Double
   @usableFromInline let minY: Double
   @usableFromInline let maxY: Double
-  /// Bands per degree of latitude (0 for a region of no height: one band); band 0 starts at
-  /// `minY`.
-  @usableFromInline let bandScale: Double
-  /// Number of bands, 1 to 65,536.
-  @usableFromInline let bandCount: Int
   /// Grid columns and rows (0 when the region has no grid), and cells per degree.
   @usableFromInline let gridColumns: Int
   @usableFromInline let gridRows: Int
@@ -42,13 +42,19 @@ final class PolygonStorage: Sendable {
   /// is before word `c + 1`'s), in bit 31 whether the cell's centre is inside, in bit 30 that
   /// the centre is too near an edge to be used. An entry is the index in ``points`` of an
   /// edge's first vertex. Empty without a grid.
-  @usableFromInline let grid: [UInt32]
+  @usableFromInline let grid: UnsafeBufferPointer<UInt32>
+  /// The vertices of every ring, ring after ring, each ring closed, as (longitude, latitude).
+  /// The start of the object's one allocation.
+  @usableFromInline let points: UnsafeBufferPointer<SIMD2<Double>>
+  /// Bands per degree of latitude (0 for a region of no height: one band); band 0 starts at
+  /// `minY`.
+  @usableFromInline let bandScale: Double
+  /// Number of bands, 1 to 65,536.
+  @usableFromInline let bandCount: Int
   /// `bandTable[b] ..< bandTable[b + 1]` (b in 0 ..< bandCount) are the positions in this same
   /// table of band b's entries; an entry is the index in ``points`` of an edge's first vertex
   /// (the edge runs to the next vertex).
-  @usableFromInline let bandTable: [Int32]
-  /// The vertices of every ring, ring after ring, each ring closed, as (longitude, latitude).
-  @usableFromInline let points: [SIMD2<Double>]
+  @usableFromInline let bandTable: UnsafeBufferPointer<Int32>
   let ringStarts: [Int]
   let polygonStarts: [Int]
   let boundingCap: CircularRegion
@@ -106,14 +112,32 @@ final class PolygonStorage: Sendable {
     self.gridScaleY = gridRows > 0 ? Double(gridRows) / (maxY - minY) : 0
     self.cellWidth = gridColumns > 0 ? (maxX - minX) / Double(gridColumns) : 0
     self.cellHeight = gridRows > 0 ? (maxY - minY) / Double(gridRows) : 0
-    self.grid = grid
-    self.bandTable = bandTable
-    self.points = points
+    // One allocation: the vertices (16-byte aligned), then the grid, then the bands.
+    let pointBytes = points.count * MemoryLayout<SIMD2<Double>>.stride
+    let gridBytes = grid.count * MemoryLayout<UInt32>.stride
+    let bandBytes = bandTable.count * MemoryLayout<Int32>.stride
+    let base = UnsafeMutableRawPointer.allocate(
+      byteCount: Swift.max(1, pointBytes + gridBytes + bandBytes),
+      alignment: MemoryLayout<SIMD2<Double>>.alignment)
+    let p = base.bindMemory(to: SIMD2<Double>.self, capacity: points.count)
+    p.initialize(from: points, count: points.count)
+    let g = (base + pointBytes).bindMemory(to: UInt32.self, capacity: grid.count)
+    g.initialize(from: grid, count: grid.count)
+    let b = (base + pointBytes + gridBytes).bindMemory(to: Int32.self, capacity: bandTable.count)
+    b.initialize(from: bandTable, count: bandTable.count)
+    self.points = UnsafeBufferPointer(start: p, count: points.count)
+    self.grid = UnsafeBufferPointer(start: g, count: grid.count)
+    self.bandTable = UnsafeBufferPointer(start: b, count: bandTable.count)
     self.ringStarts = ringStarts
     self.polygonStarts = polygonStarts
     self.boundingCap = boundingCap
     self.areaSquareMeters = areaSquareMeters
     self.equivalentRadiusMeters = equivalentRadiusMeters
+  }
+
+  deinit {
+    // The vertices start the allocation (see `init`); every element is plain data.
+    UnsafeMutableRawPointer(mutating: points.baseAddress)?.deallocate()
   }
 
   /// The grid's size: about one cell an edge, in the box's proportions (in degrees), at most
@@ -174,22 +198,17 @@ final class PolygonStorage: Sendable {
     if gridColumns == 0 { return crossings(x: x, y: y) }
     let (column, row) = cell(x: x, y: y)
     let c = row &* gridColumns &+ column
-    let answer: Bool? = grid.withUnsafeBufferPointer { table in
-      let word = table[c]
-      let first = Int(word & Self.positionMask)
-      let end = Int(table[c &+ 1] & Self.positionMask)
-      let centreInside = word & Self.centreInside != 0
-      if first == end { return centreInside }
-      if word & Self.centreUnusable != 0 { return nil }
-      let o = centre(column: column, row: row)
-      return points.withUnsafeBufferPointer { p in
-        Self.segmentTest(
-          UnsafeBufferPointer(rebasing: table[first..<end]), p, from: o, inside: centreInside,
-          to: SIMD2(x, y))
-      }
-    }
-    if let answer { return answer }
-    return crossings(x: x, y: y)
+    let table = grid
+    let word = table[c]
+    let first = Int(word & Self.positionMask)
+    let end = Int(table[c &+ 1] & Self.positionMask)
+    let centreInside = word & Self.centreInside != 0
+    if first == end { return centreInside }
+    if word & Self.centreUnusable != 0 { return crossings(x: x, y: y) }
+    let o = centre(column: column, row: row)
+    return Self.segmentTest(
+      UnsafeBufferPointer(rebasing: table[first..<end]), points, from: o, inside: centreInside,
+      to: SIMD2(x, y))
   }
 
   /// Whether `q` is inside, given that `o` is inside when `inside` is true and that `edges`
@@ -237,33 +256,31 @@ final class PolygonStorage: Sendable {
   final func crossings(x: Double, y: Double) -> Bool {
     let b = band(latitude: y)
     let tolerance = PolygonRegion.boundaryToleranceDegrees
-    return bandTable.withUnsafeBufferPointer { table in
-      points.withUnsafeBufferPointer { p in
-        var inside = false
-        var k = Int(table[b])
-        let end = Int(table[b &+ 1])
-        while k < end {
-          let i = Int(table[k])
-          k &+= 1
-          let a = p[i]
-          let c = p[i &+ 1]
-          if (a.y <= y) != (c.y <= y) {
-            // The edge straddles the horizontal line through the point.
-            let cross = (c.x - a.x) * (y - a.y) - (x - a.x) * (c.y - a.y)
-            if abs(cross) <= tolerance * (abs(c.x - a.x) + abs(c.y - a.y)) { return true }
-            if (cross > 0) == (c.y > a.y) { inside.toggle() }
-          } else if a.y == y || c.y == y {
-            // A vertex on the line, the edge on one side of it, or a horizontal edge.
-            if a.y == y && x == a.x { return true }
-            if c.y == y && x == c.x { return true }
-            if a.y == c.y && x >= Swift.min(a.x, c.x) && x <= Swift.max(a.x, c.x) {
-              return true
-            }
-          }
+    let table = bandTable
+    let p = points
+    var inside = false
+    var k = Int(table[b])
+    let end = Int(table[b &+ 1])
+    while k < end {
+      let i = Int(table[k])
+      k &+= 1
+      let a = p[i]
+      let c = p[i &+ 1]
+      if (a.y <= y) != (c.y <= y) {
+        // The edge straddles the horizontal line through the point.
+        let cross = (c.x - a.x) * (y - a.y) - (x - a.x) * (c.y - a.y)
+        if abs(cross) <= tolerance * (abs(c.x - a.x) + abs(c.y - a.y)) { return true }
+        if (cross > 0) == (c.y > a.y) { inside.toggle() }
+      } else if a.y == y || c.y == y {
+        // A vertex on the line, the edge on one side of it, or a horizontal edge.
+        if a.y == y && x == a.x { return true }
+        if c.y == y && x == c.x { return true }
+        if a.y == c.y && x >= Swift.min(a.x, c.x) && x <= Swift.max(a.x, c.x) {
+          return true
         }
-        return inside
       }
     }
+    return inside
   }
 
   /// The grid table (see ``grid``) for this storage's layout, built from the points and the
@@ -321,6 +338,37 @@ final class PolygonStorage: Sendable {
       }
     }
     return table
+  }
+
+  /// The largest square block of grid cells that no edge meets and whose centres are inside,
+  /// as its first column and row and its side in cells; nil without a grid or such a cell.
+  /// Every point that ``cell(x:y:)`` maps into the block is inside the region: no edge meets
+  /// the cells (edges are filed by their widened boxes), so each cell answers as its centre.
+  /// O(c) for c cells (the maximal-square recurrence over the rows).
+  func interiorSquare() -> (column: Int, row: Int, side: Int)? {
+    guard gridColumns > 0 else { return nil }
+    let columns = gridColumns
+    var best = (column: 0, row: 0, side: 0)
+    var previous = [Int](repeating: 0, count: columns)
+    var current = [Int](repeating: 0, count: columns)
+    for row in 0..<gridRows {
+      for column in 0..<columns {
+        let c = row * columns + column
+        let word = grid[c]
+        let empty = word & Self.positionMask == grid[c + 1] & Self.positionMask
+        guard empty, word & Self.centreInside != 0 else {
+          current[column] = 0
+          continue
+        }
+        let side =
+          row > 0 && column > 0
+          ? Swift.min(previous[column], current[column - 1], previous[column - 1]) + 1 : 1
+        current[column] = side
+        if side > best.side { best = (column - side + 1, row - side + 1, side) }
+      }
+      swap(&previous, &current)
+    }
+    return best.side > 0 ? best : nil
   }
 
   /// The squared planar distance (in square degrees) from `o` to the segment from `a` to `b`.

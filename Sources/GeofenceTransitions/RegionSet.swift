@@ -28,6 +28,11 @@ public struct RegionSet: Sendable {
   /// Per slot, the index into ``polygons``, or −1 for a circle; empty while the set holds no
   /// polygon.
   public private(set) var polygonOfSlot: [Int32] = []
+  /// Per polygon (as ``polygons``), its slot.
+  @usableFromInline private(set) var slotOfPolygon: [Int32] = []
+  /// The polygons' longitude/latitude boxes, payload the polygon's index in ``polygons``: the
+  /// first filter of ``forEachPolygon(containing:_:)``. Removed polygons are taken out.
+  public private(set) var polygonIndex = BoxGridIndex()
   /// Number of slots not removed.
   public private(set) var liveCount: Int
 
@@ -43,6 +48,7 @@ public struct RegionSet: Sendable {
     for (slot, g) in geofences.enumerated() {
       if let polygon = g.polygon { setPolygon(polygon, at: slot) }
     }
+    rebuildPolygonIndex()
   }
 
   /// Builds the set from parallel arrays; slot `i` is `(ids[i], regions[i])`.
@@ -79,9 +85,10 @@ public struct RegionSet: Sendable {
   /// Heap bytes of the centres and radii (24 a slot), by capacity.
   public var circleFootprintBytes: Int { circles.capacity * MemoryLayout<PackedCircle>.stride }
 
-  /// Heap bytes of the polygons and their slot table, by capacity.
+  /// Heap bytes of the polygons, their slot tables and their box index, by capacity.
   public var polygonFootprintBytes: Int {
-    polygonOfSlot.capacity * MemoryLayout<Int32>.stride
+    (polygonOfSlot.capacity + slotOfPolygon.capacity) * MemoryLayout<Int32>.stride
+      + polygonIndex.memoryFootprintBytes
       + polygons.capacity * MemoryLayout<PolygonRegion>.stride
       + polygons.reduce(0) { $0 + $1.memoryBytes }
   }
@@ -125,6 +132,65 @@ public struct RegionSet: Sendable {
     if polygonOfSlot.isEmpty { polygonOfSlot = [Int32](repeating: -1, count: ids.count) }
     polygonOfSlot[slot] = Int32(polygons.count)
     polygons.append(polygon)
+    slotOfPolygon.append(Int32(slot))
+  }
+
+  /// The box of `polygon` for ``polygonIndex``, with its ``PolygonRegion/innerBox`` when
+  /// `inner` is true and that box lies within longitudes [−180, 180].
+  private static func box(of polygon: PolygonRegion, inner: Bool = true) -> BoxGridIndex.Box {
+    var box = BoxGridIndex.Box(
+      minLongitude: polygon.minLongitude, maxLongitude: polygon.maxLongitude,
+      minLatitude: polygon.minLatitude, maxLatitude: polygon.maxLatitude)
+    if inner, let i = polygon.innerBox, i.minLongitude >= -180, i.maxLongitude <= 180 {
+      box.inner = SIMD4(i.minLongitude, i.minLatitude, i.maxLongitude, i.maxLatitude)
+    }
+    return box
+  }
+
+  /// Builds ``polygonIndex`` again from the polygons not removed. O(p log p) for p polygons.
+  private mutating func rebuildPolygonIndex() {
+    var boxes: [BoxGridIndex.Box] = []
+    var payloads: [Int32] = []
+    boxes.reserveCapacity(polygons.count)
+    payloads.reserveCapacity(polygons.count)
+    for (k, polygon) in polygons.enumerated() where !index.isRemoved(slotOfPolygon[k]) {
+      boxes.append(Self.box(of: polygon))
+      payloads.append(Int32(k))
+    }
+    polygonIndex = BoxGridIndex(boxes: boxes, payloads: payloads)
+  }
+
+  /// Calls `body` with the slot of every polygon that contains `point` (closed: a point on an
+  /// edge or a vertex is inside, see ``PolygonRegion/contains(_:)``), each once, in no
+  /// particular order; circles are not visited. Removed slots never appear. Does not allocate.
+  ///
+  /// The first filter is planar (``polygonIndex``, keyed by the point's degrees: no unit
+  /// vector, no trigonometry); a point in a candidate's inner box (``PolygonRegion/innerBox``)
+  /// is inside at once, and each other candidate is tested with ``PolygonRegion/contains(_:)``.
+  /// A point outside latitude [−90, 90] or longitude [−180, 180] (possible with
+  /// `Coordinate(uncheckedLatitude:longitude:)`) is tested against every polygon; NaN finds
+  /// nothing.
+  /// - Complexity: O(c + w) box comparisons for the c entries of the point's grid cell and the
+  ///   w of the wide list, plus one polygon test a candidate (see ``PolygonRegion/contains(_:)``).
+  @inlinable
+  public func forEachPolygon(containing point: Coordinate, _ body: (Int32) -> Void) {
+    let x = point.longitude
+    let y = point.latitude
+    guard abs(y) <= 90, abs(x) <= 180 else {
+      if x.isNaN || y.isNaN { return }
+      for (k, polygon) in polygons.enumerated()
+      where !index.isRemoved(slotOfPolygon[k]) && polygon.contains(point) {
+        body(slotOfPolygon[k])
+      }
+      return
+    }
+    polygons.withUnsafeBufferPointer { polygons in
+      slotOfPolygon.withUnsafeBufferPointer { slots in
+        polygonIndex.forEachCandidate(longitude: x, latitude: y) { k, certain in
+          if certain || polygons[Int(k)].contains(point) { body(slots[Int(k)]) }
+        }
+      }
+    }
   }
 
   /// True when `slot` was removed: queries never return it again.
@@ -178,7 +244,17 @@ public struct RegionSet: Sendable {
     circles.append(PackedCircle(region))
     liveCount += 1
     if !polygonOfSlot.isEmpty { polygonOfSlot.append(-1) }
-    if let polygon = shape.polygon { setPolygon(polygon, at: Int(slot)) }
+    if let polygon = shape.polygon {
+      setPolygon(polygon, at: Int(slot))
+      // Added to the wide list, tested on every query, until there are enough of them to
+      // rebuild: at most 64 + p/16 for p polygons, so a rebuild costs O(log p) amortised a
+      // polygon and a query at most that many more box comparisons.
+      if polygonIndex.insertedCount >= 64 + polygons.count / 16 {
+        rebuildPolygonIndex()
+      } else {
+        polygonIndex.insert(Self.box(of: polygon), payload: Int32(polygons.count - 1))
+      }
+    }
     return slot
   }
 
@@ -190,6 +266,10 @@ public struct RegionSet: Sendable {
     if index.isRemoved(slot) { return }
     index.remove(at: slot)
     liveCount -= 1
+    if !polygonOfSlot.isEmpty, polygonOfSlot[Int(slot)] >= 0 {
+      let k = polygonOfSlot[Int(slot)]
+      polygonIndex.remove(Self.box(of: polygons[Int(k)], inner: false), payload: k)
+    }
   }
 }
 
@@ -277,6 +357,14 @@ extension RegionSet {
     guard polygonOfSlot.allSatisfy({ $0 < Int32(polygons.count) }) else {
       throw .layout("polygon references")
     }
+    // Each polygon in exactly one slot.
+    slotOfPolygon = [Int32](repeating: -1, count: polygons.count)
+    for (slot, k) in polygonOfSlot.enumerated() where k >= 0 {
+      guard slotOfPolygon[Int(k)] < 0 else { throw .layout("polygon references") }
+      slotOfPolygon[Int(k)] = Int32(slot)
+    }
+    guard slotOfPolygon.allSatisfy({ $0 >= 0 }) else { throw .layout("polygon references") }
+    rebuildPolygonIndex()
     // Every circle as `CircularRegion` accepts it, so that `region(at:)` can rebuild it.
     guard
       circles.allSatisfy({

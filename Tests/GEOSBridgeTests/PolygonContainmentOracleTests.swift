@@ -351,3 +351,40 @@ private func subdivided(_ ring: [SIMD2<Double>], pieces: Int) -> [SIMD2<Double>]
     #expect(abs(region.boundaryDistance(to: point, notBeyond: expected + 1) - got) < 1e-9)
   }
 }
+
+@Test func innerBoxesLieInsideByGEOS() throws {
+  // `PolygonRegion.innerBox` lets a caller answer a point without the edge test: GEOS must
+  // cover every point of it, corners included, on every family (holes, poles, antimeridian).
+  let geos = try GEOSContext()
+  var rng = SeededGenerator(seed: 0x1A4E_2B0C)
+  var boxes = 0
+  for family in families {
+    for k in 0..<family.count {
+      let seedState = rng.state
+      let normalized = try PolygonRegion.normalizedPolygons([family.make(&rng)])
+      let region = try PolygonRegion(polygons: normalized)
+      let prepared = try geos.polygon(rings: normalized).prepared()
+      guard let box = region.innerBox else { continue }
+      boxes += 1
+      #expect(box.minLongitude >= region.minLongitude && box.maxLongitude <= region.maxLongitude)
+      var points: [SIMD2<Double>] = [
+        [box.minLongitude, box.minLatitude], [box.maxLongitude, box.minLatitude],
+        [box.minLongitude, box.maxLatitude], [box.maxLongitude, box.maxLatitude],
+      ]
+      for _ in 0..<500 {
+        points.append(
+          [
+            Double.random(in: box.minLongitude...box.maxLongitude, using: &rng),
+            Double.random(in: box.minLatitude...box.maxLatitude, using: &rng),
+          ])
+      }
+      for p in points {
+        #expect(
+          try prepared.covers(x: p.x, y: p.y),
+          "\(family.name) #\(k) (seed \(seedState)): (\(p.x), \(p.y)) of the inner box")
+      }
+    }
+  }
+  // Most families have grids: the test must have boxes to judge.
+  #expect(boxes > 100)
+}

@@ -5,8 +5,9 @@ of throughput ratios (ours / peer) with every contender's checksum compared.
 
 Contenders, each answering every fix with the polygons that cover it (the boundary inside):
 - ours: `geofence bench --workload polygons` on the same seed (the identical polygons and fixes,
-  generated in memory): the grid index on the bounding caps, then our point-in-polygon; and the
-  same candidates tested with GEOS prepared covers through the Swift GEOS bridge;
+  generated in memory): the planar grid over the polygons' boxes, then our point-in-polygon; and
+  the candidates of the grid index on the polygons' bounding caps tested with GEOS prepared covers
+  through the Swift GEOS bridge;
 - c-geos-prepared (tools/bench/polygon_peers.c): GEOS C API STRtree + GEOSPreparedCovers_r;
 - shapely 2: STRtree.query(points, predicate="covered_by") (prepared polygons, vectorised);
 - PostGIS: geometry (planar, as GeoJSON edges are) with a GiST index, ST_Covers in a join.
@@ -192,7 +193,7 @@ def main():
               f" {o['bytes_per_vertex']:.1f} B a vertex ({o['index_bytes_per_vertex']:.1f} edge indexes);"
               f" {o['candidates_per_fix']:.2f} candidates a fix")
         print(f"  {'contender':<34}{'fixes':>10}{'fixes/s':>12}{'ratio':>9}  checksum")
-        print(f"  {'index only (bounding caps)':<34}{o['fixes']:>10}{fmt(o['index_fixes_per_second']):>12}"
+        print(f"  {'index only (box grid)':<34}{o['fixes']:>10}{fmt(o['index_fixes_per_second']):>12}"
               f"{'':>9}")
         print(f"  {'ours':<34}{o['fixes']:>10}{fmt(ours):>12}{'1.0x':>9}  pairs={o['pairs']}")
         g = o["geos_bridge_fixes_per_second"]

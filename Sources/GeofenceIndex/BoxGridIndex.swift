@@ -1,0 +1,332 @@
+/// Answers "which longitude/latitude boxes may contain this point?" with a one-level planar grid
+/// keyed by the point's degrees: no unit vector, no trigonometry. The first filter for polygons,
+/// whose containment test is itself planar in longitude and latitude.
+///
+/// Each box carries a payload (an `Int32` the caller chooses, such as a polygon's number). A
+/// query calls its body with the payload of every box that contains the point, and possibly of a
+/// few boxes that do not (see **Answers**); the caller's exact test decides.
+///
+/// ## Answers
+///
+/// - **Never misses**: every box whose closed extent (in degrees) contains the point is
+///   reported, exactly once.
+/// - **May over-report** by rounding only: the boxes are held as `Float` bounds and the point is
+///   rounded to `Float` for the comparison, so a point within about one `Float` ulp (about 4e-6°
+///   at 180°, 0.4 m) outside a box may be reported. Rounding to nearest is monotonic, so a point
+///   inside a box is never rounded outside it.
+/// - **Longitudes**: a box is given in its own frame, `minLongitude` in [−180, 180) and
+///   `maxLongitude` up to `minLongitude + 360`; the part past 180 is filed again 360° lower, so
+///   that a query longitude λ in [−180, 180] finds a box that holds λ or λ + 360. A box spanning
+///   more than 359.999° is filed as all longitudes.
+/// - **Domain**: latitude in [−90, 90], longitude in [−180, 180]; a caller must answer other
+///   points (NaN, or out of range through `Coordinate(uncheckedLatitude:longitude:)`) itself.
+///
+/// ## Structure
+///
+/// A dense grid over the rectangle the boxes occupy, its cells half the median box width and
+/// height (coarser when that would give more than 8 cells a box), holding a CSR list of
+/// entries: per entry the box as `SIMD4<Float>(minLongitude, minLatitude, −maxLongitude,
+/// −maxLatitude)` and its inner box the same way (32 bytes), and the payload (4 bytes), so a
+/// cell's candidates are tested, and a point deep inside a shape answered, with one vector
+/// comparison each, without reading anything else. A box that would meet more than
+/// ``maximumCellsPerBox`` cells goes to a **wide list** tested on every query instead, and so do
+/// boxes added after the build (``insert(_:payload:)``) until the owner rebuilds.
+///
+/// Memory: 4 bytes a cell plus 36 bytes an entry; with cells half a box's size a box meets
+/// about 4 to 9 cells.
+public struct BoxGridIndex: Sendable {
+  /// A box in degrees: `minLongitude` in [−180, 180), `maxLongitude` in
+  /// [`minLongitude`, `minLongitude + 360`], latitudes in [−90, 90] with `minLatitude <=
+  /// maxLatitude`.
+  public struct Box: Sendable, Equatable {
+    public var minLongitude: Double
+    public var maxLongitude: Double
+    public var minLatitude: Double
+    public var maxLatitude: Double
+    /// Optionally, a box wholly inside the payload's shape, as (minLongitude, minLatitude,
+    /// maxLongitude, maxLatitude) with longitudes in [−180, 180]: a point in it is reported as
+    /// certainly inside (see ``forEachCandidate(longitude:latitude:_:)``). Nil: none.
+    public var inner: SIMD4<Double>?
+
+    public init(
+      minLongitude: Double, maxLongitude: Double, minLatitude: Double, maxLatitude: Double,
+      inner: SIMD4<Double>? = nil
+    ) {
+      self.minLongitude = minLongitude
+      self.maxLongitude = maxLongitude
+      self.minLatitude = minLatitude
+      self.maxLatitude = maxLatitude
+      self.inner = inner
+    }
+  }
+
+  /// A box filed in more cells than this goes to the wide list.
+  public static let maximumCellsPerBox = 64
+
+  /// The grid's lower-left corner (degrees) and cells per degree along each axis (0 when the
+  /// occupied rectangle has no extent on that axis: one column or row).
+  @usableFromInline let originX: Double
+  @usableFromInline let originY: Double
+  @usableFromInline let scaleX: Double
+  @usableFromInline let scaleY: Double
+  @usableFromInline let columns: Int
+  @usableFromInline let rows: Int
+  /// `columns × rows + 1` offsets into ``bounds``: cell `c` (row-major) holds entries
+  /// `cellStarts[c] ..< cellStarts[c + 1]`.
+  @usableFromInline let cellStarts: [UInt32]
+  /// Per entry, in its low half `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as
+  /// `Float` rounded to nearest, and in its high half the inner box the same way, each bound
+  /// moved inward by at least one `Float` step (see `inward`), or +∞ lanes when there is none.
+  /// A removed entry holds +∞ in every lane and contains no point.
+  @usableFromInline var bounds: [SIMD8<Float>]
+  /// Per entry, its box's payload.
+  @usableFromInline var payloads: [Int32]
+  /// The wide list: boxes tested on every query, as ``bounds`` and ``payloads``.
+  @usableFromInline var wideBounds: [SIMD8<Float>]
+  @usableFromInline var widePayloads: [Int32]
+  /// Number of wide-list entries that ``insert(_:payload:)`` added since the build.
+  public private(set) var insertedCount: Int = 0
+
+  /// An index of no box.
+  public init() {
+    self.init(boxes: [], payloads: [])
+  }
+
+  /// Builds the index.
+  /// - Parameters:
+  ///   - boxes: the boxes, each as documented on ``Box``.
+  ///   - payloads: one per box, reported by queries.
+  /// - Precondition: `boxes.count == payloads.count`, fewer than 2^32 entries in all.
+  /// - Complexity: O(n log n + e) for n boxes and e entries (a median sort, then two passes).
+  public init(boxes: [Box], payloads: [Int32]) {
+    precondition(boxes.count == payloads.count, "one payload per box")
+    var pieces: [SIMD4<Double>] = []  // (minX, minY, maxX, maxY) in [−180, 180]
+    var pieceOwners: [Int32] = []
+    var packedPieces: [SIMD8<Float>] = []
+    pieces.reserveCapacity(boxes.count)
+    pieceOwners.reserveCapacity(boxes.count)
+    packedPieces.reserveCapacity(boxes.count)
+    for (box, payload) in zip(boxes, payloads) {
+      for piece in Self.pieces(of: box) {
+        pieces.append(piece)
+        pieceOwners.append(payload)
+        packedPieces.append(Self.packed(piece, box: box))
+      }
+    }
+    // The occupied rectangle and the median piece size.
+    var low = SIMD2<Double>(repeating: .infinity)
+    var high = SIMD2<Double>(repeating: -.infinity)
+    var widths: [Double] = []
+    var heights: [Double] = []
+    widths.reserveCapacity(pieces.count)
+    heights.reserveCapacity(pieces.count)
+    for p in pieces {
+      low = pointwiseMin(low, SIMD2(p.x, p.y))
+      high = pointwiseMax(high, SIMD2(p.z, p.w))
+      widths.append(p.z - p.x)
+      heights.append(p.w - p.y)
+    }
+    var columns = 1
+    var rows = 1
+    var scaleX = 0.0
+    var scaleY = 0.0
+    if !pieces.isEmpty {
+      widths.sort()
+      heights.sort()
+      let extent = high - low
+      // Half the median box, but at least 1e-7° (1 cm), and at most 8 cells a box.
+      var cellWidth = Swift.max(widths[widths.count / 2] / 2, 1e-7)
+      var cellHeight = Swift.max(heights[heights.count / 2] / 2, 1e-7)
+      let cap = Double(Swift.max(1024, 8 * pieces.count))
+      let cells = (extent.x / cellWidth + 1) * (extent.y / cellHeight + 1)
+      if cells > cap {
+        let grow = (cells / cap).squareRoot()
+        cellWidth *= grow
+        cellHeight *= grow
+      }
+      if extent.x > 0 {
+        columns = Swift.max(1, Swift.min(1 << 15, Int((extent.x / cellWidth).rounded(.up))))
+        scaleX = Double(columns) / extent.x
+      }
+      if extent.y > 0 {
+        rows = Swift.max(1, Swift.min(1 << 15, Int((extent.y / cellHeight).rounded(.up))))
+        scaleY = Double(rows) / extent.y
+      }
+    }
+    self.originX = pieces.isEmpty ? 0 : low.x
+    self.originY = pieces.isEmpty ? 0 : low.y
+    self.scaleX = scaleX
+    self.scaleY = scaleY
+    self.columns = columns
+    self.rows = rows
+    // Count, then fill, the cells' entries; wide pieces aside.
+    let cellCount = columns * rows
+    var starts = [UInt32](repeating: 0, count: cellCount + 1)
+    var wideBounds: [SIMD8<Float>] = []
+    var widePayloads: [Int32] = []
+    var spans: [(c0: Int, c1: Int, r0: Int, r1: Int)] = []
+    spans.reserveCapacity(pieces.count)
+    for (p, owner) in zip(pieces, pieceOwners) {
+      let c0 = Self.clamp((p.x - originX) * scaleX, columns)
+      let c1 = Self.clamp((p.z - originX) * scaleX, columns)
+      let r0 = Self.clamp((p.y - originY) * scaleY, rows)
+      let r1 = Self.clamp((p.w - originY) * scaleY, rows)
+      if (c1 - c0 + 1) * (r1 - r0 + 1) > Self.maximumCellsPerBox {
+        wideBounds.append(packedPieces[spans.count])
+        widePayloads.append(owner)
+        spans.append((1, 0, 1, 0))  // filed in no cell
+        continue
+      }
+      spans.append((c0, c1, r0, r1))
+      for r in r0...r1 {
+        for c in c0...c1 { starts[r * columns + c + 1] += 1 }
+      }
+    }
+    for c in 0..<cellCount { starts[c + 1] += starts[c] }
+    let entryCount = Int(starts[cellCount])
+    var bounds = [SIMD8<Float>](repeating: SIMD8(repeating: .infinity), count: entryCount)
+    var payloads = [Int32](repeating: -1, count: entryCount)
+    var fill = Array(starts[0..<cellCount])
+    for (k, s) in spans.enumerated() where s.c0 <= s.c1 {
+      let packed = packedPieces[k]
+      for r in s.r0...s.r1 {
+        for c in s.c0...s.c1 {
+          let cell = r * columns + c
+          let at = Int(fill[cell])
+          bounds[at] = packed
+          payloads[at] = pieceOwners[k]
+          fill[cell] += 1
+        }
+      }
+    }
+    self.cellStarts = starts
+    self.bounds = bounds
+    self.payloads = payloads
+    self.wideBounds = wideBounds
+    self.widePayloads = widePayloads
+  }
+
+  /// The parts of `box` within longitudes [−180, 180]: the box itself, and its part past 180
+  /// moved 360° lower; all longitudes for a box spanning more than 359.999°.
+  static func pieces(of box: Box) -> [SIMD4<Double>] {
+    let y0 = box.minLatitude
+    let y1 = box.maxLatitude
+    if box.maxLongitude - box.minLongitude > 359.999 { return [SIMD4(-180, y0, 180, y1)] }
+    var result: [SIMD4<Double>] = []
+    let x0 = Swift.max(box.minLongitude, -180)
+    let x1 = Swift.min(box.maxLongitude, 180)
+    if x0 <= x1 { result.append(SIMD4(x0, y0, x1, y1)) }
+    if box.maxLongitude >= 180 {
+      result.append(SIMD4(-180, y0, Swift.min(box.maxLongitude - 360, 180), y1))
+    }
+    return result
+  }
+
+  /// `(minX, minY, −maxX, −maxY)` as `Float`, then the inner box of `box` the same way, each
+  /// bound moved inward (``inward(_:)``) when the inner box lies within `piece`: a point `q` as
+  /// `(x, y, −x, −y)` lies in a box when every lane of the box is at most q's.
+  static func packed(_ piece: SIMD4<Double>, box: Box) -> SIMD8<Float> {
+    let outer = SIMD4(Float(piece.x), Float(piece.y), Float(-piece.z), Float(-piece.w))
+    var inner = SIMD4<Float>(repeating: .infinity)
+    if let i = box.inner, i.x >= piece.x, i.y >= piece.y, i.z <= piece.z, i.w <= piece.w {
+      inner = SIMD4(inward(i.x), inward(i.y), inward(-i.z), inward(-i.w))
+    }
+    return SIMD8(lowHalf: outer, highHalf: inner)
+  }
+
+  /// A `Float` f with `Float(v') >= f` only for `v' > v`: the least `Float` at or above `v`,
+  /// one step further up. Rounding to nearest moves a value by at most half a step, so a
+  /// value whose `Float` reaches f lies above `v`: the inner box stays inside.
+  static func inward(_ v: Double) -> Float {
+    var f = Float(v)
+    if Double(f) < v { f = f.nextUp }
+    return f.nextUp
+  }
+
+  /// `⌊u⌋` clamped to `0 ..< count`; NaN gives 0.
+  @inlinable @inline(__always)
+  static func clamp(_ u: Double, _ count: Int) -> Int {
+    if !(u > 0) { return 0 }
+    return u < Double(count) ? Int(u) : count &- 1
+  }
+
+  /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`), each
+  /// once, and possibly of boxes within rounding of it (see **Answers**), and whether the
+  /// point lies in that box's inner box (``Box/inner``: then it is certainly inside the shape;
+  /// false says nothing). Does not allocate.
+  /// - Precondition: `latitude` in [−90, 90] and `longitude` in [−180, 180] (not NaN).
+  /// - Complexity: O(c + w): the c entries of the point's cell and the w of the wide list, one
+  ///   `Float` vector comparison each.
+  @inlinable
+  public func forEachCandidate(
+    longitude x: Double, latitude y: Double, _ body: (Int32, Bool) throws -> Void
+  ) rethrows {
+    let xf = Float(x)
+    let yf = Float(y)
+    let q = SIMD4<Float>(xf, yf, -xf, -yf)
+    let column = Self.clamp((x - originX) * scaleX, columns)
+    let row = Self.clamp((y - originY) * scaleY, rows)
+    let cell = row &* columns &+ column
+    try cellStarts.withUnsafeBufferPointer { starts in
+      try bounds.withUnsafeBufferPointer { bounds in
+        try payloads.withUnsafeBufferPointer { payloads in
+          var k = Int(starts[cell])
+          let end = Int(starts[cell &+ 1])
+          while k < end {
+            let b = bounds[k]
+            if all(b.lowHalf .<= q) { try body(payloads[k], all(b.highHalf .<= q)) }
+            k &+= 1
+          }
+        }
+      }
+    }
+    if wideBounds.isEmpty { return }
+    for k in wideBounds.indices where all(wideBounds[k].lowHalf .<= q) {
+      try body(widePayloads[k], all(wideBounds[k].highHalf .<= q))
+    }
+  }
+
+  /// Adds `box` with `payload` to the wide list (tested on every query): O(1), but each insert
+  /// adds a comparison to every query until the owner rebuilds the index (see
+  /// ``insertedCount``).
+  public mutating func insert(_ box: Box, payload: Int32) {
+    for piece in Self.pieces(of: box) {
+      wideBounds.append(Self.packed(piece, box: box))
+      widePayloads.append(payload)
+      insertedCount += 1
+    }
+  }
+
+  /// Takes `payload`'s entries for `box` (the box it was given with) out of every answer.
+  /// - Complexity: O(k) for the k entries of the cells the box meets, or of the wide list.
+  public mutating func remove(_ box: Box, payload: Int32) {
+    let removed = SIMD8<Float>(repeating: .infinity)
+    for p in Self.pieces(of: box) {
+      let c0 = Self.clamp((p.x - originX) * scaleX, columns)
+      let c1 = Self.clamp((p.z - originX) * scaleX, columns)
+      let r0 = Self.clamp((p.y - originY) * scaleY, rows)
+      let r1 = Self.clamp((p.w - originY) * scaleY, rows)
+      if (c1 - c0 + 1) * (r1 - r0 + 1) <= Self.maximumCellsPerBox {
+        for r in r0...r1 {
+          for c in c0...c1 {
+            let cell = r * columns + c
+            for k in Int(cellStarts[cell])..<Int(cellStarts[cell + 1]) where payloads[k] == payload
+            {
+              bounds[k] = removed
+            }
+          }
+        }
+      }
+    }
+    for k in wideBounds.indices where widePayloads[k] == payload { wideBounds[k] = removed }
+  }
+
+  /// Heap bytes of the grid, entries and wide list, by capacity.
+  public var memoryFootprintBytes: Int {
+    cellStarts.capacity * 4 + bounds.capacity * 32 + payloads.capacity * 4
+      + wideBounds.capacity * 32 + widePayloads.capacity * 4
+  }
+
+  /// Mean entries tested a query would read, over every cell (for diagnostics).
+  public var entryCount: Int { bounds.count + wideBounds.count }
+}

@@ -1,0 +1,101 @@
+import GeofenceIndex
+import GeofenceTestSupport
+import Testing
+
+// `BoxGridIndex` against a scan of every box: each box containing the point is reported once,
+// and any other box reported lies within `Float` rounding of the point.
+
+private func randomBox(using rng: inout SeededGenerator) -> BoxGridIndex.Box {
+  let w: Double
+  switch Int.random(in: 0..<10, using: &rng) {
+  case 0: w = Double.random(in: 5...40, using: &rng)  // wide: the wide list
+  case 1: w = 0  // a line
+  default: w = Double.random(in: 0.001...0.5, using: &rng)
+  }
+  let h = Double.random(in: 0...0.5, using: &rng)
+  let x = Double.random(in: -180..<180, using: &rng)
+  let y = Double.random(in: -90...(90 - h), using: &rng)
+  var box = BoxGridIndex.Box(
+    minLongitude: x, maxLongitude: x + w, minLatitude: y, maxLatitude: y + h)
+  if Bool.random(using: &rng) {  // an inner box, the middle half, where it lies within ±180
+    let inner = SIMD4(x + w / 4, y + h / 4, x + 3 * w / 4, y + 3 * h / 4)
+    if inner.z <= 180 { box.inner = inner }
+  }
+  return box
+}
+
+/// Whether `box` holds (x, y) for some frame shift: x or x + 360 within its longitudes.
+private func holds(_ box: BoxGridIndex.Box, _ x: Double, _ y: Double, slack: Double = 0) -> Bool {
+  guard y >= box.minLatitude - slack, y <= box.maxLatitude + slack else { return false }
+  return [x, x + 360].contains { $0 >= box.minLongitude - slack && $0 <= box.maxLongitude + slack }
+}
+
+@Suite struct BoxGridIndexTests {
+  @Test(arguments: [1, 2, 3] as [UInt64])
+  func reportsEveryContainingBoxOnce(seed: UInt64) {
+    var rng = SeededGenerator(seed: seed)
+    var boxes = (0..<400).map { _ in randomBox(using: &rng) }
+    // Boxes at the antimeridian and the poles, touching ±180 and ±90.
+    boxes.append(.init(minLongitude: 179.5, maxLongitude: 180.5, minLatitude: 0, maxLatitude: 1))
+    boxes.append(.init(minLongitude: 170, maxLongitude: 180, minLatitude: 0, maxLatitude: 1))
+    boxes.append(.init(minLongitude: -180, maxLongitude: -170, minLatitude: 0, maxLatitude: 1))
+    boxes.append(.init(minLongitude: 10, maxLongitude: 20, minLatitude: 89, maxLatitude: 90))
+    boxes.append(.init(minLongitude: -180, maxLongitude: 180, minLatitude: -90, maxLatitude: -89))
+    var index = BoxGridIndex(boxes: boxes, payloads: boxes.indices.map { Int32($0) })
+    var live = Array(repeating: true, count: boxes.count)
+    func check(_ label: String) {
+      var points: [(Double, Double)] = (0..<3000).map { _ in
+        (Double.random(in: -180...180, using: &rng), Double.random(in: -90...90, using: &rng))
+      }
+      for b in boxes {  // corners: on the boundary
+        let x0 = b.minLongitude >= 180 ? b.minLongitude - 360 : b.minLongitude
+        let x1 = b.maxLongitude > 180 ? b.maxLongitude - 360 : b.maxLongitude
+        points += [(x0, b.minLatitude), (x1, b.maxLatitude)]
+      }
+      points += [(180, 0.5), (-180, 0.5), (0, 90), (15, 90), (33, -90)]
+      for b in boxes {  // inside and next to the inner boxes' corners
+        guard let i = b.inner else { continue }
+        for d in [-1e-7, 0, 1e-7] { points += [(i.x + d, i.y + d), (i.z + d, i.w + d)] }
+      }
+      for (x, y) in points {
+        var reported: [Int32] = []
+        index.forEachCandidate(longitude: x, latitude: y) { k, certain in
+          reported.append(k)
+          if certain {
+            let i = boxes[Int(k)].inner ?? SIMD4(repeating: .nan)
+            #expect(
+              x >= i.x && y >= i.y && x <= i.z && y <= i.w,
+              "seed \(seed) \(label): \(k) certain outside its inner box at \(x), \(y)")
+          }
+        }
+        #expect(Set(reported).count == reported.count, "seed \(seed) \(label): twice at \(x), \(y)")
+        for (k, b) in boxes.enumerated() where live[k] && holds(b, x, y) {
+          #expect(reported.contains(Int32(k)), "seed \(seed) \(label): missed \(k) at \(x), \(y)")
+        }
+        for k in reported {
+          #expect(live[Int(k)], "seed \(seed) \(label): removed \(k) at \(x), \(y)")
+          #expect(
+            holds(boxes[Int(k)], x, y, slack: 1e-4), "seed \(seed) \(label): \(k) at \(x), \(y)")
+        }
+      }
+    }
+    check("built")
+    for k in stride(from: 0, to: boxes.count, by: 7) {
+      index.remove(boxes[k], payload: Int32(k))
+      live[k] = false
+    }
+    for _ in 0..<50 {
+      let box = randomBox(using: &rng)
+      index.insert(box, payload: Int32(boxes.count))
+      boxes.append(box)
+      live.append(true)
+    }
+    check("after removals and inserts")
+  }
+
+  @Test func emptyIndexReportsNothing() {
+    var reported = 0
+    BoxGridIndex().forEachCandidate(longitude: 0, latitude: 0) { _, _ in reported += 1 }
+    #expect(reported == 0)
+  }
+}
