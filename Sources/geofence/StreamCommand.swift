@@ -358,11 +358,11 @@ enum StreamCommand {
     /// it (``processBatch()``), so its state and the index cells around it stay in the cache.
     static let maxBatchBytes = 1 << 22
 
-    /// The event bytes a batch aims to stay under: 8 MiB (held twice at the end of a batch). A batch's events are held until
-    /// the batch ends (to be written in input order), and a fix can have many (one inside
-    /// eight overlapping geofences that jumps elsewhere has sixteen, about 6 KiB), so the
-    /// next batch's input bound is this over the event bytes per input byte of the batch
-    /// before, within [``minBatchBytes``, ``maxBatchBytes``].
+    /// The event bytes a batch aims to stay under: 8 MiB (held twice at the end of a batch).
+    /// A batch's events are held until the batch ends (to be written in input order), and a
+    /// fix can have many (one inside eight overlapping geofences that jumps elsewhere has
+    /// sixteen, about 6 KiB), so the next batch's input bound is this over the event bytes
+    /// per input byte of the batch before, within [``minBatchBytes``, ``maxBatchBytes``].
     static let targetBatchEventBytes = 1 << 23
 
     /// The smallest input bound a batch gets: 64 KiB, what one read of a pipe returns.
@@ -406,12 +406,12 @@ enum StreamCommand {
     }
 
     /// Reads `fd` to its end, batch by batch: a batch is what arrives until the input pauses
-    /// (``idleMilliseconds``), ``maxBatchBytes`` (or less: ``nextBatchBytes(inputBytes:eventBytes:)``)
-    /// are read or ``maxBatchNanoseconds`` pass.
+    /// (``idleMilliseconds``), ``maxBatchBytes`` (or less, see
+    /// ``nextBatchBytes(inputBytes:eventBytes:)``) are read or ``maxBatchNanoseconds`` pass.
     mutating func read(fd: Int32, name: String) async -> Int32 {
       var buffer = [UInt8](repeating: 0, count: Self.readBytes)
       var carry: [UInt8] = []
-      /// Whether the line in progress has passed ``maxLineBytes`` (its bytes are dropped).
+      // Whether the line in progress has passed `maxLineBytes` (its bytes are dropped).
       var overlong = false
       var lineNumber = 0
       csv = nil
