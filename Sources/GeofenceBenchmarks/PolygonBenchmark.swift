@@ -23,8 +23,8 @@ import GeofenceTransitions
 ///   (``RegionSet/index``), then GEOS prepared geometry `covers`
 ///   (`GEOSPreparedCovers_r`, with a point made per test, as a C API caller does) on each
 ///   candidate, on fewer fixes. The caps' candidates are a superset of the boxes', so the ratio
-///   is that of the two first filters and point-in-polygon tests plus the bridge's cost; `tools/bench/polygon_peers.c` times GEOS
-///   from C on the same files.
+///   is that of the two first filters and point-in-polygon tests plus the bridge's cost;
+///   `tools/bench/polygon_peers.c` times GEOS from C on the same files.
 ///
 /// Index only and ours are medians of `repetitions` passes, each replaying the fixes as many
 /// whole times as it takes to last `minimumPassSeconds` (as ``BenchmarkRunner``).
@@ -153,7 +153,7 @@ public enum PolygonBenchmark {
     let prepared = try rings.map { ring in try context.polygon(rings: [[ring]]).prepared() }
     let geosCount = min(geosFixes, fixes.count)
     var geosSum = Checksum()
-    var start = SystemProbes.monotonicNanoseconds()
+    let start = SystemProbes.monotonicNanoseconds()
     for (f, fix) in fixes[..<geosCount].enumerated() {
       set.index.query(fix, into: &buffer)
       for slot in buffer where try prepared[Int(slot)].covers(x: fix.longitude, y: fix.latitude) {
