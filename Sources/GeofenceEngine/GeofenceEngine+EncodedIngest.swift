@@ -31,40 +31,157 @@ extension GeofenceEngine {
     let (outcome, timed) = try gate(fix, device: device, usesTime: true)
     let count = gated.count
     if count > 0 {
-      let now = clock.now()
-      let user = userID
-      let anonymous = user == nil ? identityFile?.anonymousID : nil
-      let processingTime = encoder.includesProcessingTime
-      for k in 0..<count {
-        let g = gated[k]
-        let t = g.transition
-        let slot = Int(t.slot)
-        report.eventCounts[t.type] += 1
-        if g.afterGap { report.afterGapEvents += 1 }
-        let entry =
-          geofenceText.entry(of: slot)
-          ?? geofenceText.make(slot, in: live)
-        let hash = Self.eventIDHash(
-          entry.eventID, type: t.type,
-          milliseconds: timed ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
-          inferred: t.inferred, fixIndex: t.fix.sourceIndex, device: device)
-        let range = Int(entry.start)..<Int(entry.end)
-        geofenceText.bytes.withUnsafeBufferPointer { text in
-          let event = SlotEvent(
-            idHash: hash, geofenceText: UnsafeBufferPointer(rebasing: text[range]), gated: g,
-            deviceID: device, userID: user, anonymousID: anonymous, usesTime: timed,
-            processedAt: now)
-          GeofenceEventEncoder.appendObject(
-            event, track: nil, processingTime: processingTime, to: &out)
-        }
-        out.append(UInt8(ascii: "\n"))
-      }
-      if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
+      var events: [GatedEvent] = []
+      swap(&events, &gated)
+      defer { swap(&events, &gated) }
+      writeEvents(events, timed: timed, device: device, encoder: encoder, into: &out)
     }
     if configuration.checkpoints == .everyFix, storage != .inMemory {
       try checkpoint(devices: [device])
     }
     return (outcome, count)
+  }
+
+  /// ``ingest(_:device:encoder:into:)`` for a run of fixes of one device, in order: the same
+  /// bytes, counts and state as taking them one by one, with one lookup of the device for the
+  /// run instead of one per fix (a caller that groups its input by device, such as a stream,
+  /// takes each group as one run).
+  ///
+  /// After fix `j`'s events, `eventEnds` gets `out.count` appended: fix `j`'s events are
+  /// `out[eventEnds[j - 1] ..< eventEnds[j]]` (from the count of `out` at the call for the
+  /// first fix). Its capacity is kept, so a caller that reuses it allocates nothing.
+  /// - Parameters:
+  ///   - fixes: the device's fixes, in the order it made them.
+  ///   - device: the device's id (any non-empty string).
+  /// - Throws: as ``ingest(_:device:into:)``; the fixes before the one that failed were taken
+  ///   and their ends appended.
+  /// - Complexity: as ``ingest(_:device:encoder:into:)`` per fix, without the device lookup;
+  ///   allocates nothing beyond the growth of `out` and `eventEnds` (in the cases where the
+  ///   single-fix form allocates nothing).
+  public func ingest(
+    _ fixes: UnsafeBufferPointer<LocationFix>, device: String,
+    encoder: inout GeofenceEventEncoder, into out: inout [UInt8], eventEnds: inout [Int]
+  ) throws(EngineError) {
+    guard outbox == nil, configuration.sessions == nil, encoder.format == .jsonl,
+      configuration.checkpoints != .everyFix || storage == .inMemory
+    else {
+      for fix in fixes {
+        try ingest(fix, device: device, encoder: &encoder, into: &out)
+        eventEnds.append(out.count)
+      }
+      return
+    }
+    // Fixes whose time no event can carry are dropped before the device is looked up (and
+    // made), as by `gate`.
+    var first = 0
+    while first < fixes.count, let t = fixes[first].time, !Self.representableTimes.contains(t) {
+      report.fixes += 1
+      report.dropCounts[.missingTime] += 1
+      eventEnds.append(out.count)
+      first += 1
+    }
+    guard first < fixes.count else { return }
+    var slot = devices.index(forKey: device)
+    if slot == nil {
+      devices[device] = try loadedDevice(device) ?? newDevice(usesTime: true)
+      slot = devices.index(forKey: device)
+    }
+    guard let slot else { preconditionFailure("the device was just added") }
+    // The engine's scratch buffers as locals for the run: one access each instead of one per
+    // fix (the engine is a class, whose stored properties are checked at run time).
+    var events: [GatedEvent] = []
+    swap(&events, &gated)
+    defer { swap(&events, &gated) }
+    var use = useCount
+    let encoderCopy = encoder
+    modifyDevice(at: slot) { d in
+      let timed = d.gate.detector.usesTime
+      d.gate.detector.exchangeQueryBuffer(&queryBuffer)
+      defer { d.gate.detector.exchangeQueryBuffer(&queryBuffer) }
+      var fixCount = 0
+      for j in first..<fixes.count {
+        let fix = fixes[j]
+        fixCount += 1
+        defer { eventEnds.append(out.count) }
+        if let t = fix.time, !Self.representableTimes.contains(t) {
+          report.dropCounts[.missingTime] += 1
+          continue
+        }
+        use &+= 1
+        d.lastUse = use
+        if !events.isEmpty { events.removeAll(keepingCapacity: true) }
+        if let t = fix.time, t.isFinite {
+          if let last = d.lastSeenTime {
+            if t < last {
+              report.dropCounts[.staleFix] += 1
+              continue
+            }
+            if t == last {
+              report.dropCounts[
+                d.lastSeenCoordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp]
+                += 1
+              continue
+            }
+          }
+          d.lastSeenTime = t
+          d.lastSeenCoordinate = fix.coordinate
+        }
+        d.dirty = true
+        switch d.gate.process(fix, into: &events) {
+        case .notAuthorized:
+          report.notAuthorized += 1
+          for blocker in configuration.authorization.decide(authorization).blockers {
+            report.blockedCounts[blocker, default: 0] += 1
+          }
+        case .evaluated(.dropped(let reason)):
+          report.dropCounts[reason] += 1
+        case .evaluated(.accepted):
+          break
+        }
+        if !events.isEmpty {
+          writeEvents(events, timed: timed, device: device, encoder: encoderCopy, into: &out)
+        }
+      }
+      report.fixes += fixCount
+    }
+    useCount = use
+  }
+
+  /// Writes `events` (the gate's accepted transitions of one fix of `device`) to `out` as
+  /// JSON Lines, counting them in ``report``: the fast path of
+  /// ``ingest(_:device:encoder:into:)``.
+  func writeEvents(
+    _ events: [GatedEvent], timed: Bool, device: String,
+    encoder: GeofenceEventEncoder, into out: inout [UInt8]
+  ) {
+    let now = clock.now()
+    let user = userID
+    let anonymous = user == nil ? identityFile?.anonymousID : nil
+    let processingTime = encoder.includesProcessingTime
+    for g in events {
+      let t = g.transition
+      let slot = Int(t.slot)
+      report.eventCounts[t.type] += 1
+      if g.afterGap { report.afterGapEvents += 1 }
+      let entry =
+        geofenceText.entry(of: slot)
+        ?? geofenceText.make(slot, in: live)
+      let hash = Self.eventIDHash(
+        entry.eventID, type: t.type,
+        milliseconds: timed ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
+        inferred: t.inferred, fixIndex: t.fix.sourceIndex, device: device)
+      let range = Int(entry.start)..<Int(entry.end)
+      geofenceText.bytes.withUnsafeBufferPointer { text in
+        let event = SlotEvent(
+          idHash: hash, geofenceText: UnsafeBufferPointer(rebasing: text[range]), gated: g,
+          deviceID: device, userID: user, anonymousID: anonymous, usesTime: timed,
+          processedAt: now)
+        GeofenceEventEncoder.appendObject(
+          event, track: nil, processingTime: processingTime, to: &out)
+      }
+      out.append(UInt8(ascii: "\n"))
+    }
+    if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
   }
 }
 
@@ -142,11 +259,7 @@ struct SlotEvent: EncodableEvent {
   var usesTime: Bool
   var processedAt: Double?
 
-  func appendQuotedID(to out: inout [UInt8]) {
-    out.append(UInt8(ascii: "\""))
-    idHash.appendID(to: &out)
-    out.append(UInt8(ascii: "\""))
-  }
+  func appendQuotedID(to out: inout [UInt8]) { idHash.appendQuotedID(to: &out) }
 
   func appendGeofenceMembers(to out: inout [UInt8]) { out.append(contentsOf: geofenceText) }
 

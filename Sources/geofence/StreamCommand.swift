@@ -303,6 +303,11 @@ enum StreamCommand {
     /// Per fix of the batch, its events' bytes in ``eventBytes``.
     var eventRanges: [Range<Int>] = []
     var eventBytes: [UInt8] = []
+    /// The run of one device's fixes handed to the engine, their places in the batch, and
+    /// where each one's events end in ``eventBytes``.
+    var runFixes: [LocationFix] = []
+    var runPositions: [Int32] = []
+    var eventEnds: [Int] = []
     /// Each device's checkpointed fix time when this process first saw it.
     var restored: [String: Double] = [:]
     var csv: CSVLineReader?
@@ -667,11 +672,43 @@ enum StreamCommand {
       eventBytes.removeAll(keepingCapacity: true)
       eventRanges.removeAll(keepingCapacity: true)
       eventRanges.append(contentsOf: repeatElement(0..<0, count: n))
-      for k in order {
-        let start = eventBytes.count
-        let s = take(at: Int(k))
-        if s != ExitStatus.ok { return s }
-        eventRanges[Int(k)] = start..<eventBytes.count
+      // Each device's fixes go to the engine as one run (one lookup of the device).
+      var fixes: [LocationFix] = []
+      swap(&fixes, &runFixes)
+      defer { swap(&fixes, &runFixes) }
+      var start = 0
+      for g in groupNext.indices {
+        let end = Int(groupNext[g])
+        defer { start = end }
+        let device = pending[Int(order[start])].deviceID
+        let known = checkpoints ? restoredTime(of: device) : -.infinity
+        fixes.removeAll(keepingCapacity: true)
+        runPositions.removeAll(keepingCapacity: true)
+        for p in start..<end {
+          let k = Int(order[p])
+          if checkpoints, let t = pending[k].fix.time, t <= known {
+            counts.alreadySeen += 1
+            continue
+          }
+          fixes.append(pending[k].fix)
+          runPositions.append(Int32(k))
+        }
+        guard !fixes.isEmpty else { continue }
+        eventEnds.removeAll(keepingCapacity: true)
+        var from = eventBytes.count
+        do {
+          try fixes.withUnsafeBufferPointer { (run) throws(EngineError) in
+            try engine.ingest(
+              run, device: device, encoder: &encoder, into: &eventBytes, eventEnds: &eventEnds)
+          }
+        } catch {
+          printError("geofence stream: \(error)")
+          return ExitStatus.ioError
+        }
+        for j in eventEnds.indices {
+          eventRanges[Int(runPositions[j])] = from..<eventEnds[j]
+          from = eventEnds[j]
+        }
       }
       eventBytes.withUnsafeBufferPointer { all in
         for range in eventRanges where !range.isEmpty {
@@ -681,35 +718,18 @@ enum StreamCommand {
       return ExitStatus.ok
     }
 
+    /// With `--state`: the fix time `device` was checkpointed at when this process first saw
+    /// it (its fixes at or before it were taken by an earlier run), or −∞.
+    mutating func restoredTime(of device: String) -> Double {
+      if let t = restored[device] { return t }
+      let known = (try? engine.deviceState(device))??.lastFixTime ?? -.infinity
+      restored[device] = known
+      return known
+    }
+
     mutating func bad(_ message: String) -> Int32 {
       counts.badLines += 1
       if !quiet { printError("rejected: \(message)") }
-      return ExitStatus.ok
-    }
-
-    /// Takes the batch's fix `k`.
-    mutating func take(at k: Int) -> Int32 {
-      let device = pending[k].deviceID
-      let fix = pending[k].fix
-      if checkpoints {
-        let known: Double
-        if let t = restored[device] {
-          known = t
-        } else {
-          known = (try? engine.deviceState(device))??.lastFixTime ?? -.infinity
-          restored[device] = known
-        }
-        if let t = fix.time, t <= known {
-          counts.alreadySeen += 1
-          return ExitStatus.ok
-        }
-      }
-      do {
-        try engine.ingest(fix, device: device, encoder: &encoder, into: &eventBytes)
-      } catch {
-        printError("geofence stream: \(error)")
-        return ExitStatus.ioError
-      }
       return ExitStatus.ok
     }
   }

@@ -2,6 +2,7 @@ import Foundation
 import GeofenceEngine
 import GeofenceGeometry
 import GeofenceSync
+import GeofenceTestSupport
 import GeofenceTransitions
 import Testing
 
@@ -80,6 +81,64 @@ import Testing
     let text = String(decoding: actual, as: UTF8.self)
     #expect(text.contains(#""geofence_name":"Café \"0\"\n""#))
     #expect(text.contains(#""url":"myapp://offer/3""#))
+  }
+
+  /// Runs of one device's fixes (``GeofenceEngine/ingest(_:device:encoder:into:eventEnds:)``)
+  /// against the fixes taken one by one: the same bytes for every fix, the same report and
+  /// the same device state, with runs of random lengths (a seeded generator), fixes dropped
+  /// as stale, duplicate or out of the representable times among them, with and without
+  /// sessions (which take the events' path).
+  @Test(arguments: [false, true])
+  func runsGiveTheBytesOfSingleFixes(sessions: Bool) throws {
+    var configuration = GeofenceEngine.Configuration()
+    configuration.transitions.loiteringDelaySeconds = 20
+    if sessions { configuration.sessions = SessionConfiguration() }
+    for seed: UInt64 in 1...6 {
+      var random = SeededGenerator(seed: seed)
+      let (oracle, runs) = try engines(configuration)
+      var encoder = GeofenceEventEncoder()
+      var all = Self.fixes()
+      // A stale fix, a duplicate, a conflicting one and one past year 9999, here and there.
+      for k in stride(from: 37, to: all.count, by: 97) {
+        var copy = all[k - 5]
+        switch k % 4 {
+        case 0: break
+        case 1: copy = all[k - 2]
+        case 2:
+          copy.fix.coordinate = Coordinate(uncheckedLatitude: 48.86, longitude: 2.35)
+        default: copy.fix.time = 3e11
+        }
+        all.insert(copy, at: k)
+      }
+      var expected: [UInt8] = []
+      var expectedEnds: [Int] = []
+      for (device, fix) in all {
+        try oracle.ingest(fix, device: device, encoder: &encoder, into: &expected)
+        expectedEnds.append(expected.count)
+      }
+      var actual: [UInt8] = []
+      var ends: [Int] = []
+      var k = 0
+      while k < all.count {
+        // A run: the next fixes of the same device, 1 to 40 of them.
+        let device = all[k].device
+        var run: [LocationFix] = []
+        let limit = Int.random(in: 1...40, using: &random)
+        while k < all.count, all[k].device == device, run.count < limit {
+          run.append(all[k].fix)
+          k += 1
+        }
+        try run.withUnsafeBufferPointer {
+          try runs.ingest($0, device: device, encoder: &encoder, into: &actual, eventEnds: &ends)
+        }
+      }
+      #expect(ends == expectedEnds, "seed \(seed)")
+      #expect(actual == expected, "seed \(seed)")
+      #expect(runs.report == oracle.report, "seed \(seed)")
+      for device in ["dev-a", "dev-\u{E9}"] {
+        #expect(try runs.deviceState(device) == oracle.deviceState(device), "seed \(seed)")
+      }
+    }
   }
 
   /// With sessions the events are made (and stamped) and then encoded: the same bytes.
