@@ -98,6 +98,25 @@ public enum OutboxEventID {
       }
     }
 
+    /// Appends ``id(prefix:)`` as a JSON string (between quotes: the id needs no escape) in
+    /// one copy: `"ev-` and the 32 hex digits, then `"`.
+    /// - Complexity: O(1); allocates only when `out` grows.
+    public func appendQuotedID(to out: inout [UInt8]) {
+      withHex { hex in
+        // 1 + 3 + 32 + 1 = 37 bytes, in a 48-byte buffer on the stack.
+        var text: (UInt128, UInt128, UInt128) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { t in
+          t[0] = UInt8(ascii: "\"")
+          t[1] = UInt8(ascii: "e")
+          t[2] = UInt8(ascii: "v")
+          t[3] = UInt8(ascii: "-")
+          for i in 0..<32 { t[4 + i] = hex[i] }
+          t[36] = UInt8(ascii: "\"")
+          out.append(contentsOf: UnsafeRawBufferPointer(rebasing: t[0..<37]))
+        }
+      }
+    }
+
     /// The id: `prefix` + the 32 hex digits. One allocation (the string).
     public func id(prefix: String = "ev-") -> String {
       withHex { hex in

@@ -209,17 +209,23 @@ public struct GeofenceEventEncoder: Sendable {
       JSONText.append(name, to: &out)
       if value { JSONText.append("true", to: &out) } else { JSONText.append("false", to: &out) }
     }
-    JSONText.append("\"type\":\"", to: &out)
+    // The common runs of fixed text (the type, absent members) are appended in one copy
+    // each: the same bytes as member by member.
     switch e.type {
-    case .enter: JSONText.append("enter", to: &out)
-    case .exit: JSONText.append("exit", to: &out)
-    case .dwell: JSONText.append("dwell", to: &out)
+    case .enter: JSONText.append("\"type\":\"enter\"", to: &out)
+    case .exit: JSONText.append("\"type\":\"exit\"", to: &out)
+    case .dwell: JSONText.append("\"type\":\"dwell\"", to: &out)
     }
-    out.append(UInt8(ascii: "\""))
     e.appendGeofenceMembers(to: &out)
     string(",\"device_id\":", e.deviceID)
-    string(",\"user_id\":", e.userID)
-    string(",\"anonymous_id\":", e.anonymousID)
+    let user = e.userID
+    let anonymous = e.anonymousID
+    if user == nil && anonymous == nil {
+      JSONText.append(",\"user_id\":null,\"anonymous_id\":null", to: &out)
+    } else {
+      string(",\"user_id\":", user)
+      string(",\"anonymous_id\":", anonymous)
+    }
     if let session = e.sessionID {
       string(",\"session_id\":", session)
       JSONText.append(",\"session_index\":", to: &out)
@@ -227,17 +233,37 @@ public struct GeofenceEventEncoder: Sendable {
       JSONText.append(",\"event_index\":", to: &out)
       JSONText.appendInteger(Int64(e.eventIndex ?? 0), to: &out)
     }
-    time(",\"time\":", e.time)
-    if processingTime { time(",\"processed_at\":", e.processedAt) }
-    number(",\"latitude\":", e.latitude)
+    if let t = e.time, !processingTime {
+      JSONText.append(",\"time\":\"", to: &out)
+      RFC3339.append(t, to: &out)
+      JSONText.append("\",\"latitude\":", to: &out)
+      JSONText.appendNumber(e.latitude, style: .shortestRoundTrip, to: &out)
+    } else {
+      time(",\"time\":", e.time)
+      if processingTime { time(",\"processed_at\":", e.processedAt) }
+      number(",\"latitude\":", e.latitude)
+    }
     number(",\"longitude\":", e.longitude)
     number(",\"accuracy\":", e.accuracy)
     number(",\"distance_m\":", e.distanceMeters, millis: true)
-    number(",\"dwell_s\":", e.dwellSeconds, millis: true)
-    number(",\"visit_s\":", e.visitSeconds, millis: true)
-    bool(",\"after_gap\":", e.afterGap)
-    time(",\"gap_start\":", e.gapStart)
-    bool(",\"removal\":", e.isRemoval)
+    let dwell = e.dwellSeconds
+    let visit = e.visitSeconds
+    if dwell == nil && visit == nil {
+      JSONText.append(",\"dwell_s\":null,\"visit_s\":null", to: &out)
+    } else {
+      number(",\"dwell_s\":", dwell, millis: true)
+      number(",\"visit_s\":", visit, millis: true)
+    }
+    let afterGap = e.afterGap
+    let gapStart = e.gapStart
+    let removal = e.isRemoval
+    if !afterGap && gapStart == nil && !removal {
+      JSONText.append(",\"after_gap\":false,\"gap_start\":null,\"removal\":false", to: &out)
+    } else {
+      bool(",\"after_gap\":", afterGap)
+      time(",\"gap_start\":", gapStart)
+      bool(",\"removal\":", removal)
+    }
     if let i = e.fixIndex {
       JSONText.append(",\"fix_index\":", to: &out)
       JSONText.appendInteger(Int64(i), to: &out)

@@ -67,30 +67,32 @@ public enum RFC3339 {
     }
     let (y, m, d) = civil(fromDays: days)
     let secondOfDay = millisOfDay / 1000
-    func put(_ value: Int64, width: Int) {
-      var divisor: Int64 = 1
-      for _ in 1..<width { divisor *= 10 }
-      var v = value
-      while divisor > 0 {
-        out.append(UInt8(ascii: "0") + UInt8(v / divisor))
-        v %= divisor
-        divisor /= 10
+    // The 24 bytes are made on the stack and appended in one copy.
+    var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    withUnsafeMutableBytes(of: &text) { t in
+      func put(_ value: Int64, width: Int, at offset: Int) {
+        var v = value
+        for k in stride(from: offset + width - 1, through: offset, by: -1) {
+          t[k] = UInt8(ascii: "0") + UInt8(v % 10)
+          v /= 10
+        }
       }
+      put(y, width: 4, at: 0)
+      t[4] = UInt8(ascii: "-")
+      put(m, width: 2, at: 5)
+      t[7] = UInt8(ascii: "-")
+      put(d, width: 2, at: 8)
+      t[10] = UInt8(ascii: "T")
+      put(secondOfDay / 3600, width: 2, at: 11)
+      t[13] = UInt8(ascii: ":")
+      put(secondOfDay / 60 % 60, width: 2, at: 14)
+      t[16] = UInt8(ascii: ":")
+      put(secondOfDay % 60, width: 2, at: 17)
+      t[19] = UInt8(ascii: ".")
+      put(millisOfDay % 1000, width: 3, at: 20)
+      t[23] = UInt8(ascii: "Z")
+      out.append(contentsOf: UnsafeRawBufferPointer(t))
     }
-    put(y, width: 4)
-    out.append(UInt8(ascii: "-"))
-    put(m, width: 2)
-    out.append(UInt8(ascii: "-"))
-    put(d, width: 2)
-    out.append(UInt8(ascii: "T"))
-    put(secondOfDay / 3600, width: 2)
-    out.append(UInt8(ascii: ":"))
-    put(secondOfDay / 60 % 60, width: 2)
-    out.append(UInt8(ascii: ":"))
-    put(secondOfDay % 60, width: 2)
-    out.append(UInt8(ascii: "."))
-    put(millisOfDay % 1000, width: 3)
-    out.append(UInt8(ascii: "Z"))
   }
 
   // MARK: - Calendar
