@@ -46,6 +46,62 @@ public enum FixLineParser {
   /// - Returns: the fix (``LocationFix/sourceIndex`` is -1), or the reason the line is not one.
   /// - Complexity: O(n) in the line's length.
   public static func parse(_ line: UnsafeBufferPointer<UInt8>) -> Result<StreamFix, Failure> {
+    if let fix = parseCommonForm(line) { return .success(fix) }
+    return parseAnyForm(line)
+  }
+
+  /// The members in the order producers write them, without spaces:
+  /// `{"device_id":"…","time":…,"latitude":…,"longitude":…}`, optionally with
+  /// `,"accuracy":…` before the brace, and an ASCII device id without escapes. Any other
+  /// line, and a line of that form that is not a fix (an implausible time, a coordinate out
+  /// of range), gives nil and is read by ``parseAnyForm(_:)``, so the result is always that
+  /// function's.
+  /// - Complexity: O(n) in the line's length; allocates nothing for a device id of up to 15
+  ///   bytes.
+  static func parseCommonForm(_ line: UnsafeBufferPointer<UInt8>) -> StreamFix? {
+    var p = Cursor(bytes: line)
+    guard p.takeLiteral("{\"device_id\":\"") else { return nil }
+    let start = p.i
+    var j = start
+    while j < line.count {
+      let b = line[j]
+      if b == UInt8(ascii: "\"") { break }
+      // Escapes, control characters and non-ASCII bytes take the general path.
+      guard b >= 0x20, b < 0x80, b != UInt8(ascii: "\\") else { return nil }
+      j += 1
+    }
+    guard j < line.count, j > start else { return nil }
+    p.i = j + 1
+    guard p.takeLiteral(",\"time\":") else { return nil }
+    let time: Double
+    if let range = p.stringRange() {
+      guard let t = RFC3339.parse(utf8: UnsafeBufferPointer(rebasing: line[range])), t.hadZone
+      else { return nil }
+      time = t.seconds
+    } else {
+      guard let n = p.number() else { return nil }
+      time = n
+    }
+    guard p.takeLiteral(",\"latitude\":"), let latitude = p.number(),
+      p.takeLiteral(",\"longitude\":"), let longitude = p.number()
+    else { return nil }
+    var accuracy: Double?
+    if p.takeLiteral(",\"accuracy\":") {
+      if !p.takeLiteral("null") {
+        guard let n = p.number() else { return nil }
+        accuracy = n
+      }
+    }
+    guard p.take(UInt8(ascii: "}")), p.atEnd, TrackReader.plausibleTimes.contains(time),
+      let coordinate = try? Coordinate(latitude: latitude, longitude: longitude)
+    else { return nil }
+    return StreamFix(
+      deviceID: String(decoding: UnsafeBufferPointer(rebasing: line[start..<j]), as: UTF8.self),
+      fix: LocationFix(coordinate: coordinate, time: time, horizontalAccuracy: accuracy))
+  }
+
+  /// ``parse(_:)`` for any member order, spacing and escapes.
+  static func parseAnyForm(_ line: UnsafeBufferPointer<UInt8>) -> Result<StreamFix, Failure> {
     var p = Cursor(bytes: line)
     p.skipSpace()
     guard p.take(UInt8(ascii: "{")) else {
