@@ -116,33 +116,56 @@ public enum NumberText {
     }
     guard i < n, isDigit(b[i]) else { return nil }
     var digits = 0  // significant digits kept
-    func take(_ d: UInt8, fraction: Bool) {
-      if digits == 0 && d == 0x30 {
-        if fraction { s.exponent -= 1 }
-        return
-      }
-      if digits < 19 {
-        s.significand = s.significand &* 10 &+ UInt64(d &- 0x30)
-        digits += 1
-        if fraction { s.exponent -= 1 }
-      } else {
-        if d != 0x30 { s.truncated = true }
-        if !fraction { s.exponent += 1 }
-      }
-    }
+    // The digits go eight at a time while they fit in the 19 kept (most coordinates and
+    // times are 10 to 17 digits), then one at a time.
     if b[i] == 0x30 {
       i += 1
     } else {
-      while i < n, isDigit(b[i]) {
-        take(b[i], fraction: false)
+      // The first digit is not 0: every digit of the whole part is significant.
+      while digits <= 11, let eight = eightDigits(b, at: i) {
+        s.significand = s.significand &* 100_000_000 &+ eight
+        digits += 8
+        i += 8
+      }
+      while i < n {
+        let d = b[i] &- 0x30
+        if d > 9 { break }
+        if digits < 19 {
+          s.significand = s.significand &* 10 &+ UInt64(d)
+          digits += 1
+        } else {
+          if d != 0 { s.truncated = true }
+          s.exponent += 1
+        }
         i += 1
       }
     }
     if i < n, b[i] == UInt8(ascii: ".") || (decimalComma && b[i] == UInt8(ascii: ",")) {
       i += 1
       guard i < n, isDigit(b[i]) else { return nil }
-      while i < n, isDigit(b[i]) {
-        take(b[i], fraction: true)
+      if digits == 0 {
+        // Zeros before the first significant digit only move the exponent.
+        while i < n, b[i] == 0x30 {
+          s.exponent -= 1
+          i += 1
+        }
+      }
+      while digits <= 11, let eight = eightDigits(b, at: i) {
+        s.significand = s.significand &* 100_000_000 &+ eight
+        digits += 8
+        s.exponent -= 8
+        i += 8
+      }
+      while i < n {
+        let d = b[i] &- 0x30
+        if d > 9 { break }
+        if digits < 19 {
+          s.significand = s.significand &* 10 &+ UInt64(d)
+          digits += 1
+          s.exponent -= 1
+        } else if d != 0 {
+          s.truncated = true
+        }
         i += 1
       }
     }
@@ -168,6 +191,26 @@ public enum NumberText {
 
   @inline(__always)
   static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+  /// The value of the eight bytes at `i` when all are ASCII digits, else nil (also when
+  /// fewer than eight bytes are left). One unaligned 64-bit load, checked and converted in
+  /// a few operations (Lemire, "Number Parsing at a Gigabyte per Second", 2021, §6:
+  /// `is_made_of_eight_digits_fast` and `parse_eight_digits_unrolled`).
+  @inline(__always)
+  static func eightDigits(_ b: UnsafeBufferPointer<UInt8>, at i: Int) -> UInt64? {
+    guard i + 8 <= b.count, let base = b.baseAddress else { return nil }
+    let v = UInt64(littleEndian: UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self))
+    // A byte is a digit when neither it + 0x46 nor it − 0x30 sets its high bit.
+    let high = ((v &+ 0x4646_4646_4646_4646) | (v &- 0x3030_3030_3030_3030))
+    guard high & 0x8080_8080_8080_8080 == 0 else { return nil }
+    var x = v &- 0x3030_3030_3030_3030
+    // Pairs, then fours, then the eight: the first byte is the most significant digit.
+    x = x &* 10 &+ (x >> 8)
+    let mask: UInt64 = 0x0000_00FF_0000_00FF
+    x = ((x & mask) &* (100 &+ (1_000_000 << 32)) &+ ((x >> 16) & mask) &* (1 &+ (10_000 << 32)))
+      >> 32
+    return x
+  }
 
   // MARK: Conversion
 

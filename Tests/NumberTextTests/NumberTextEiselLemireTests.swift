@@ -115,4 +115,53 @@ import Testing
     }
     #expect(failures == 0, "seed \(seed)")
   }
+
+  /// Whole parts and fractions of every length from 0 to 30 digits (so that the eight-digit
+  /// steps of the scan start and stop at every offset), zeros leading the fraction or filling
+  /// runs anywhere, with and without an exponent, against `strtod`.
+  @Test(arguments: [1, 2] as [UInt64])
+  func everyDigitCountAgreesWithStrtod(seed: UInt64) {
+    var state: UInt64 = 0xD1B5_4A32_D192_ED03 &* seed
+    func next() -> UInt64 {
+      state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+      return state >> 11
+    }
+    var text: [UInt8] = []
+    func digits(_ n: Int, first: UInt8?) {
+      let zeros = next() % 4 == 0
+      for k in 0..<n {
+        let d = k == 0 ? first ?? UInt8(next() % 10) : zeros && k % 3 == 0 ? 0 : UInt8(next() % 10)
+        text.append(UInt8(ascii: "0") + d)
+      }
+    }
+    var failures = 0
+    for round in 0..<200_000 {
+      text.removeAll(keepingCapacity: true)
+      if next() & 1 == 0 { text.append(UInt8(ascii: "-")) }
+      let whole = Int(next() % 31)
+      if whole == 0 {
+        text.append(UInt8(ascii: "0"))
+      } else {
+        digits(whole, first: UInt8(1 + next() % 9))
+      }
+      let fraction = Int(next() % 31)
+      if fraction > 0 || whole == 0 {
+        text.append(UInt8(ascii: "."))
+        let leadingZeros = next() % 3 == 0 ? Int(next() % 12) : 0
+        for _ in 0..<leadingZeros { text.append(UInt8(ascii: "0")) }
+        digits(max(fraction, 1), first: nil)
+      }
+      if next() % 4 == 0 {
+        text.append(UInt8(ascii: "e"))
+        text.append(contentsOf: String(Int(next() % 80) - 40).utf8)
+      }
+      if !Self.agrees(text) {
+        failures += 1
+        if failures < 10 {
+          Issue.record("seed \(seed) round \(round): \(String(decoding: text, as: UTF8.self))")
+        }
+      }
+    }
+    #expect(failures == 0, "seed \(seed)")
+  }
 }
