@@ -154,10 +154,11 @@ extension GeofenceEngine {
     _ events: [GatedEvent], timed: Bool, device: String,
     encoder: GeofenceEventEncoder, into out: inout [UInt8]
   ) {
-    let now = clock.now()
+    let processingTime = encoder.includesProcessingTime
+    // The clock is read only for `processed_at`.
+    let now = processingTime ? clock.now() : nil
     let user = userID
     let anonymous = user == nil ? identityFile?.anonymousID : nil
-    let processingTime = encoder.includesProcessingTime
     for g in events {
       let t = g.transition
       let slot = Int(t.slot)
