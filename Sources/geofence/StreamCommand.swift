@@ -632,9 +632,11 @@ enum StreamCommand {
     /// Takes the batch's fixes device by device (each device's in input order: the engine
     /// sees the same sequence per device as in input order, and devices do not affect each
     /// other), so that one device's state and the index cells around it are reused while
-    /// they are in the cache; then writes the events in input order, so the output is the
-    /// same bytes as taking the fixes one by one.
-    /// - Complexity: O(n) for n fixes, one device-id hash each beyond the engine's.
+    /// they are in the cache, each device's fixes as one run
+    /// (``GeofenceEngine/ingest(_:device:encoder:into:eventEnds:)``); then writes the events
+    /// in input order, so the output is the same bytes as taking the fixes one by one.
+    /// - Complexity: O(n) for n fixes: one device-id hash each for the grouping, and one per
+    ///   device of the batch in the engine.
     mutating func processBatch() -> Int32 {
       let n = pending.count
       defer { pending.removeAll(keepingCapacity: true) }
