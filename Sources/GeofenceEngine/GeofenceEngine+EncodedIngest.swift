@@ -34,7 +34,9 @@ extension GeofenceEngine {
       var events: [GatedEvent] = []
       swap(&events, &gated)
       defer { swap(&events, &gated) }
-      writeEvents(events, timed: timed, device: device, encoder: encoder, into: &out)
+      writeEvents(
+        events, timed: timed, device: device,
+        processingTime: encoder.includesProcessingTime, into: &out)
     }
     if configuration.checkpoints == .everyFix, storage != .inMemory {
       try checkpoint(devices: [device])
@@ -93,7 +95,7 @@ extension GeofenceEngine {
     swap(&events, &gated)
     defer { swap(&events, &gated) }
     var use = useCount
-    let encoderCopy = encoder
+    let processingTime = encoder.includesProcessingTime
     modifyDevice(at: slot) { d in
       let timed = d.gate.detector.usesTime
       d.gate.detector.exchangeQueryBuffer(&queryBuffer)
@@ -139,7 +141,8 @@ extension GeofenceEngine {
           break
         }
         if !events.isEmpty {
-          writeEvents(events, timed: timed, device: device, encoder: encoderCopy, into: &out)
+          writeEvents(
+            events, timed: timed, device: device, processingTime: processingTime, into: &out)
         }
       }
       report.fixes += fixCount
@@ -148,13 +151,12 @@ extension GeofenceEngine {
   }
 
   /// Writes `events` (the gate's accepted transitions of one fix of `device`) to `out` as
-  /// JSON Lines, counting them in ``report``: the fast path of
-  /// ``ingest(_:device:encoder:into:)``.
+  /// JSON Lines (with `processed_at` when `processingTime`), counting them in ``report``: the
+  /// fast path of ``ingest(_:device:encoder:into:)``.
   func writeEvents(
-    _ events: [GatedEvent], timed: Bool, device: String,
-    encoder: GeofenceEventEncoder, into out: inout [UInt8]
+    _ events: [GatedEvent], timed: Bool, device: String, processingTime: Bool,
+    into out: inout [UInt8]
   ) {
-    let processingTime = encoder.includesProcessingTime
     // The clock is read only for `processed_at`.
     let now = processingTime ? clock.now() : nil
     let user = userID
