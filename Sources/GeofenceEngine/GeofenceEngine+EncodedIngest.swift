@@ -119,9 +119,9 @@ extension GeofenceEngine {
               continue
             }
             if t == last {
-              report.dropCounts[
-                d.lastSeenCoordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp]
-                += 1
+              let reason: DropReason =
+                d.lastSeenCoordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp
+              report.dropCounts[reason] += 1
               continue
             }
           }

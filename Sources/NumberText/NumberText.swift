@@ -207,7 +207,8 @@ public enum NumberText {
     // Pairs, then fours, then the eight: the first byte is the most significant digit.
     x = x &* 10 &+ (x >> 8)
     let mask: UInt64 = 0x0000_00FF_0000_00FF
-    x = ((x & mask) &* (100 &+ (1_000_000 << 32)) &+ ((x >> 16) & mask) &* (1 &+ (10_000 << 32)))
+    x =
+      ((x & mask) &* (100 &+ (1_000_000 << 32)) &+ ((x >> 16) & mask) &* (1 &+ (10_000 << 32)))
       >> 32
     return x
   }
