@@ -9,7 +9,8 @@
 /// ## Answers
 ///
 /// - **Never misses**: every box whose closed extent (in degrees) contains the point is
-///   reported, exactly once.
+///   reported, exactly once, unless the build's coverage says its shape wholly misses the
+///   point's subcell (see ``init(boxes:payloads:coverage:)``).
 /// - **May over-report** by rounding only: the boxes are held as `Float` bounds and the point is
 ///   rounded to `Float` for the comparison, so a point within about one `Float` ulp (about 4e-6°
 ///   at 180°, 0.4 m) outside a box may be reported. Rounding to nearest is monotonic, so a point
@@ -26,14 +27,17 @@
 /// A dense grid over the rectangle the boxes occupy, its cells half the median box width and
 /// height (coarser when that would give more than 8 cells a box), holding a CSR list of
 /// entries: per entry the box as `SIMD4<Float>(minLongitude, minLatitude, −maxLongitude,
-/// −maxLatitude)` and its inner box the same way (32 bytes), and the payload (4 bytes), so a
-/// cell's candidates are tested, and a point deep inside a shape answered, with one vector
-/// comparison each, without reading anything else. A box that would meet more than
-/// ``maximumCellsPerBox`` cells goes to a **wide list** tested on every query instead, and so do
-/// boxes added after the build (``insert(_:payload:)``) until the owner rebuilds.
+/// −maxLatitude)` and its inner box the same way (32 bytes), two 64-bit masks over the cell cut
+/// into 8 × 8 subcells (the subcells the box's shape wholly covers, and those it wholly misses,
+/// when the builder is given the shapes' coverage) and the payload, so a cell's candidates are
+/// tested, a point deep inside a shape answered and a point in a shape's box but clear of the
+/// shape dropped, with one vector comparison and a bit test each, without reading anything
+/// else. A box that would meet more than ``maximumCellsPerBox`` cells goes to a **wide list**
+/// tested on every query instead (with its inner box but no subcells), and so do boxes added
+/// after the build (``insert(_:payload:)``) until the owner rebuilds.
 ///
-/// Memory: 4 bytes a cell plus 36 bytes an entry; with cells half a box's size a box meets
-/// about 4 to 9 cells.
+/// Memory: 4 bytes a cell plus 64 bytes an entry (one cache line); with cells half a box's
+/// size a box meets about 4 to 9 cells.
 public struct BoxGridIndex: Sendable {
   /// A box in degrees: `minLongitude` in [−180, 180), `maxLongitude` in
   /// [`minLongitude`, `minLongitude + 360`], latitudes in [−90, 90] with `minLatitude <=
@@ -71,17 +75,25 @@ public struct BoxGridIndex: Sendable {
   @usableFromInline let scaleY: Double
   @usableFromInline let columns: Int
   @usableFromInline let rows: Int
-  /// `columns × rows + 1` offsets into ``bounds``: cell `c` (row-major) holds entries
+  /// `columns × rows + 1` offsets into ``entries``: cell `c` (row-major) holds entries
   /// `cellStarts[c] ..< cellStarts[c + 1]`.
   @usableFromInline let cellStarts: [UInt32]
-  /// Per entry, in its low half `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as
-  /// `Float` rounded to nearest, and in its high half the inner box the same way, each bound
-  /// moved inward by at least one `Float` step (see `inward`), or +∞ lanes when there is none.
-  /// A removed entry holds +∞ in every lane and contains no point.
-  @usableFromInline var bounds: [SIMD8<Float>]
-  /// Per entry, its box's payload.
-  @usableFromInline var payloads: [Int32]
-  /// The wide list: boxes tested on every query, as ``bounds`` and ``payloads``.
+  /// A cell's entry: one box, everything a query reads of it in one 64-byte stride.
+  @usableFromInline struct Entry: Sendable {
+    /// In the low half `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as `Float`
+    /// rounded to nearest, and in the high half the inner box the same way, each bound moved
+    /// inward by at least one `Float` step (see `inward`), or +∞ lanes when there is none. A
+    /// removed entry holds +∞ in every lane and contains no point.
+    @usableFromInline var bounds: SIMD8<Float>
+    /// The cell cut into 8 × 8 subcells (see ``subcellBit(u:v:column:row:)``): bit `8 r + c`
+    /// set when subcell (c, r) lies wholly inside the shape, or wholly outside it; both 0
+    /// when the builder was given no coverage.
+    @usableFromInline var inside: UInt64
+    @usableFromInline var outside: UInt64
+    @usableFromInline var payload: Int32
+  }
+  @usableFromInline var entries: [Entry]
+  /// The wide list: boxes tested on every query, as ``Entry/bounds`` and their payloads.
   @usableFromInline var wideBounds: [SIMD8<Float>]
   @usableFromInline var widePayloads: [Int32]
   /// Number of wide-list entries that ``insert(_:payload:)`` added since the build.
@@ -96,20 +108,34 @@ public struct BoxGridIndex: Sendable {
   /// - Parameters:
   ///   - boxes: the boxes, each as documented on ``Box``.
   ///   - payloads: one per box, reported by queries.
+  ///   - coverage: optionally, which parts of a cell the shape of box `i` (its first argument)
+  ///     covers: given the south-west corner of an 8 × 8 block of subcells (longitude in
+  ///     [−180, 180], latitude, degrees) and a subcell's width and height (degrees), the
+  ///     subcells wholly inside the shape and those wholly outside it, bit `8 r + c` for row
+  ///     `r` from the south and column `c` from the west, each holding for the subcell grown by
+  ///     1e-9° (see ``PolygonRegion/coverage(minLongitude:minLatitude:cellWidth:cellHeight:)``
+  ///     in `GeofenceGeometry`, which answers exactly this). Called once a filed entry; nil:
+  ///     every subcell undecided.
   /// - Precondition: `boxes.count == payloads.count`, fewer than 2^32 entries in all.
-  /// - Complexity: O(n log n + e) for n boxes and e entries (a median sort, then two passes).
-  public init(boxes: [Box], payloads: [Int32]) {
+  /// - Complexity: O(n log n + e) for n boxes and e entries (a median sort, then two passes),
+  ///   plus a `coverage` call an entry.
+  public init(
+    boxes: [Box], payloads: [Int32],
+    coverage: ((Int, SIMD2<Double>, SIMD2<Double>) -> (inside: UInt64, outside: UInt64))? = nil
+  ) {
     precondition(boxes.count == payloads.count, "one payload per box")
     var pieces: [SIMD4<Double>] = []  // (minX, minY, maxX, maxY) in [−180, 180]
     var pieceOwners: [Int32] = []
+    var pieceBoxes: [Int] = []
     var packedPieces: [SIMD8<Float>] = []
     pieces.reserveCapacity(boxes.count)
     pieceOwners.reserveCapacity(boxes.count)
     packedPieces.reserveCapacity(boxes.count)
-    for (box, payload) in zip(boxes, payloads) {
+    for (b, (box, payload)) in zip(boxes, payloads).enumerated() {
       for piece in Self.pieces(of: box) {
         pieces.append(piece)
         pieceOwners.append(payload)
+        pieceBoxes.append(b)
         packedPieces.append(Self.packed(piece, box: box))
       }
     }
@@ -184,24 +210,36 @@ public struct BoxGridIndex: Sendable {
     }
     for c in 0..<cellCount { starts[c + 1] += starts[c] }
     let entryCount = Int(starts[cellCount])
-    var bounds = [SIMD8<Float>](repeating: SIMD8(repeating: .infinity), count: entryCount)
-    var payloads = [Int32](repeating: -1, count: entryCount)
+    var entries = [Entry](
+      repeating: Entry(bounds: SIMD8(repeating: .infinity), inside: 0, outside: 0, payload: -1),
+      count: entryCount)
     var fill = Array(starts[0..<cellCount])
+    // A subcell's size, as queries cut the cells (see `subcellBit`); none without extent.
+    let subcell = SIMD2(1 / (8 * scaleX), 1 / (8 * scaleY))
+    let decides = coverage != nil && scaleX > 0 && scaleY > 0
     for (k, s) in spans.enumerated() where s.c0 <= s.c1 {
       let packed = packedPieces[k]
       for r in s.r0...s.r1 {
         for c in s.c0...s.c1 {
           let cell = r * columns + c
           let at = Int(fill[cell])
-          bounds[at] = packed
-          payloads[at] = pieceOwners[k]
+          var entry = Entry(bounds: packed, inside: 0, outside: 0, payload: pieceOwners[k])
+          if decides, let coverage {
+            let corner = SIMD2(
+              low.x + Double(c) / scaleX, low.y + Double(r) / scaleY)
+            let masks = coverage(pieceBoxes[k], corner, subcell)
+            // A subcell cannot be both; a shape that says so decides neither.
+            let both = masks.inside & masks.outside
+            entry.inside = masks.inside & ~both
+            entry.outside = masks.outside & ~both
+          }
+          entries[at] = entry
           fill[cell] += 1
         }
       }
     }
     self.cellStarts = starts
-    self.bounds = bounds
-    self.payloads = payloads
+    self.entries = entries
     self.wideBounds = wideBounds
     self.widePayloads = widePayloads
   }
@@ -250,10 +288,24 @@ public struct BoxGridIndex: Sendable {
     return u < Double(count) ? Int(u) : count &- 1
   }
 
-  /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`), each
-  /// once, and possibly of boxes within rounding of it (see **Answers**), and whether the
-  /// point lies in that box's inner box (``Box/inner``: then it is certainly inside the shape;
-  /// false says nothing). Does not allocate.
+  /// The point's subcell in its cell, as a mask of one bit (`8 r + c` for subcell column
+  /// `c = ⌊8 (u − column)⌋` and row `r` likewise, each at most 7), or 0 when the point lies
+  /// outside the grid's rectangle (`u` or `v` outside `0 ..< columns` or `0 ..< rows`): the
+  /// build decides each entry's subcells for the same cuts (see `init`).
+  @inlinable @inline(__always)
+  func subcellBit(u: Double, v: Double, column: Int, row: Int) -> UInt64 {
+    guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return 0 }
+    let c = Swift.min(7, Int((u - Double(column)) * 8))
+    let r = Swift.min(7, Int((v - Double(row)) * 8))
+    return 1 &<< UInt64(r &* 8 &+ c)
+  }
+
+  /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`) and
+  /// whose shape may contain it, each once, and possibly of boxes within rounding of it (see
+  /// **Answers**), and whether the point is certainly inside the shape: in the box's inner box
+  /// (``Box/inner``) or in a subcell the build's `coverage` put wholly inside (false says
+  /// nothing). A box whose `coverage` put the point's subcell wholly outside the shape is not
+  /// reported. Does not allocate.
   /// - Precondition: `latitude` in [−90, 90] and `longitude` in [−180, 180] (not NaN).
   /// - Complexity: O(c + w): the c entries of the point's cell and the w of the wide list, one
   ///   `Float` vector comparison each.
@@ -264,19 +316,22 @@ public struct BoxGridIndex: Sendable {
     let xf = Float(x)
     let yf = Float(y)
     let q = SIMD4<Float>(xf, yf, -xf, -yf)
-    let column = Self.clamp((x - originX) * scaleX, columns)
-    let row = Self.clamp((y - originY) * scaleY, rows)
+    let u = (x - originX) * scaleX
+    let v = (y - originY) * scaleY
+    let column = Self.clamp(u, columns)
+    let row = Self.clamp(v, rows)
     let cell = row &* columns &+ column
+    let bit = subcellBit(u: u, v: v, column: column, row: row)
     try cellStarts.withUnsafeBufferPointer { starts in
-      try bounds.withUnsafeBufferPointer { bounds in
-        try payloads.withUnsafeBufferPointer { payloads in
-          var k = Int(starts[cell])
-          let end = Int(starts[cell &+ 1])
-          while k < end {
-            let b = bounds[k]
-            if all(b.lowHalf .<= q) { try body(payloads[k], all(b.highHalf .<= q)) }
-            k &+= 1
+      try entries.withUnsafeBufferPointer { entries in
+        var k = Int(starts[cell])
+        let end = Int(starts[cell &+ 1])
+        while k < end {
+          let e = entries[k]
+          if all(e.bounds.lowHalf .<= q) && e.outside & bit == 0 {
+            try body(e.payload, e.inside & bit != 0 || all(e.bounds.highHalf .<= q))
           }
+          k &+= 1
         }
       }
     }
@@ -310,9 +365,9 @@ public struct BoxGridIndex: Sendable {
         for r in r0...r1 {
           for c in c0...c1 {
             let cell = r * columns + c
-            for k in Int(cellStarts[cell])..<Int(cellStarts[cell + 1]) where payloads[k] == payload
-            {
-              bounds[k] = removed
+            for k in Int(cellStarts[cell])..<Int(cellStarts[cell + 1])
+            where entries[k].payload == payload {
+              entries[k].bounds = removed
             }
           }
         }
@@ -323,10 +378,10 @@ public struct BoxGridIndex: Sendable {
 
   /// Heap bytes of the grid, entries and wide list, by capacity.
   public var memoryFootprintBytes: Int {
-    cellStarts.capacity * 4 + bounds.capacity * 32 + payloads.capacity * 4
+    cellStarts.capacity * 4 + entries.capacity * MemoryLayout<Entry>.stride
       + wideBounds.capacity * 32 + widePayloads.capacity * 4
   }
 
-  /// Mean entries tested a query would read, over every cell (for diagnostics).
-  public var entryCount: Int { bounds.count + wideBounds.count }
+  /// Number of entries in the cells and the wide list (for diagnostics).
+  public var entryCount: Int { entries.count + wideBounds.count }
 }
