@@ -1,33 +1,38 @@
 extension PolygonStorage {
-  /// Which cells of an 8 × 8 block lie wholly inside and wholly outside the closed region (see
-  /// ``PolygonRegion/coverage(minLongitude:minLatitude:cellWidth:cellHeight:)``).
+  /// Which cells of a 16 × 16 block lie wholly inside and wholly outside the closed region
+  /// (see ``PolygonRegion/coverage(minLongitude:minLatitude:cellWidth:cellHeight:)``).
   ///
   /// A cell is decided when no edge's box, widened by twice ``gridMarginDegrees``, meets it:
   /// then no edge comes within ``gridMarginDegrees`` of the cell, so the cell grown by that
   /// margin is on one side of the boundary, and the side is its centre's (tested exactly, far
   /// from every edge). Two decided cells side by side share their answer (their union, grown by
   /// the margin, meets no edge either), so a centre is tested only where neither the left nor
-  /// the lower neighbour is decided. O(k + 64 t) for the k band entries of the block's
+  /// the lower neighbour is decided. O(k + 256 t) for the k band entries of the block's
   /// latitudes and t centre tests.
   func coverage(x0: Double, y0: Double, width w: Double, height h: Double) -> (
-    inside: UInt64, outside: UInt64
+    inside: SIMD4<UInt64>, outside: SIMD4<UInt64>
   ) {
-    guard w > 0, h > 0, w.isFinite, h.isFinite, x0.isFinite, y0.isFinite else { return (0, 0) }
+    let side = PolygonRegion.coverageSide
+    guard w > 0, h > 0, w.isFinite, h.isFinite, x0.isFinite, y0.isFinite else {
+      return (.zero, .zero)
+    }
     // Query longitudes are in [−180, 180]: a region reaching 180 also answers λ + 360 (−180
     // as 180), which the frame of this block does not see.
-    guard maxX < 180 else { return (0, 0) }
-    let x1 = x0 + 8 * w
-    let y1 = y0 + 8 * h
+    guard maxX < 180 else { return (.zero, .zero) }
+    let x1 = x0 + Double(side) * w
+    let y1 = y0 + Double(side) * h
     let reach = 2 * Self.gridMarginDegrees
     // A block that misses the region's box (grown by the reach) is outside.
     if x1 < minX - reach || x0 > maxX + reach || y1 < minY - reach || y0 > maxY + reach {
-      return (0, ~0)
+      return (.zero, SIMD4(repeating: ~0))
     }
-    var touched: UInt64 = 0
+    // Row r of the block: bit c for column c.
+    var touched = SIMD16<UInt16>(repeating: 0)
     func span(_ low: Double, _ high: Double, _ origin: Double, _ size: Double) -> (Int, Int) {
+      let last = Double(side - 1)
       let a = ((low - origin) / size).rounded(.down)
       let b = ((high - origin) / size).rounded(.down)
-      return (Int(Swift.max(0, Swift.min(7, a))), Int(Swift.max(0, Swift.min(7, b))))
+      return (Int(Swift.max(0, Swift.min(last, a))), Int(Swift.max(0, Swift.min(last, b))))
     }
     let p = points
     let table = bandTable
@@ -44,28 +49,31 @@ extension PolygonStorage {
       if ex1 < x0 || ex0 > x1 || ey1 < y0 || ey0 > y1 { continue }
       let (c0, c1) = span(ex0, ex1, x0, w)
       let (r0, r1) = span(ey0, ey1, y0, h)
-      var rowBits: UInt64 = 0
-      for c in c0...c1 { rowBits |= 1 << UInt64(c) }
-      for r in r0...r1 { touched |= rowBits << UInt64(8 * r) }
+      // Bits c0 ... c1.
+      let bits = UInt16(truncatingIfNeeded: (1 << (c1 + 1)) - (1 << c0))
+      for r in r0...r1 { touched[r] |= bits }
     }
-    var inside: UInt64 = 0
-    var outside: UInt64 = 0
-    for r in 0..<8 {
-      for c in 0..<8 {
-        let bit: UInt64 = 1 << UInt64(8 * r + c)
-        if touched & bit != 0 { continue }
-        let left: UInt64 = c > 0 ? bit >> 1 : 0
-        let below: UInt64 = r > 0 ? bit >> 8 : 0
-        let known = (inside | outside) & (left | below)
-        let isInside: Bool
-        if known != 0 {
-          isInside = inside & known != 0
-        } else {
-          let cx = x0 + (Double(c) + 0.5) * w
-          let cy = y0 + (Double(r) + 0.5) * h
-          isInside = contains(x: cx, y: cy)
+    var inside = SIMD4<UInt64>.zero
+    var outside = SIMD4<UInt64>.zero
+    func isSet(_ mask: SIMD4<UInt64>, _ i: Int) -> Bool {
+      mask[i >> 6] & (1 << UInt64(i & 63)) != 0
+    }
+    for r in 0..<side {
+      for c in 0..<side where touched[r] & (1 << UInt16(c)) == 0 {
+        let i = r * side + c
+        var known: Bool? = nil
+        if c > 0 && (isSet(inside, i - 1) || isSet(outside, i - 1)) {
+          known = isSet(inside, i - 1)
+        } else if r > 0 && (isSet(inside, i - side) || isSet(outside, i - side)) {
+          known = isSet(inside, i - side)
         }
-        if isInside { inside |= bit } else { outside |= bit }
+        let isInside =
+          known ?? contains(x: x0 + (Double(c) + 0.5) * w, y: y0 + (Double(r) + 0.5) * h)
+        if isInside {
+          inside[i >> 6] |= 1 << UInt64(i & 63)
+        } else {
+          outside[i >> 6] |= 1 << UInt64(i & 63)
+        }
       }
     }
     return (inside, outside)

@@ -27,17 +27,17 @@
 /// A dense grid over the rectangle the boxes occupy, its cells half the median box width and
 /// height (coarser when that would give more than 8 cells a box), holding a CSR list of
 /// entries: per entry the box as `SIMD4<Float>(minLongitude, minLatitude, −maxLongitude,
-/// −maxLatitude)` and its inner box the same way (32 bytes), two 64-bit masks over the cell cut
-/// into 8 × 8 subcells (the subcells the box's shape wholly covers, and those it wholly misses,
-/// when the builder is given the shapes' coverage) and the payload, so a cell's candidates are
-/// tested, a point deep inside a shape answered and a point in a shape's box but clear of the
-/// shape dropped, with one vector comparison and a bit test each, without reading anything
-/// else. A box that would meet more than ``maximumCellsPerBox`` cells goes to a **wide list**
-/// tested on every query instead (with its inner box but no subcells), and so do boxes added
-/// after the build (``insert(_:payload:)``) until the owner rebuilds.
+/// −maxLatitude)`, the payload, and two 256-bit masks over the cell cut into 16 × 16 subcells
+/// (the subcells the box's shape wholly covers, and those it wholly misses, when the builder
+/// is given the shapes' coverage), so a cell's candidates are tested, a point deep inside a
+/// shape answered and a point in a shape's box but clear of the shape dropped, with one vector
+/// comparison and two bit tests each, without reading anything else. A box that would meet
+/// more than ``maximumCellsPerBox`` cells goes to a **wide list** tested on every query
+/// instead (with its inner box, ``Box/inner``, and no subcells), and so do boxes added after
+/// the build (``insert(_:payload:)``) until the owner rebuilds.
 ///
-/// Memory: 4 bytes a cell plus 64 bytes an entry (one cache line); with cells half a box's
-/// size a box meets about 4 to 9 cells.
+/// Memory: 4 bytes a cell plus 96 bytes an entry (one and a half cache lines); with cells half
+/// a box's size a box meets about 4 to 9 cells.
 public struct BoxGridIndex: Sendable {
   /// A box in degrees: `minLongitude` in [−180, 180), `maxLongitude` in
   /// [`minLongitude`, `minLongitude + 360`], latitudes in [−90, 90] with `minLatitude <=
@@ -78,19 +78,17 @@ public struct BoxGridIndex: Sendable {
   /// `columns × rows + 1` offsets into ``entries``: cell `c` (row-major) holds entries
   /// `cellStarts[c] ..< cellStarts[c + 1]`.
   @usableFromInline let cellStarts: [UInt32]
-  /// A cell's entry: one box, everything a query reads of it in one 64-byte stride.
+  /// A cell's entry: one box, everything a query reads of it in one 96-byte stride.
   @usableFromInline struct Entry: Sendable {
-    /// In the low half `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as `Float`
-    /// rounded to nearest, and in the high half the inner box the same way, each bound moved
-    /// inward by at least one `Float` step (see `inward`), or +∞ lanes when there is none. A
-    /// removed entry holds +∞ in every lane and contains no point.
-    @usableFromInline var bounds: SIMD8<Float>
-    /// The cell cut into 8 × 8 subcells (see ``subcellBit(u:v:column:row:)``): bit `8 r + c`
-    /// set when subcell (c, r) lies wholly inside the shape, or wholly outside it; both 0
-    /// when the builder was given no coverage.
-    @usableFromInline var inside: UInt64
-    @usableFromInline var outside: UInt64
+    /// `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as `Float` rounded to
+    /// nearest. A removed entry holds +∞ in every lane and contains no point.
+    @usableFromInline var bounds: SIMD4<Float>
     @usableFromInline var payload: Int32
+    /// The cell cut into 16 × 16 subcells (see ``subcell(u:v:column:row:)``): bit `16 r + c`
+    /// (bit `i % 64` of lane `i / 64`) set when subcell (c, r) lies wholly inside the shape,
+    /// or wholly outside it; both 0 when the builder was given no coverage.
+    @usableFromInline var inside: SIMD4<UInt64>
+    @usableFromInline var outside: SIMD4<UInt64>
   }
   @usableFromInline var entries: [Entry]
   /// The wide list: boxes tested on every query, as ``Entry/bounds`` and their payloads.
@@ -109,19 +107,22 @@ public struct BoxGridIndex: Sendable {
   ///   - boxes: the boxes, each as documented on ``Box``.
   ///   - payloads: one per box, reported by queries.
   ///   - coverage: optionally, which parts of a cell the shape of box `i` (its first argument)
-  ///     covers: given the south-west corner of an 8 × 8 block of subcells (longitude in
+  ///     covers: given the south-west corner of a 16 × 16 block of subcells (longitude in
   ///     [−180, 180], latitude, degrees) and a subcell's width and height (degrees), the
-  ///     subcells wholly inside the shape and those wholly outside it, bit `8 r + c` for row
-  ///     `r` from the south and column `c` from the west, each holding for the subcell grown by
-  ///     1e-9° (see ``PolygonRegion/coverage(minLongitude:minLatitude:cellWidth:cellHeight:)``
-  ///     in `GeofenceGeometry`, which answers exactly this). Called once a filed entry; nil:
-  ///     every subcell undecided.
+  ///     subcells wholly inside the shape and those wholly outside it, bit `16 r + c` (bit
+  ///     `i % 64` of lane `i / 64`) for row `r` from the south and column `c` from the west,
+  ///     each holding for the subcell grown by 1e-9° (see
+  ///     ``PolygonRegion/coverage(minLongitude:minLatitude:cellWidth:cellHeight:)`` in
+  ///     `GeofenceGeometry`, which answers exactly this). Called once a filed entry; nil: every
+  ///     subcell undecided.
   /// - Precondition: `boxes.count == payloads.count`, fewer than 2^32 entries in all.
   /// - Complexity: O(n log n + e) for n boxes and e entries (a median sort, then two passes),
   ///   plus a `coverage` call an entry.
   public init(
     boxes: [Box], payloads: [Int32],
-    coverage: ((Int, SIMD2<Double>, SIMD2<Double>) -> (inside: UInt64, outside: UInt64))? = nil
+    coverage: (
+      (Int, SIMD2<Double>, SIMD2<Double>) -> (inside: SIMD4<UInt64>, outside: SIMD4<UInt64>)
+    )? = nil
   ) {
     precondition(boxes.count == payloads.count, "one payload per box")
     var pieces: [SIMD4<Double>] = []  // (minX, minY, maxX, maxY) in [−180, 180]
@@ -211,11 +212,13 @@ public struct BoxGridIndex: Sendable {
     for c in 0..<cellCount { starts[c + 1] += starts[c] }
     let entryCount = Int(starts[cellCount])
     var entries = [Entry](
-      repeating: Entry(bounds: SIMD8(repeating: .infinity), inside: 0, outside: 0, payload: -1),
+      repeating: Entry(
+        bounds: SIMD4(repeating: .infinity), payload: -1, inside: .zero, outside: .zero),
       count: entryCount)
     var fill = Array(starts[0..<cellCount])
     // A subcell's size, as queries cut the cells (see `subcellBit`); none without extent.
-    let subcell = SIMD2(1 / (8 * scaleX), 1 / (8 * scaleY))
+    let subcell = SIMD2(
+      1 / (Double(Self.subcellsPerSide) * scaleX), 1 / (Double(Self.subcellsPerSide) * scaleY))
     let decides = coverage != nil && scaleX > 0 && scaleY > 0
     for (k, s) in spans.enumerated() where s.c0 <= s.c1 {
       let packed = packedPieces[k]
@@ -223,7 +226,8 @@ public struct BoxGridIndex: Sendable {
         for c in s.c0...s.c1 {
           let cell = r * columns + c
           let at = Int(fill[cell])
-          var entry = Entry(bounds: packed, inside: 0, outside: 0, payload: pieceOwners[k])
+          var entry = Entry(
+            bounds: packed.lowHalf, payload: pieceOwners[k], inside: .zero, outside: .zero)
           if decides, let coverage {
             let corner = SIMD2(
               low.x + Double(c) / scaleX, low.y + Double(r) / scaleY)
@@ -288,23 +292,29 @@ public struct BoxGridIndex: Sendable {
     return u < Double(count) ? Int(u) : count &- 1
   }
 
-  /// The point's subcell in its cell, as a mask of one bit (`8 r + c` for subcell column
-  /// `c = ⌊8 (u − column)⌋` and row `r` likewise, each at most 7), or 0 when the point lies
-  /// outside the grid's rectangle (`u` or `v` outside `0 ..< columns` or `0 ..< rows`): the
-  /// build decides each entry's subcells for the same cuts (see `init`).
+  /// Subcells along each side of a cell (see ``Entry``).
+  @usableFromInline static let subcellsPerSide = 16
+
+  /// The point's subcell in its cell, `i = 16 r + c` for subcell column `c = ⌊16 (u −
+  /// column)⌋` and row `r` likewise (each at most 15), as the lane `i / 64` and a mask of bit
+  /// `i % 64`; the mask is 0 when the point lies outside the grid's rectangle (`u` or `v`
+  /// outside `0 ..< columns` or `0 ..< rows`). The build decides each entry's subcells for the
+  /// same cuts (see `init`).
   @inlinable @inline(__always)
-  func subcellBit(u: Double, v: Double, column: Int, row: Int) -> UInt64 {
-    guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return 0 }
-    let c = Swift.min(7, Int((u - Double(column)) * 8))
-    let r = Swift.min(7, Int((v - Double(row)) * 8))
-    return 1 &<< UInt64(r &* 8 &+ c)
+  func subcell(u: Double, v: Double, column: Int, row: Int) -> (lane: Int, bit: UInt64) {
+    guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return (0, 0) }
+    let side = Self.subcellsPerSide
+    let c = Swift.min(side &- 1, Int((u - Double(column)) * Double(side)))
+    let r = Swift.min(side &- 1, Int((v - Double(row)) * Double(side)))
+    let i = r &* side &+ c
+    return (i &>> 6, 1 &<< UInt64(i & 63))
   }
 
   /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`) and
   /// whose shape may contain it, each once, and possibly of boxes within rounding of it (see
-  /// **Answers**), and whether the point is certainly inside the shape: in the box's inner box
-  /// (``Box/inner``) or in a subcell the build's `coverage` put wholly inside (false says
-  /// nothing). A box whose `coverage` put the point's subcell wholly outside the shape is not
+  /// **Answers**), and whether the point is certainly inside the shape: in a subcell the
+  /// build's `coverage` put wholly inside, or for a box of the wide list in its inner box
+  /// (``Box/inner``); false says nothing. A box whose `coverage` put the point's subcell wholly outside the shape is not
   /// reported. Does not allocate.
   /// - Precondition: `latitude` in [−90, 90] and `longitude` in [−180, 180] (not NaN).
   /// - Complexity: O(c + w): the c entries of the point's cell and the w of the wide list, one
@@ -321,15 +331,15 @@ public struct BoxGridIndex: Sendable {
     let column = Self.clamp(u, columns)
     let row = Self.clamp(v, rows)
     let cell = row &* columns &+ column
-    let bit = subcellBit(u: u, v: v, column: column, row: row)
+    let (lane, bit) = subcell(u: u, v: v, column: column, row: row)
     try cellStarts.withUnsafeBufferPointer { starts in
       try entries.withUnsafeBufferPointer { entries in
         var k = Int(starts[cell])
         let end = Int(starts[cell &+ 1])
         while k < end {
           let e = entries[k]
-          if all(e.bounds.lowHalf .<= q) && e.outside & bit == 0 {
-            try body(e.payload, e.inside & bit != 0 || all(e.bounds.highHalf .<= q))
+          if all(e.bounds .<= q) && e.outside[lane] & bit == 0 {
+            try body(e.payload, e.inside[lane] & bit != 0)
           }
           k &+= 1
         }
@@ -367,7 +377,7 @@ public struct BoxGridIndex: Sendable {
             let cell = r * columns + c
             for k in Int(cellStarts[cell])..<Int(cellStarts[cell + 1])
             where entries[k].payload == payload {
-              entries[k].bounds = removed
+              entries[k].bounds = removed.lowHalf
             }
           }
         }
