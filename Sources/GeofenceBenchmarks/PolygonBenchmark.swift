@@ -37,6 +37,8 @@ public enum PolygonBenchmark {
     /// vertex, and the edge indexes' share of them (bands and cell grid).
     public var bytesPerVertex: Double
     public var indexBytesPerVertex: Double
+    /// Bytes of the set's box grid (``RegionSet/polygonIndex``, by capacity) per vertex.
+    public var boxGridBytesPerVertex: Double
     public var fixes: Int
     public var geosFixes: Int
     /// Fixes per second, single thread: the index alone, ours, GEOS through the bridge.
@@ -179,6 +181,8 @@ public enum PolygonBenchmark {
       workload: workload.name, polygonCount: geofences.count, vertexCount: vertices,
       bytesPerVertex: Double(bytes) / Double(max(1, vertices)),
       indexBytesPerVertex: Double(edgeIndexBytes) / Double(max(1, vertices)),
+      boxGridBytesPerVertex: Double(set.polygonIndex.memoryFootprintBytes)
+        / Double(max(1, vertices)),
       fixes: fixes.count, geosFixes: geosCount,
       indexFixesPerSecond: Double(fixes.count) / indexSeconds,
       fixesPerSecond: Double(fixes.count) / oursSeconds,

@@ -480,9 +480,9 @@ extension BenchCommand {
           r.fixesPerSecond / r.geosFixesPerSecond)
         + String(
           format:
-            "; %.2f candidates (%.2f decided by the index), %.3f matches a fix; %.1f B a vertex (edge indexes %.1f)",
+            "; %.2f candidates (%.2f decided by the index), %.3f matches a fix; %.1f B a vertex (edge indexes %.1f), box grid %.1f B a vertex",
           r.candidatesPerFix, r.decidedPerFix, r.matchesPerFix, r.bytesPerVertex,
-          r.indexBytesPerVertex)
+          r.indexBytesPerVertex, r.boxGridBytesPerVertex)
         + "; checksum \(r.checksum)" + (r.agreesWithGEOS ? "" : "; DISAGREES WITH GEOS"))
     rows.append(
       "{\"peer\": \"ours\", \"polygons\": \(r.polygonCount), \"vertices\": \(r.vertexCount), "
@@ -493,6 +493,7 @@ extension BenchCommand {
         + "\"decided_per_fix\": \(r.decidedPerFix), "
         + "\"bytes_per_vertex\": \(r.bytesPerVertex), "
         + "\"index_bytes_per_vertex\": \(r.indexBytesPerVertex), "
+        + "\"box_grid_bytes_per_vertex\": \(r.boxGridBytesPerVertex), "
         + "\"pairs\": \(r.checksum.pairs), \"slot_sum\": \(r.checksum.slotSum), "
         + "\"weighted_sum\": \(r.checksum.weightedSum), \"agrees_with_geos\": \(r.agreesWithGEOS)}")
   }
