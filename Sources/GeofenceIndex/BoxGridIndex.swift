@@ -48,8 +48,10 @@ public struct BoxGridIndex: Sendable {
     public var minLatitude: Double
     public var maxLatitude: Double
     /// Optionally, a box wholly inside the payload's shape, as (minLongitude, minLatitude,
-    /// maxLongitude, maxLatitude) with longitudes in [−180, 180]: a point in it is reported as
-    /// certainly inside (see ``forEachCandidate(longitude:latitude:_:)``). Nil: none.
+    /// maxLongitude, maxLatitude) with longitudes in [−180, 180]: while the box is on the wide
+    /// list, a point in it is reported as certainly inside (see
+    /// ``forEachCandidate(longitude:latitude:_:)``); a box filed in cells answers from the
+    /// build's coverage instead. Nil: none.
     public var inner: SIMD4<Double>?
 
     public init(
@@ -216,7 +218,7 @@ public struct BoxGridIndex: Sendable {
         bounds: SIMD4(repeating: .infinity), payload: -1, inside: .zero, outside: .zero),
       count: entryCount)
     var fill = Array(starts[0..<cellCount])
-    // A subcell's size, as queries cut the cells (see `subcellBit`); none without extent.
+    // A subcell's size, as queries cut the cells (see `subcell`); none without extent.
     let subcell = SIMD2(
       1 / (Double(Self.subcellsPerSide) * scaleX), 1 / (Double(Self.subcellsPerSide) * scaleY))
     let decides = coverage != nil && scaleX > 0 && scaleY > 0
