@@ -256,6 +256,32 @@ public struct PolygonRegion: Hashable, Sendable {
     return (x0, x1, y0, y1)
   }
 
+  /// Cells along each side of a ``coverage(minLongitude:minLatitude:cellWidth:cellHeight:)``
+  /// block: 16.
+  public static let coverageSide = 16
+
+  /// Which cells of a 16 × 16 block of equal cells lie wholly inside, and which wholly
+  /// outside, the closed region: cell `i = 16 r + c`, in row `r` (from the south) and column
+  /// `c` (from the west), `[minLongitude + c w, minLongitude + (c + 1) w] × [minLatitude + r h,
+  /// minLatitude + (r + 1) h]`, is bit `i % 64` of lane `i / 64`. A set bit holds for the cell
+  /// grown by 1e-9° on every side (far above the rounding of a caller's cell arithmetic), so a
+  /// caller may answer a point it files in that cell without the edge test; a cell in neither
+  /// mask is undecided (an edge comes near it). Longitudes as queries give them, in
+  /// [−180, 180]; a region whose frame reaches 180 decides no cell (both masks 0).
+  /// - Parameters:
+  ///   - minLongitude: the block's west side (degrees).
+  ///   - minLatitude: the block's south side (degrees).
+  ///   - cellWidth: a cell's width in degrees of longitude (> 0; otherwise nothing is decided).
+  ///   - cellHeight: a cell's height in degrees of latitude (> 0; otherwise nothing is
+  ///     decided).
+  /// - Complexity: O(k + 256 t) for the k band entries of the block's latitudes and t point
+  ///   tests (at most one a group of cells no edge separates); no allocation.
+  public func coverage(
+    minLongitude: Double, minLatitude: Double, cellWidth: Double, cellHeight: Double
+  ) -> (inside: SIMD4<UInt64>, outside: SIMD4<UInt64>) {
+    storage.coverage(x0: minLongitude, y0: minLatitude, width: cellWidth, height: cellHeight)
+  }
+
   // MARK: - Distance to the boundary
 
   /// Distance in metres from `point` to the nearest edge (inside or outside the region), when

@@ -9,7 +9,8 @@
 /// ## Answers
 ///
 /// - **Never misses**: every box whose closed extent (in degrees) contains the point is
-///   reported, exactly once.
+///   reported, exactly once, unless the build's coverage says its shape wholly misses the
+///   point's subcell (see ``init(boxes:payloads:coverage:)``).
 /// - **May over-report** by rounding only: the boxes are held as `Float` bounds and the point is
 ///   rounded to `Float` for the comparison, so a point within about one `Float` ulp (about 4e-6°
 ///   at 180°, 0.4 m) outside a box may be reported. Rounding to nearest is monotonic, so a point
@@ -26,14 +27,17 @@
 /// A dense grid over the rectangle the boxes occupy, its cells half the median box width and
 /// height (coarser when that would give more than 8 cells a box), holding a CSR list of
 /// entries: per entry the box as `SIMD4<Float>(minLongitude, minLatitude, −maxLongitude,
-/// −maxLatitude)` and its inner box the same way (32 bytes), and the payload (4 bytes), so a
-/// cell's candidates are tested, and a point deep inside a shape answered, with one vector
-/// comparison each, without reading anything else. A box that would meet more than
-/// ``maximumCellsPerBox`` cells goes to a **wide list** tested on every query instead, and so do
-/// boxes added after the build (``insert(_:payload:)``) until the owner rebuilds.
+/// −maxLatitude)`, the payload, and two 256-bit masks over the cell cut into 16 × 16 subcells
+/// (the subcells the box's shape wholly covers, and those it wholly misses, when the builder
+/// is given the shapes' coverage), so a cell's candidates are tested, a point deep inside a
+/// shape answered and a point in a shape's box but clear of the shape dropped, with one vector
+/// comparison and two bit tests each, without reading anything else. A box that would meet
+/// more than ``maximumCellsPerBox`` cells goes to a **wide list** tested on every query
+/// instead (with its inner box, ``Box/inner``, and no subcells), and so do boxes added after
+/// the build (``insert(_:payload:)``) until the owner rebuilds.
 ///
-/// Memory: 4 bytes a cell plus 36 bytes an entry; with cells half a box's size a box meets
-/// about 4 to 9 cells.
+/// Memory: 4 bytes a cell plus 96 bytes an entry (one and a half cache lines); with cells half
+/// a box's size a box meets about 4 to 9 cells.
 public struct BoxGridIndex: Sendable {
   /// A box in degrees: `minLongitude` in [−180, 180), `maxLongitude` in
   /// [`minLongitude`, `minLongitude + 360`], latitudes in [−90, 90] with `minLatitude <=
@@ -44,8 +48,10 @@ public struct BoxGridIndex: Sendable {
     public var minLatitude: Double
     public var maxLatitude: Double
     /// Optionally, a box wholly inside the payload's shape, as (minLongitude, minLatitude,
-    /// maxLongitude, maxLatitude) with longitudes in [−180, 180]: a point in it is reported as
-    /// certainly inside (see ``forEachCandidate(longitude:latitude:_:)``). Nil: none.
+    /// maxLongitude, maxLatitude) with longitudes in [−180, 180]: while the box is on the wide
+    /// list, a point in it is reported as certainly inside (see
+    /// ``forEachCandidate(longitude:latitude:_:)``); a box filed in cells answers from the
+    /// build's coverage instead. Nil: none.
     public var inner: SIMD4<Double>?
 
     public init(
@@ -71,17 +77,23 @@ public struct BoxGridIndex: Sendable {
   @usableFromInline let scaleY: Double
   @usableFromInline let columns: Int
   @usableFromInline let rows: Int
-  /// `columns × rows + 1` offsets into ``bounds``: cell `c` (row-major) holds entries
+  /// `columns × rows + 1` offsets into ``entries``: cell `c` (row-major) holds entries
   /// `cellStarts[c] ..< cellStarts[c + 1]`.
   @usableFromInline let cellStarts: [UInt32]
-  /// Per entry, in its low half `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as
-  /// `Float` rounded to nearest, and in its high half the inner box the same way, each bound
-  /// moved inward by at least one `Float` step (see `inward`), or +∞ lanes when there is none.
-  /// A removed entry holds +∞ in every lane and contains no point.
-  @usableFromInline var bounds: [SIMD8<Float>]
-  /// Per entry, its box's payload.
-  @usableFromInline var payloads: [Int32]
-  /// The wide list: boxes tested on every query, as ``bounds`` and ``payloads``.
+  /// A cell's entry: one box, everything a query reads of it in one 96-byte stride.
+  @usableFromInline struct Entry: Sendable {
+    /// `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as `Float` rounded to
+    /// nearest. A removed entry holds +∞ in every lane and contains no point.
+    @usableFromInline var bounds: SIMD4<Float>
+    @usableFromInline var payload: Int32
+    /// The cell cut into 16 × 16 subcells (see ``subcell(u:v:column:row:)``): bit `16 r + c`
+    /// (bit `i % 64` of lane `i / 64`) set when subcell (c, r) lies wholly inside the shape,
+    /// or wholly outside it; both 0 when the builder was given no coverage.
+    @usableFromInline var inside: SIMD4<UInt64>
+    @usableFromInline var outside: SIMD4<UInt64>
+  }
+  @usableFromInline var entries: [Entry]
+  /// The wide list: boxes tested on every query, as ``Entry/bounds`` and their payloads.
   @usableFromInline var wideBounds: [SIMD8<Float>]
   @usableFromInline var widePayloads: [Int32]
   /// Number of wide-list entries that ``insert(_:payload:)`` added since the build.
@@ -96,20 +108,37 @@ public struct BoxGridIndex: Sendable {
   /// - Parameters:
   ///   - boxes: the boxes, each as documented on ``Box``.
   ///   - payloads: one per box, reported by queries.
+  ///   - coverage: optionally, which parts of a cell the shape of box `i` (its first argument)
+  ///     covers: given the south-west corner of a 16 × 16 block of subcells (longitude in
+  ///     [−180, 180], latitude, degrees) and a subcell's width and height (degrees), the
+  ///     subcells wholly inside the shape and those wholly outside it, bit `16 r + c` (bit
+  ///     `i % 64` of lane `i / 64`) for row `r` from the south and column `c` from the west,
+  ///     each holding for the subcell grown by 1e-9° (see
+  ///     ``PolygonRegion/coverage(minLongitude:minLatitude:cellWidth:cellHeight:)`` in
+  ///     `GeofenceGeometry`, which answers exactly this). Called once a filed entry; nil: every
+  ///     subcell undecided.
   /// - Precondition: `boxes.count == payloads.count`, fewer than 2^32 entries in all.
-  /// - Complexity: O(n log n + e) for n boxes and e entries (a median sort, then two passes).
-  public init(boxes: [Box], payloads: [Int32]) {
+  /// - Complexity: O(n log n + e) for n boxes and e entries (a median sort, then two passes),
+  ///   plus a `coverage` call an entry.
+  public init(
+    boxes: [Box], payloads: [Int32],
+    coverage: (
+      (Int, SIMD2<Double>, SIMD2<Double>) -> (inside: SIMD4<UInt64>, outside: SIMD4<UInt64>)
+    )? = nil
+  ) {
     precondition(boxes.count == payloads.count, "one payload per box")
     var pieces: [SIMD4<Double>] = []  // (minX, minY, maxX, maxY) in [−180, 180]
     var pieceOwners: [Int32] = []
+    var pieceBoxes: [Int] = []
     var packedPieces: [SIMD8<Float>] = []
     pieces.reserveCapacity(boxes.count)
     pieceOwners.reserveCapacity(boxes.count)
     packedPieces.reserveCapacity(boxes.count)
-    for (box, payload) in zip(boxes, payloads) {
+    for (b, (box, payload)) in zip(boxes, payloads).enumerated() {
       for piece in Self.pieces(of: box) {
         pieces.append(piece)
         pieceOwners.append(payload)
+        pieceBoxes.append(b)
         packedPieces.append(Self.packed(piece, box: box))
       }
     }
@@ -184,24 +213,39 @@ public struct BoxGridIndex: Sendable {
     }
     for c in 0..<cellCount { starts[c + 1] += starts[c] }
     let entryCount = Int(starts[cellCount])
-    var bounds = [SIMD8<Float>](repeating: SIMD8(repeating: .infinity), count: entryCount)
-    var payloads = [Int32](repeating: -1, count: entryCount)
+    var entries = [Entry](
+      repeating: Entry(
+        bounds: SIMD4(repeating: .infinity), payload: -1, inside: .zero, outside: .zero),
+      count: entryCount)
     var fill = Array(starts[0..<cellCount])
+    // A subcell's size, as queries cut the cells (see `subcell`); none without extent.
+    let subcell = SIMD2(
+      1 / (Double(Self.subcellsPerSide) * scaleX), 1 / (Double(Self.subcellsPerSide) * scaleY))
+    let decides = coverage != nil && scaleX > 0 && scaleY > 0
     for (k, s) in spans.enumerated() where s.c0 <= s.c1 {
       let packed = packedPieces[k]
       for r in s.r0...s.r1 {
         for c in s.c0...s.c1 {
           let cell = r * columns + c
           let at = Int(fill[cell])
-          bounds[at] = packed
-          payloads[at] = pieceOwners[k]
+          var entry = Entry(
+            bounds: packed.lowHalf, payload: pieceOwners[k], inside: .zero, outside: .zero)
+          if decides, let coverage {
+            let corner = SIMD2(
+              low.x + Double(c) / scaleX, low.y + Double(r) / scaleY)
+            let masks = coverage(pieceBoxes[k], corner, subcell)
+            // A subcell cannot be both; a shape that says so decides neither.
+            let both = masks.inside & masks.outside
+            entry.inside = masks.inside & ~both
+            entry.outside = masks.outside & ~both
+          }
+          entries[at] = entry
           fill[cell] += 1
         }
       }
     }
     self.cellStarts = starts
-    self.bounds = bounds
-    self.payloads = payloads
+    self.entries = entries
     self.wideBounds = wideBounds
     self.widePayloads = widePayloads
   }
@@ -250,10 +294,30 @@ public struct BoxGridIndex: Sendable {
     return u < Double(count) ? Int(u) : count &- 1
   }
 
-  /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`), each
-  /// once, and possibly of boxes within rounding of it (see **Answers**), and whether the
-  /// point lies in that box's inner box (``Box/inner``: then it is certainly inside the shape;
-  /// false says nothing). Does not allocate.
+  /// Subcells along each side of a cell (see ``Entry``).
+  @usableFromInline static let subcellsPerSide = 16
+
+  /// The point's subcell in its cell, `i = 16 r + c` for subcell column `c = ⌊16 (u −
+  /// column)⌋` and row `r` likewise (each at most 15), as the lane `i / 64` and a mask of bit
+  /// `i % 64`; the mask is 0 when the point lies outside the grid's rectangle (`u` or `v`
+  /// outside `0 ..< columns` or `0 ..< rows`). The build decides each entry's subcells for the
+  /// same cuts (see `init`).
+  @inlinable @inline(__always)
+  func subcell(u: Double, v: Double, column: Int, row: Int) -> (lane: Int, bit: UInt64) {
+    guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return (0, 0) }
+    let side = Self.subcellsPerSide
+    let c = Swift.min(side &- 1, Int((u - Double(column)) * Double(side)))
+    let r = Swift.min(side &- 1, Int((v - Double(row)) * Double(side)))
+    let i = r &* side &+ c
+    return (i &>> 6, 1 &<< UInt64(i & 63))
+  }
+
+  /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`) and
+  /// whose shape may contain it, each once, and possibly of boxes within rounding of it (see
+  /// **Answers**), and whether the point is certainly inside the shape: in a subcell the
+  /// build's `coverage` put wholly inside, or for a box of the wide list in its inner box
+  /// (``Box/inner``); false says nothing. A box whose `coverage` put the point's subcell wholly outside the shape is not
+  /// reported. Does not allocate.
   /// - Precondition: `latitude` in [−90, 90] and `longitude` in [−180, 180] (not NaN).
   /// - Complexity: O(c + w): the c entries of the point's cell and the w of the wide list, one
   ///   `Float` vector comparison each.
@@ -264,19 +328,22 @@ public struct BoxGridIndex: Sendable {
     let xf = Float(x)
     let yf = Float(y)
     let q = SIMD4<Float>(xf, yf, -xf, -yf)
-    let column = Self.clamp((x - originX) * scaleX, columns)
-    let row = Self.clamp((y - originY) * scaleY, rows)
+    let u = (x - originX) * scaleX
+    let v = (y - originY) * scaleY
+    let column = Self.clamp(u, columns)
+    let row = Self.clamp(v, rows)
     let cell = row &* columns &+ column
+    let (lane, bit) = subcell(u: u, v: v, column: column, row: row)
     try cellStarts.withUnsafeBufferPointer { starts in
-      try bounds.withUnsafeBufferPointer { bounds in
-        try payloads.withUnsafeBufferPointer { payloads in
-          var k = Int(starts[cell])
-          let end = Int(starts[cell &+ 1])
-          while k < end {
-            let b = bounds[k]
-            if all(b.lowHalf .<= q) { try body(payloads[k], all(b.highHalf .<= q)) }
-            k &+= 1
+      try entries.withUnsafeBufferPointer { entries in
+        var k = Int(starts[cell])
+        let end = Int(starts[cell &+ 1])
+        while k < end {
+          let e = entries[k]
+          if all(e.bounds .<= q) && e.outside[lane] & bit == 0 {
+            try body(e.payload, e.inside[lane] & bit != 0)
           }
+          k &+= 1
         }
       }
     }
@@ -310,9 +377,9 @@ public struct BoxGridIndex: Sendable {
         for r in r0...r1 {
           for c in c0...c1 {
             let cell = r * columns + c
-            for k in Int(cellStarts[cell])..<Int(cellStarts[cell + 1]) where payloads[k] == payload
-            {
-              bounds[k] = removed
+            for k in Int(cellStarts[cell])..<Int(cellStarts[cell + 1])
+            where entries[k].payload == payload {
+              entries[k].bounds = removed.lowHalf
             }
           }
         }
@@ -323,10 +390,10 @@ public struct BoxGridIndex: Sendable {
 
   /// Heap bytes of the grid, entries and wide list, by capacity.
   public var memoryFootprintBytes: Int {
-    cellStarts.capacity * 4 + bounds.capacity * 32 + payloads.capacity * 4
+    cellStarts.capacity * 4 + entries.capacity * MemoryLayout<Entry>.stride
       + wideBounds.capacity * 32 + widePayloads.capacity * 4
   }
 
-  /// Mean entries tested a query would read, over every cell (for diagnostics).
-  public var entryCount: Int { bounds.count + wideBounds.count }
+  /// Number of entries in the cells and the wide list (for diagnostics).
+  public var entryCount: Int { entries.count + wideBounds.count }
 }

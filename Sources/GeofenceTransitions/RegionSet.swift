@@ -157,7 +157,13 @@ public struct RegionSet: Sendable {
       boxes.append(Self.box(of: polygon))
       payloads.append(Int32(k))
     }
-    polygonIndex = BoxGridIndex(boxes: boxes, payloads: payloads)
+    let regions = polygons
+    let owners = payloads
+    polygonIndex = BoxGridIndex(boxes: boxes, payloads: payloads) { b, corner, subcell in
+      regions[Int(owners[b])].coverage(
+        minLongitude: corner.x, minLatitude: corner.y, cellWidth: subcell.x,
+        cellHeight: subcell.y)
+    }
   }
 
   /// Calls `body` with the slot of every polygon that contains `point` (closed: a point on an
@@ -166,7 +172,10 @@ public struct RegionSet: Sendable {
   ///
   /// The first filter is planar (``polygonIndex``, keyed by the point's degrees: no unit
   /// vector, no trigonometry); a point in a candidate's inner box (``PolygonRegion/innerBox``)
-  /// is inside at once, and each other candidate is tested with ``PolygonRegion/contains(_:)``.
+  /// or in a part of the index's cell that the polygon wholly covers
+  /// (``PolygonRegion/coverage(minLongitude:minLatitude:cellWidth:cellHeight:)``) is inside at
+  /// once, a point in a part it wholly misses is not a candidate, and each other candidate is
+  /// tested with ``PolygonRegion/contains(_:)``.
   /// A point outside latitude [−90, 90] or longitude [−180, 180] (possible with
   /// `Coordinate(uncheckedLatitude:longitude:)`) is tested against every polygon; NaN finds
   /// nothing.

@@ -479,8 +479,10 @@ extension BenchCommand {
           r.indexFixesPerSecond / 1e6, r.fixesPerSecond / 1e6, r.geosFixesPerSecond / 1e6,
           r.fixesPerSecond / r.geosFixesPerSecond)
         + String(
-          format: "; %.2f candidates, %.3f matches a fix; %.1f B a vertex (edge indexes %.1f)",
-          r.candidatesPerFix, r.matchesPerFix, r.bytesPerVertex, r.indexBytesPerVertex)
+          format:
+            "; %.2f candidates (%.2f decided by the index), %.3f matches a fix; %.1f B a vertex (edge indexes %.1f), box grid %.1f B a vertex",
+          r.candidatesPerFix, r.decidedPerFix, r.matchesPerFix, r.bytesPerVertex,
+          r.indexBytesPerVertex, r.boxGridBytesPerVertex)
         + "; checksum \(r.checksum)" + (r.agreesWithGEOS ? "" : "; DISAGREES WITH GEOS"))
     rows.append(
       "{\"peer\": \"ours\", \"polygons\": \(r.polygonCount), \"vertices\": \(r.vertexCount), "
@@ -488,8 +490,10 @@ extension BenchCommand {
         + "\"fixes_per_second\": \(r.fixesPerSecond), "
         + "\"geos_bridge_fixes_per_second\": \(r.geosFixesPerSecond), "
         + "\"geos_bridge_fixes\": \(r.geosFixes), \"candidates_per_fix\": \(r.candidatesPerFix), "
+        + "\"decided_per_fix\": \(r.decidedPerFix), "
         + "\"bytes_per_vertex\": \(r.bytesPerVertex), "
         + "\"index_bytes_per_vertex\": \(r.indexBytesPerVertex), "
+        + "\"box_grid_bytes_per_vertex\": \(r.boxGridBytesPerVertex), "
         + "\"pairs\": \(r.checksum.pairs), \"slot_sum\": \(r.checksum.slotSum), "
         + "\"weighted_sum\": \(r.checksum.weightedSum), \"agrees_with_geos\": \(r.agreesWithGEOS)}")
   }

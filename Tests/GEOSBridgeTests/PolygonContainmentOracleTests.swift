@@ -388,3 +388,88 @@ private func subdivided(_ ring: [SIMD2<Double>], pieces: Int) -> [SIMD2<Double>]
   // Most families have grids: the test must have boxes to judge.
   #expect(boxes > 100)
 }
+
+@Test func coverageMasksAgreeWithGEOS() throws {
+  // `PolygonRegion.coverage` lets the box index answer a point without the edge test, or skip
+  // the polygon: every subcell it decides must be decided the same way by GEOS at its corners
+  // (grown by almost the promised 1e-9°), its centre and random points, and no vertex or point
+  // on an edge may lie in a decided subcell. Blocks of every size, from a sixty-fourth of the
+  // region to twice it, placed at random around it.
+  let geos = try GEOSContext()
+  var rng = SeededGenerator(seed: 0xC0_7E4A)
+  var decided = 0
+  var undecided = 0
+  for family in families {
+    for k in 0..<family.count {
+      let seedState = rng.state
+      let normalized = try PolygonRegion.normalizedPolygons([family.make(&rng)])
+      let region = try PolygonRegion(polygons: normalized)
+      let prepared = try geos.polygon(rings: normalized).prepared()
+      let width = region.maxLongitude - region.minLongitude
+      let height = region.maxLatitude - region.minLatitude
+      // Points on the boundary: every vertex, and points along every edge.
+      var boundary: [SIMD2<Double>] = []
+      for ring in normalized.joined() {
+        for i in 0..<(ring.count - 1) {
+          boundary.append(ring[i])
+          let t = Double.random(in: 0...1, using: &rng)
+          boundary.append(ring[i] + t * (ring[i + 1] - ring[i]))
+          boundary.append(ring[i] + 0.5 * (ring[i + 1] - ring[i]))
+        }
+      }
+      for _ in 0..<6 {
+        let fraction = exp(Double.random(in: log(1.0 / 64)...log(2.0), using: &rng)) / 16
+        let w = width * fraction
+        let h = height * fraction
+        let x0 = Double.random(in: (region.minLongitude - 8 * w)...region.maxLongitude, using: &rng)
+        let y0 = Double.random(in: (region.minLatitude - 8 * h)...region.maxLatitude, using: &rng)
+        let masks = region.coverage(minLongitude: x0, minLatitude: y0, cellWidth: w, cellHeight: h)
+        #expect(masks.inside & masks.outside == .zero)
+        if region.maxLongitude >= 180 {
+          #expect(
+            masks.inside == .zero && masks.outside == .zero, "a frame past 180 decides nothing")
+          continue
+        }
+        let label = "\(family.name) #\(k) (seed \(seedState)), block (\(x0), \(y0)) \(w) × \(h)"
+        for bit in 0..<256 {
+          let mask: UInt64 = 1 << UInt64(bit % 64)
+          let inside = masks.inside[bit / 64] & mask != 0
+          guard inside || masks.outside[bit / 64] & mask != 0 else {
+            undecided += 1
+            continue
+          }
+          decided += 1
+          let c = Double(bit % 16)
+          let r = Double(bit / 16)
+          let grow = 0.9e-9
+          let left = x0 + c * w - grow
+          let right = x0 + (c + 1) * w + grow
+          let bottom = y0 + r * h - grow
+          let top = y0 + (r + 1) * h + grow
+          var points: [SIMD2<Double>] = [
+            [left, bottom], [right, bottom], [left, top], [right, top],
+            [(left + right) / 2, (bottom + top) / 2],
+          ]
+          for _ in 0..<3 {
+            points.append(
+              [
+                Double.random(in: left...right, using: &rng),
+                Double.random(in: bottom...top, using: &rng),
+              ])
+          }
+          for p in points where abs(p.y) <= 90 && abs(p.x) <= 180 {
+            #expect(try prepared.covers(x: p.x, y: p.y) == inside, "\(label): (\(p.x), \(p.y))")
+            #expect(
+              region.contains(Coordinate(uncheckedLatitude: p.y, longitude: p.x)) == inside,
+              "\(label): (\(p.x), \(p.y)) by the edge test")
+          }
+          for p in boundary where p.x >= left && p.x <= right && p.y >= bottom && p.y <= top {
+            Issue.record("\(label): boundary point (\(p.x), \(p.y)) in a decided subcell")
+          }
+        }
+      }
+    }
+  }
+  // Both kinds must occur for the test to judge anything.
+  #expect(decided > 10_000 && undecided > 1_000, "\(decided) decided, \(undecided) not")
+}

@@ -93,6 +93,83 @@ private func holds(_ box: BoxGridIndex.Box, _ x: Double, _ y: Double, slack: Dou
     check("after removals and inserts")
   }
 
+  @Test(arguments: [4, 5] as [UInt64])
+  func coverageDecidesOnlyWhatTheShapeDecides(seed: UInt64) {
+    // Each box's shape is the ellipse inscribed in it; the coverage given to the build marks a
+    // subcell inside when its four corners, grown by 1e-9°, are inside (the ellipse is convex)
+    // and outside when its nearest point to the centre is outside. Every point reported
+    // certain must be in its ellipse, and every ellipse holding a point must be reported.
+    var rng = SeededGenerator(seed: seed)
+    let boxes = (0..<300).map { _ -> BoxGridIndex.Box in
+      let w = Double.random(in: 0.001...0.05, using: &rng)
+      let h = Double.random(in: 0.001...0.05, using: &rng)
+      let x = Double.random(in: 10...10.3, using: &rng)
+      let y = Double.random(in: 40...40.3, using: &rng)
+      return BoxGridIndex.Box(
+        minLongitude: x, maxLongitude: x + w, minLatitude: y, maxLatitude: y + h)
+    }
+    func normalized(_ b: BoxGridIndex.Box, _ x: Double, _ y: Double) -> SIMD2<Double> {
+      let cx = (b.minLongitude + b.maxLongitude) / 2
+      let cy = (b.minLatitude + b.maxLatitude) / 2
+      return [
+        (x - cx) / ((b.maxLongitude - b.minLongitude) / 2),
+        (y - cy) / ((b.maxLatitude - b.minLatitude) / 2),
+      ]
+    }
+    func inEllipse(_ b: BoxGridIndex.Box, _ x: Double, _ y: Double) -> Bool {
+      let p = normalized(b, x, y)
+      return p.x * p.x + p.y * p.y <= 1
+    }
+    var decided = 0
+    let index = BoxGridIndex(boxes: boxes, payloads: boxes.indices.map { Int32($0) }) {
+      k, corner, size in
+      let b = boxes[k]
+      var inside = SIMD4<UInt64>.zero
+      var outside = SIMD4<UInt64>.zero
+      let g = 1e-9
+      for i in 0..<256 {
+        let x0 = corner.x + Double(i % 16) * size.x - g
+        let x1 = corner.x + Double(i % 16 + 1) * size.x + g
+        let y0 = corner.y + Double(i / 16) * size.y - g
+        let y1 = corner.y + Double(i / 16 + 1) * size.y + g
+        let bit: UInt64 = 1 << UInt64(i % 64)
+        if inEllipse(b, x0, y0) && inEllipse(b, x1, y0) && inEllipse(b, x0, y1)
+          && inEllipse(b, x1, y1)
+        {
+          inside[i / 64] |= bit
+          decided += 1
+        } else {
+          let a = normalized(b, x0, y0)
+          let c = normalized(b, x1, y1)
+          let nearest = SIMD2(min(max(0, a.x), c.x), min(max(0, a.y), c.y))
+          if nearest.x * nearest.x + nearest.y * nearest.y > 1 {
+            outside[i / 64] |= bit
+            decided += 1
+          }
+        }
+      }
+      return (inside, outside)
+    }
+    #expect(decided > 100_000)
+    var certain = 0
+    for _ in 0..<20_000 {
+      let x = Double.random(in: 9.99...10.36, using: &rng)
+      let y = Double.random(in: 39.99...40.36, using: &rng)
+      var reported: [Int32] = []
+      index.forEachCandidate(longitude: x, latitude: y) { k, isCertain in
+        reported.append(k)
+        if isCertain {
+          certain += 1
+          #expect(inEllipse(boxes[Int(k)], x, y), "seed \(seed): \(k) certain at \(x), \(y)")
+        }
+      }
+      for (k, b) in boxes.enumerated() where inEllipse(b, x, y) {
+        #expect(reported.contains(Int32(k)), "seed \(seed): missed \(k) at \(x), \(y)")
+      }
+    }
+    #expect(certain > 1_000)
+  }
+
   @Test func emptyIndexReportsNothing() {
     var reported = 0
     BoxGridIndex().forEachCandidate(longitude: 0, latitude: 0) { _, _ in reported += 1 }

@@ -155,6 +155,58 @@ private func indexed(_ set: RegionSet, _ point: Coordinate) -> [Int32] {
     #expect(matches > 1_000, "seed \(seed): too few matches to test anything")
   }
 
+  @Test(arguments: [11, 12, 13] as [UInt64])
+  func aDenseCityOfStarsEqualsTheEdgeTest(seed: UInt64) throws {
+    // Many small, jagged, overlapping polygons in a few kilometres (as the polygon benchmark
+    // builds them): the box index decides most points from its subcells (wholly inside or
+    // wholly outside a polygon). Every answer must equal the edge test of every polygon, on
+    // random points, on every vertex and on points along every edge.
+    var rng = SeededGenerator(seed: seed)
+    var geofences: [Geofence] = []
+    for i in 0..<300 {
+      let ry = Double.random(in: 0.0005...0.005, using: &rng)
+      let n = Int(exp(Double.random(in: log(4)...log(400), using: &rng)))
+      let ring = starRing(
+        cx: -122.3 + Double.random(in: -0.04...0.04, using: &rng),
+        cy: 37.7 + Double.random(in: -0.04...0.04, using: &rng), rx: ry * 1.26, ry: ry, n: n,
+        using: &rng)
+      geofences.append(
+        Geofence(id: "p\(i)", shape: .polygon(try PolygonRegion(polygons: [[ring]]))))
+    }
+    let set = RegionSet(geofences: geofences)
+    var points: [Coordinate] = []
+    for _ in 0..<20_000 {
+      points.append(
+        Coordinate(
+          uncheckedLatitude: 37.7 + Double.random(in: -0.046...0.046, using: &rng),
+          longitude: -122.3 + Double.random(in: -0.047...0.047, using: &rng)))
+    }
+    for polygon in set.polygons {
+      let xs = polygon.longitudes
+      let ys = polygon.latitudes
+      for i in 0..<(xs.count - 1) {
+        points.append(Coordinate(uncheckedLatitude: ys[i], longitude: xs[i]))
+        let t = Double.random(in: 0...1, using: &rng)
+        points.append(
+          Coordinate(
+            uncheckedLatitude: ys[i] + t * (ys[i + 1] - ys[i]),
+            longitude: xs[i] + t * (xs[i + 1] - xs[i])))
+      }
+    }
+    var certain = 0
+    var matches = 0
+    for point in points {
+      let expected = bruteForce(set, point)
+      matches += expected.count
+      #expect(indexed(set, point) == expected, "seed \(seed): \(point)")
+      set.polygonIndex.forEachCandidate(longitude: point.longitude, latitude: point.latitude) {
+        _, inside in if inside { certain += 1 }
+      }
+    }
+    // The fast path must have answered many points for the test to judge it.
+    #expect(certain > 2_000 && matches > 5_000, "seed \(seed): \(certain) certain, \(matches)")
+  }
+
   @Test func outOfRangeAndNaNPoints() throws {
     var rng = SeededGenerator(seed: 9)
     let ring = starRing(cx: 179.95, cy: 0, rx: 0.2, ry: 0.2, n: 40, using: &rng)

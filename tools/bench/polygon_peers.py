@@ -190,8 +190,11 @@ def main():
         o = row["ours"]
         ours = o["fixes_per_second"]
         print(f"\nN={row['polygons']} polygons, {row['vertices']} vertices, {o['fixes']} fixes;"
-              f" {o['bytes_per_vertex']:.1f} B a vertex ({o['index_bytes_per_vertex']:.1f} edge indexes);"
-              f" {o['candidates_per_fix']:.2f} candidates a fix")
+              f" {o['bytes_per_vertex']:.1f} B a vertex ({o['index_bytes_per_vertex']:.1f} edge indexes"
+              + (f", box grid {o['box_grid_bytes_per_vertex']:.1f} more" if "box_grid_bytes_per_vertex" in o else "")
+              + ");"
+              f" {o['candidates_per_fix']:.2f} candidates a fix"
+              + (f" ({o['decided_per_fix']:.2f} decided by the index)" if "decided_per_fix" in o else ""))
         print(f"  {'contender':<34}{'fixes':>10}{'fixes/s':>12}{'ratio':>9}  checksum")
         print(f"  {'index only (box grid)':<34}{o['fixes']:>10}{fmt(o['index_fixes_per_second']):>12}"
               f"{'':>9}")
