@@ -77,6 +77,17 @@ public struct SlotBuffer: RandomAccessCollection, @unchecked Sendable {
   /// Removes every slot, keeping the capacity. O(1).
   @inlinable public mutating func removeAll() { held = 0 }
 
+  /// Adds `slot` after the slots held, for a caller that merges a second answer into the
+  /// first (the detector adds the polygons that contain a fix to the circle index's answer).
+  /// - Complexity: amortised O(1); allocates only when the buffer grows or its storage is
+  ///   shared with a copy.
+  @inlinable
+  public mutating func append(_ slot: Int32) {
+    _prepare(held: held, extra: 1)
+    base.unsafelyUnwrapped[held] = slot
+    held &+= 1
+  }
+
   /// Calls `body` with the slots held, as one buffer valid only during the call.
   @inlinable
   public func withUnsafeBufferPointer<R>(

@@ -96,6 +96,9 @@ public struct RegionSet: Sendable {
   /// True when at least one slot holds a polygon.
   @inlinable public var hasPolygons: Bool { !polygonOfSlot.isEmpty }
 
+  /// True when at least one slot holds a circle (a removed one included). O(1).
+  @inlinable public var hasCircles: Bool { polygons.count < ids.count }
+
   /// The polygon in `slot`, or nil for a circle. O(1).
   @inlinable
   public func polygon(at slot: Int32) -> PolygonRegion? {

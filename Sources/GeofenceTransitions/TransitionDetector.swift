@@ -27,8 +27,9 @@ import GeofenceIndex
 /// - **EXIT** (inside → outside) when `d - a > r + h`, a missing accuracy counting as 0. Every
 ///   region the device is inside is checked at every accepted fix, whether or not the index
 ///   query returns it.
-/// - **Polygons** (``RegionSet/polygon(at:)``): the index answers with the polygon's bounding
-///   cap, and the polygon decides. ENTER when ``PolygonRegion/contains(_:)`` holds and (with
+/// - **Polygons** (``RegionSet/polygon(at:)``): the candidates come from the polygon box grid
+///   (``RegionSet/forEachPolygon(containing:_:)``), not from the bounding caps the grid index
+///   also holds. ENTER when ``PolygonRegion/contains(_:)`` holds and (with
 ///   the accuracy rule) `a <= r_eq`, the polygon's ``PolygonRegion/equivalentRadiusMeters``;
 ///   no edge distance is asked of an entering fix. EXIT when the fix is outside the polygon
 ///   and its distance to the nearest edge (``PolygonRegion/boundaryDistance(to:notBeyond:)``)
@@ -395,14 +396,42 @@ public struct TransitionDetector: Sendable {
     if !enters.isEmpty { enters.removeAll(keepingCapacity: true) }
     if !dwells.isEmpty { dwells.removeAll(keepingCapacity: true) }
 
+    // The unit vector is needed only when the device is inside a region (EXIT below); the
+    // index query computes its own otherwise (and only if a cell has candidates).
+    let hasVisits = !visits.isEmpty
+    let pointVector = hasVisits ? UnitVector(point) : UnitVector(x: 0, y: 0, z: 0)
+    // The regions that contain the fix, for ENTER below; the polygons among them also settle
+    // EXIT for the polygons the device is inside. The buffer is moved out for the query: `regions.index.query(..., into: &queryResult)`
+    // would read one field of `self` while writing another, and Swift copies the whole index
+    // value (a retain and release of each of its arrays) to keep the two accesses apart.
+    var found = SlotBuffer()
+    swap(&found, &queryResult)
+    defer { swap(&found, &queryResult) }
+    // Circles come from the grid index, which also holds each polygon's bounding cap (for
+    // the region budget planner and the map); the polygons that contain the fix come from the
+    // polygon box grid (`RegionSet.forEachPolygon`), which answers most of its candidates
+    // without reading the polygon. They follow the circle index's answer in `found`, from
+    // `firstPolygonHit` on; a set of polygons only skips the circle index.
+    let polygonsApart = regions.hasPolygons
+    if !polygonsApart || regions.hasCircles {
+      if hasVisits {
+        regions.index.query(point, unitVector: pointVector, into: &found)
+      } else {
+        regions.index.query(point, into: &found)
+      }
+    } else {
+      found.removeAll()
+    }
+    let firstPolygonHit = found.count
+    if polygonsApart {
+      regions.forEachPolygon(containing: point) { found.append($0) }
+    }
+    let polygonHits = firstPolygonHit..<found.count
+
     // EXIT: every region inside, whether or not the query returns it. A fix inside the disc
     // (the squared-chord test, no trigonometry) cannot satisfy `d - a > r + h` when `h + a`
     // exceeds the test's rounding (1 µm here), nor can a fix nearer than `r + h` by a margin
     // (a second squared-chord test); only fixes at about `r + h` or beyond need a distance.
-    // The unit vector is needed only when the device is inside a region; the index query
-    // computes its own otherwise (and only if a cell has candidates).
-    let hasVisits = !visits.isEmpty
-    let pointVector = hasVisits ? UnitVector(point) : UnitVector(x: 0, y: 0, z: 0)
     var i = 0
     while i < visits.count {
       let slot = visits[i].slot
@@ -424,9 +453,10 @@ public struct TransitionDetector: Sendable {
       let exitDistance: Double
       let beyond: Double
       if regions.hasPolygons, let polygon = regions.polygon(at: slot) {
-        // A polygon: inside keeps the visit; outside, the distance to the nearest edge must
-        // pass `a + h` (only edges within that reach are measured, then all for the event).
-        if polygon.contains(point) {
+        // A polygon: inside keeps the visit (the box grid's answer, `polygonHits`: a few
+        // slots at most); outside, the distance to the nearest edge must pass `a + h` (only
+        // edges within that reach are measured, then all for the event).
+        if polygonHits.contains(where: { found[$0] == slot }) {
           if visits[i].exitCount != 0 { visits[i].exitCount = 0 }
           i += 1
           continue
@@ -459,28 +489,19 @@ public struct TransitionDetector: Sendable {
       i += 1
     }
 
-    // ENTER: regions whose disc contains the fix and that the device is not inside.
-    // The buffer is moved out for the query: `regions.index.query(..., into: &queryResult)`
-    // would read one field of `self` while writing another, and Swift copies the whole index
-    // value (a retain and release of each of its arrays) to keep the two accesses apart.
-    var found = SlotBuffer()
-    swap(&found, &queryResult)
-    defer { swap(&found, &queryResult) }
-    if hasVisits {
-      regions.index.query(point, unitVector: pointVector, into: &found)
-    } else {
-      regions.index.query(point, into: &found)
-    }
+    // ENTER: regions whose disc contains the fix and that the device is not inside (the
+    // answers were found above, before EXIT).
     let immediate =
       configuration.confirmationFixCount <= 1
       || (usesTime && configuration.confirmationSeconds == 0)
     let silent = isFirst && !configuration.initialTrigger
-    for slot in found {
+    for (k, slot) in found.enumerated() {
       // Already inside (most results): decided before the region's record is read.
       if insideSet.contains(slot) { continue }
-      // A polygon: the bounding cap (the index's answer) is only the first filter.
-      let polygon = regions.hasPolygons ? regions.polygon(at: slot) : nil
-      if let polygon, !polygon.contains(point) { continue }
+      // A polygon's bounding cap in the circle index's answer is not an answer: the box
+      // grid's (from `firstPolygonHit` on) is.
+      let polygon = polygonsApart ? regions.polygon(at: slot) : nil
+      if polygon != nil && k < firstPolygonHit { continue }
       if configuration.requiresAccuracyWithinRadiusToEnter, let a = accuracy,
         a > (polygon?.equivalentRadiusMeters ?? regions.radiusMeters(at: slot))
       {
