@@ -633,10 +633,11 @@ enum StreamCommand {
     /// sees the same sequence per device as in input order, and devices do not affect each
     /// other), so that one device's state and the index cells around it are reused while
     /// they are in the cache, each device's fixes as one run
-    /// (``GeofenceEngine/ingest(_:device:encoder:into:eventEnds:)``); then writes the events
+    /// (``GeofenceEngine/ingest(_:device:encoder:into:eventEnds:)``; a run also ends where
+    /// the id's bytes change to another spelling of the same device); then writes the events
     /// in input order, so the output is the same bytes as taking the fixes one by one.
-    /// - Complexity: O(n) for n fixes: one device-id hash each for the grouping, and one per
-    ///   device of the batch in the engine.
+    /// - Complexity: O(n) for n fixes: one device-id hash and one byte comparison each for
+    ///   the grouping, and one hash per run in the engine.
     mutating func processBatch() -> Int32 {
       let n = pending.count
       defer { pending.removeAll(keepingCapacity: true) }
@@ -678,16 +679,21 @@ enum StreamCommand {
       var fixes: [LocationFix] = []
       swap(&fixes, &runFixes)
       defer { swap(&fixes, &runFixes) }
-      var start = 0
-      for g in groupNext.indices {
-        let end = Int(groupNext[g])
-        defer { start = end }
-        let device = pending[Int(order[start])].deviceID
+      // A device's group can hold spellings of its id with other bytes (canonically
+      // equivalent, which `String` compares equal: one device). A new spelling starts a new
+      // run, so that each fix's events carry the id as its line wrote it, whatever the
+      // batches.
+      var p = 0
+      while p < n {
+        let device = pending[Int(order[p])].deviceID
         let known = checkpoints ? restoredTime(of: device) : -.infinity
         fixes.removeAll(keepingCapacity: true)
         runPositions.removeAll(keepingCapacity: true)
-        for p in start..<end {
+        let end = Int(groupNext[Int(groupOfFix[Int(order[p])])])
+        while p < end {
           let k = Int(order[p])
+          if !pending[k].deviceID.utf8.elementsEqual(device.utf8) { break }
+          p += 1
           if checkpoints, let t = pending[k].fix.time, t <= known {
             counts.alreadySeen += 1
             continue
