@@ -37,7 +37,8 @@ public enum RFC3339 {
 
   /// Formats `seconds` as RFC 3339 in UTC with milliseconds, e.g. `2019-01-25T20:00:16.179Z`.
   ///
-  /// The value is rounded to the nearest millisecond.
+  /// The value is rounded to the nearest millisecond, except in the last half millisecond of
+  /// 9999, which is written as 9999-12-31T23:59:59.999Z (rounding would give year 10000).
   /// - Parameter seconds: seconds since the Unix epoch; finite and within years 0000–9999
   ///   (-62_167_219_200 ..< 253_402_300_800).
   /// - Precondition: `seconds` is in that range.
@@ -57,7 +58,9 @@ public enum RFC3339 {
     precondition(
       seconds.isFinite && seconds >= -62_167_219_200 && seconds < 253_402_300_800,
       "RFC3339.format: \(seconds) s is outside years 0000-9999")
-    let totalMillis = Int64((seconds * 1000).rounded())
+    // The last representable millisecond: rounding up from there would reach year 10000,
+    // which four digits cannot hold.
+    let totalMillis = min(Int64((seconds * 1000).rounded()), 253_402_300_799_999)
     let millisPerDay: Int64 = 86_400_000
     var days = totalMillis / millisPerDay
     var millisOfDay = totalMillis % millisPerDay
