@@ -129,17 +129,7 @@ extension GeofenceEngine {
           d.lastSeenCoordinate = fix.coordinate
         }
         d.dirty = true
-        switch d.gate.process(fix, into: &events) {
-        case .notAuthorized:
-          report.notAuthorized += 1
-          for blocker in configuration.authorization.decide(authorization).blockers {
-            report.blockedCounts[blocker, default: 0] += 1
-          }
-        case .evaluated(.dropped(let reason)):
-          report.dropCounts[reason] += 1
-        case .evaluated(.accepted):
-          break
-        }
+        count(d.gate.process(fix, into: &events))
         if !events.isEmpty {
           writeEvents(
             events, timed: timed, device: device, processingTime: processingTime, into: &out)

@@ -112,6 +112,13 @@ extension GeofenceEngine {
       defer { d.gate.detector.exchangeQueryBuffer(&queryBuffer) }
       return d.gate.process(fix, into: &gated)
     }
+    count(outcome)
+    return (outcome, timed)
+  }
+
+  /// Counts a fix's gate outcome in ``report``: a fix dropped unauthorized (with each reason
+  /// monitoring is off) or by the detector. Accepted fixes add nothing here.
+  func count(_ outcome: GateOutcome) {
     switch outcome {
     case .notAuthorized:
       report.notAuthorized += 1
@@ -123,7 +130,6 @@ extension GeofenceEngine {
     case .evaluated(.accepted):
       break
     }
-    return (outcome, timed)
   }
 
   /// Fix times an event can carry: RFC 3339 years 0000 to 9999, seconds since the Unix epoch
