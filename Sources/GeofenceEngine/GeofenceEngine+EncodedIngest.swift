@@ -112,21 +112,9 @@ extension GeofenceEngine {
         use &+= 1
         d.lastUse = use
         if !events.isEmpty { events.removeAll(keepingCapacity: true) }
-        if let t = fix.time, t.isFinite {
-          if let last = d.lastSeenTime {
-            if t < last {
-              report.dropCounts[.staleFix] += 1
-              continue
-            }
-            if t == last {
-              let reason: DropReason =
-                d.lastSeenCoordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp
-              report.dropCounts[reason] += 1
-              continue
-            }
-          }
-          d.lastSeenTime = t
-          d.lastSeenCoordinate = fix.coordinate
+        if let reason = d.checkOrder(of: fix) {
+          report.dropCounts[reason] += 1
+          continue
         }
         d.dirty = true
         count(d.gate.process(fix, into: &events))

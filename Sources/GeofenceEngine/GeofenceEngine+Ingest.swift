@@ -94,18 +94,7 @@ extension GeofenceEngine {
     let outcome: GateOutcome = modifyDevice(at: slot) { d in
       d.lastUse = use
       timed = d.gate.detector.usesTime
-      if usesTime, let t = fix.time, t.isFinite {
-        if let last = d.lastSeenTime {
-          if t < last { return .evaluated(.dropped(.staleFix)) }
-          if t == last {
-            return .evaluated(
-              .dropped(
-                d.lastSeenCoordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp))
-          }
-        }
-        d.lastSeenTime = t
-        d.lastSeenCoordinate = fix.coordinate
-      }
+      if usesTime, let reason = d.checkOrder(of: fix) { return .evaluated(.dropped(reason)) }
       d.dirty = true
       // The query buffer is the engine's, lent for the fix: a device in memory holds none.
       d.gate.detector.exchangeQueryBuffer(&queryBuffer)

@@ -205,6 +205,24 @@ public final class GeofenceEngine {
     /// The engine's ``useCount`` when the device last got a fix (or was loaded), for
     /// ``evictCleanDevices(keepingAtMost:)``.
     var lastUse: UInt64 = 0
+
+    /// The engine's order check for a timed fix of this device (it never reorders, relative
+    /// to every fix taken, not only accepted ones): a fix before the last one is stale, one
+    /// at the same time is a duplicate (same place) or a conflict (elsewhere). Otherwise the
+    /// fix's time and place become the last ones, and the result is nil. A fix without a
+    /// finite time passes unrecorded.
+    mutating func checkOrder(of fix: LocationFix) -> DropReason? {
+      guard let t = fix.time, t.isFinite else { return nil }
+      if let last = lastSeenTime {
+        if t < last { return .staleFix }
+        if t == last {
+          return lastSeenCoordinate == fix.coordinate ? .duplicateFix : .conflictingTimestamp
+        }
+      }
+      lastSeenTime = t
+      lastSeenCoordinate = fix.coordinate
+      return nil
+    }
   }
 
   public let configuration: Configuration
