@@ -8,10 +8,17 @@ public enum CommandRunner {
     public var stderr: String
   }
 
-  /// The `geofence` executable beside the test bundle (SwiftPM puts every product of a build in
-  /// one folder), or in `.build/debug` of the package.
+  /// The `geofence` executable: the one `GEOFENCE_BINARY` names when set (`tools/test` sets
+  /// it to the release build, which runs the CLI tests several times faster than a debug
+  /// build; nil when that file is not executable), else the one beside the test bundle
+  /// (SwiftPM puts every product of a build in one folder), or in `.build/debug` of the
+  /// package.
   public static var executable: URL? {
     var candidates: [URL] = []
+    if let named = ProcessInfo.processInfo.environment["GEOFENCE_BINARY"], !named.isEmpty {
+      let url = URL(fileURLWithPath: named)
+      return FileManager.default.isExecutableFile(atPath: url.path) ? url : nil
+    }
     if let first = CommandLine.arguments.first {
       var dir = URL(fileURLWithPath: first).deletingLastPathComponent()
       for _ in 0..<3 {
