@@ -389,6 +389,31 @@ private func subdivided(_ ring: [SIMD2<Double>], pieces: Int) -> [SIMD2<Double>]
   #expect(boxes > 100)
 }
 
+/// Whether the segment from `a` to `b` meets the closed box (Liang–Barsky clipping).
+private func segmentMeetsBox(
+  _ a: SIMD2<Double>, _ b: SIMD2<Double>, _ left: Double, _ right: Double, _ bottom: Double,
+  _ top: Double
+) -> Bool {
+  if Swift.max(a.x, b.x) < left || Swift.min(a.x, b.x) > right || Swift.max(a.y, b.y) < bottom
+    || Swift.min(a.y, b.y) > top
+  {
+    return false
+  }
+  var t0 = 0.0
+  var t1 = 1.0
+  let d = b - a
+  for (p, q) in [(-d.x, a.x - left), (d.x, right - a.x), (-d.y, a.y - bottom), (d.y, top - a.y)] {
+    if p == 0 {
+      if q < 0 { return false }
+    } else {
+      let t = q / p
+      if p < 0 { t0 = Swift.max(t0, t) } else { t1 = Swift.min(t1, t) }
+      if t0 > t1 { return false }
+    }
+  }
+  return true
+}
+
 @Test func coverageMasksAgreeWithGEOS() throws {
   // `PolygonRegion.coverage` lets the box index answer a point without the edge test, or skip
   // the polygon: every subcell it decides must be decided the same way by GEOS at its corners
@@ -465,6 +490,15 @@ private func subdivided(_ ring: [SIMD2<Double>], pieces: Int) -> [SIMD2<Double>]
           }
           for p in boundary where p.x >= left && p.x <= right && p.y >= bottom && p.y <= top {
             Issue.record("\(label): boundary point (\(p.x), \(p.y)) in a decided subcell")
+          }
+          // No edge comes within the promised margin of the subcell: each edge clipped to the
+          // grown subcell must leave nothing (slanted edges that only their boxes would bring
+          // near are judged by their own points).
+          for ring in normalized.joined() {
+            for i in 0..<(ring.count - 1)
+            where segmentMeetsBox(ring[i], ring[i + 1], left, right, bottom, top) {
+              Issue.record("\(label): edge \(ring[i]) – \(ring[i + 1]) meets a decided subcell")
+            }
           }
         }
       }
