@@ -389,6 +389,31 @@ private func subdivided(_ ring: [SIMD2<Double>], pieces: Int) -> [SIMD2<Double>]
   #expect(boxes > 100)
 }
 
+/// Whether the segment from `a` to `b` meets the closed box (Liang–Barsky clipping).
+private func segmentMeetsBox(
+  _ a: SIMD2<Double>, _ b: SIMD2<Double>, _ left: Double, _ right: Double, _ bottom: Double,
+  _ top: Double
+) -> Bool {
+  if Swift.max(a.x, b.x) < left || Swift.min(a.x, b.x) > right || Swift.max(a.y, b.y) < bottom
+    || Swift.min(a.y, b.y) > top
+  {
+    return false
+  }
+  var t0 = 0.0
+  var t1 = 1.0
+  let d = b - a
+  for (p, q) in [(-d.x, a.x - left), (d.x, right - a.x), (-d.y, a.y - bottom), (d.y, top - a.y)] {
+    if p == 0 {
+      if q < 0 { return false }
+    } else {
+      let t = q / p
+      if p < 0 { t0 = Swift.max(t0, t) } else { t1 = Swift.min(t1, t) }
+      if t0 > t1 { return false }
+    }
+  }
+  return true
+}
+
 @Test func coverageMasksAgreeWithGEOS() throws {
   // `PolygonRegion.coverage` lets the box index answer a point without the edge test, or skip
   // the polygon: every subcell it decides must be decided the same way by GEOS at its corners
@@ -466,10 +491,70 @@ private func subdivided(_ ring: [SIMD2<Double>], pieces: Int) -> [SIMD2<Double>]
           for p in boundary where p.x >= left && p.x <= right && p.y >= bottom && p.y <= top {
             Issue.record("\(label): boundary point (\(p.x), \(p.y)) in a decided subcell")
           }
+          // No edge comes within the promised margin of the subcell: each edge clipped to the
+          // grown subcell must leave nothing (slanted edges that only their boxes would bring
+          // near are judged by their own points).
+          for ring in normalized.joined() {
+            for i in 0..<(ring.count - 1)
+            where segmentMeetsBox(ring[i], ring[i + 1], left, right, bottom, top) {
+              Issue.record("\(label): edge \(ring[i]) – \(ring[i + 1]) meets a decided subcell")
+            }
+          }
         }
       }
     }
   }
   // Both kinds must occur for the test to judge anything.
   #expect(decided > 10_000 && undecided > 1_000, "\(decided) decided, \(undecided) not")
+}
+
+@Test func nearlyLevelEdgesAcrossASubcellRowLeaveTheirSubcellsUndecided() throws {
+  // An edge whose latitudes differ by far less than its longitudes has a slope up to about
+  // 5e7: any error in the longitude found at a row's latitude is scaled by it, and one far
+  // below the 2e-9° margin in latitude would move the columns by far more than the margin.
+  // Blocks are placed so that a subcell row's edge falls inside the nearly level edge's
+  // latitudes; no decided subcell, grown by 0.9e-9°, may meet an edge.
+  var rng = SeededGenerator(seed: 0x1E7E1)
+  var decided = 0
+  for k in 0..<400 {
+    let x = Double.random(in: -170...170, using: &rng)
+    let y = Double.random(in: -70...70, using: &rng)
+    let length = Double.random(in: 0.005...0.05, using: &rng)
+    let rise = exp(Double.random(in: log(1e-9)...log(1e-6), using: &rng))
+    let height = length * Double.random(in: 0.3...1, using: &rng)
+    // A quadrilateral whose lower edge rises by `rise` over `length`.
+    let ring: [SIMD2<Double>] = [
+      [x, y], [x + length, y + rise], [x + length, y + height], [x, y + height], [x, y],
+    ]
+    let normalized = try PolygonRegion.normalizedPolygons([[ring]])
+    let region = try PolygonRegion(polygons: normalized)
+    for _ in 0..<4 {
+      let w = length / Double.random(in: 4...64, using: &rng)
+      let h = w * Double.random(in: 0.5...2, using: &rng)
+      // Row `r`'s lower edge at a latitude inside the lower edge's rise.
+      let r = Int.random(in: 1...15, using: &rng)
+      let y0 = y + Double.random(in: 0...1, using: &rng) * rise - Double(r) * h
+      let x0 = x + Double.random(in: -4...12, using: &rng) * w
+      let masks = region.coverage(minLongitude: x0, minLatitude: y0, cellWidth: w, cellHeight: h)
+      for bit in 0..<256 {
+        let mask: UInt64 = 1 << UInt64(bit % 64)
+        guard (masks.inside[bit / 64] | masks.outside[bit / 64]) & mask != 0 else { continue }
+        decided += 1
+        let c = Double(bit % 16)
+        let row = Double(bit / 16)
+        let grow = 0.9e-9
+        let (left, right) = (x0 + c * w - grow, x0 + (c + 1) * w + grow)
+        let (bottom, top) = (y0 + row * h - grow, y0 + (row + 1) * h + grow)
+        for ring in normalized.joined() {
+          for i in 0..<(ring.count - 1)
+          where segmentMeetsBox(ring[i], ring[i + 1], left, right, bottom, top) {
+            let block = "(\(x0), \(y0)) \(w) × \(h)"
+            Issue.record(
+              "#\(k): edge \(ring[i]) – \(ring[i + 1]) meets decided subcell \(bit) of \(block)")
+          }
+        }
+      }
+    }
+  }
+  #expect(decided > 10_000, "\(decided) decided")
 }
