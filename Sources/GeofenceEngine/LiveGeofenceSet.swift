@@ -21,9 +21,11 @@ import GeofenceTransitions
 struct LiveGeofenceSet {
   /// Ids, centres and radii, polygons and the index, by slot.
   private(set) var regions: RegionSet
-  /// Per slot, the event id's hash after its first two components, the geofence id and the
-  /// slot's lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest.
-  private(set) var eventIDs: [OutboxEventID.Builder]
+  /// Per polygon (as ``GeofenceTransitions/RegionSet/polygons``), the event id's hash after
+  /// its first two components (``eventIDStart(at:)``): a polygon's lifetime hashes its
+  /// geometry, too long to hash again at each event. A circle's is computed when an event
+  /// needs it.
+  private var polygonEventIDs: [OutboxEventID.Builder] = []
   /// Per slot, the index into `details`, or −1 for a geofence with no name, metadata or URL.
   /// It grows only as far as the last slot that has details, so that a set of bare circles
   /// pays nothing for them; slots past its end have none.
@@ -45,18 +47,9 @@ struct LiveGeofenceSet {
     regions = RegionSet(
       ids: columns.ids, circles: columns.circles, polygons: columns.polygons,
       polygonSlots: columns.polygonRows)
-    let n = regions.count
-    var eventIDs: [OutboxEventID.Builder] = []
-    eventIDs.reserveCapacity(n)
-    for slot in 0..<n {
-      let polygon = regions.polygon(at: Int32(slot))
-      eventIDs.append(
-        Self.eventIDStart(
-          id: regions.ids[slot],
-          lifetime: Self.lifetime(circle: regions.packedCircle(at: Int32(slot)), polygon: polygon)))
-    }
-    self.eventIDs = eventIDs
     slots = columns.lookup
+    polygonEventIDs.reserveCapacity(regions.polygons.count)
+    for slot in regions.polygonSlots { polygonEventIDs.append(computedEventIDStart(at: Int(slot))) }
     for (row, k) in columns.detailOfRow.enumerated() where k >= 0 {
       let d = columns.details[Int(k)]
       setDetails(name: d.name, metadataJSON: d.metadataJSON, at: row)
@@ -66,7 +59,7 @@ struct LiveGeofenceSet {
   /// Appends the set to a snapshot (see ``GeofenceEngine``'s "Snapshots").
   func write(to writer: inout SnapshotWriter) {
     regions.write(to: &writer)
-    writer.write(array: eventIDs)
+    writer.write(array: polygonEventIDs)
     writer.write(array: detailOfSlot)
     writer.write(UInt64(details.count))
     for d in details {
@@ -82,10 +75,10 @@ struct LiveGeofenceSet {
   /// - Throws: ``BinarySnapshot/SnapshotError``.
   init(snapshot reader: inout SnapshotReader) throws(SnapshotError) {
     regions = try RegionSet(snapshot: &reader)
-    eventIDs = try reader.readArray()
+    polygonEventIDs = try reader.readArray()
     detailOfSlot = try reader.readArray()
     let detailCount: UInt64 = try reader.read()
-    guard eventIDs.count == regions.count, detailOfSlot.count <= regions.count,
+    guard polygonEventIDs.count == regions.polygons.count, detailOfSlot.count <= regions.count,
       detailCount <= UInt64(regions.count)
     else { throw .layout("geofence set counts") }
     details = []
@@ -159,6 +152,21 @@ struct LiveGeofenceSet {
     details.append(d)
   }
 
+  /// The event id's hash after its first two components, the geofence id and the slot's
+  /// lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest. O(1) for a
+  /// polygon (kept); for a circle three numbers formatted and hashed, about 1 µs.
+  func eventIDStart(at slot: Int) -> OutboxEventID.Builder {
+    if let k = regions.polygonIndex(at: Int32(slot)) { return polygonEventIDs[k] }
+    return computedEventIDStart(at: slot)
+  }
+
+  private func computedEventIDStart(at slot: Int) -> OutboxEventID.Builder {
+    Self.eventIDStart(
+      id: regions.ids[slot],
+      lifetime: Self.lifetime(
+        circle: regions.packedCircle(at: Int32(slot)), polygon: regions.polygon(at: Int32(slot))))
+  }
+
   static func eventIDStart(id: String, lifetime: String) -> OutboxEventID.Builder {
     var b = OutboxEventID.Builder()
     b.add(id)
@@ -184,7 +192,10 @@ struct LiveGeofenceSet {
       ),
       ("centres and radii", regions.circleFootprintBytes),
       ("polygons", regions.polygonFootprintBytes),
-      ("event id hashes", eventIDs.capacity * MemoryLayout<OutboxEventID.Builder>.stride),
+      (
+        "event id hashes (polygons only)",
+        polygonEventIDs.capacity * MemoryLayout<OutboxEventID.Builder>.stride
+      ),
       ("slot by id", slots.footprintBytes),
       ("names, metadata, deep links", detailBytes),
     ]
@@ -298,7 +309,9 @@ struct LiveGeofenceSet {
     for s in removedSlots { regions.remove(s) }
     func append(_ g: Geofence) -> Int32 {
       let slot = regions.append(id: g.id, shape: g.shape)
-      eventIDs.append(Self.eventIDStart(id: g.id, lifetime: Self.lifetime(g)))
+      if g.polygon != nil {
+        polygonEventIDs.append(Self.eventIDStart(id: g.id, lifetime: Self.lifetime(g)))
+      }
       setDetails(of: g, at: Int(slot))
       slots.insert(slot, ids: regions.ids)
       return slot

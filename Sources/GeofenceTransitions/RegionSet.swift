@@ -134,6 +134,16 @@ public struct RegionSet: Sendable {
     return k < 0 ? nil : polygons[Int(k)]
   }
 
+  /// The index in ``polygons`` of the polygon in `slot`, or nil for a circle. O(1).
+  public func polygonIndex(at slot: Int32) -> Int? {
+    if polygonOfSlot.isEmpty { return nil }
+    let k = polygonOfSlot[Int(slot)]
+    return k < 0 ? nil : Int(k)
+  }
+
+  /// The slot of each polygon in ``polygons``, in the same order.
+  public var polygonSlots: [Int32] { slotOfPolygon }
+
   /// The shape in `slot`.
   public func shape(at slot: Int32) -> RegionShape {
     if let polygon = polygon(at: slot) { return .polygon(polygon) }
