@@ -154,7 +154,8 @@ struct LiveGeofenceSet {
 
   /// The event id's hash after its first two components, the geofence id and the slot's
   /// lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest. O(1) for a
-  /// polygon (kept); for a circle three numbers formatted and hashed, about 1 µs.
+  /// polygon (kept); for a circle three numbers formatted and hashed, which allocates a few
+  /// short strings.
   func eventIDStart(at slot: Int) -> OutboxEventID.Builder {
     if let k = regions.polygonIndex(at: Int32(slot)) { return polygonEventIDs[k] }
     return computedEventIDStart(at: slot)
