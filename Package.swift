@@ -39,7 +39,10 @@ let package = Package(
     .target(name: "BinarySnapshot"),
     .target(
       name: "GeofenceDefinitions",
-      dependencies: ["GeofenceGeometry", "GEOSBridge", "DelimitedText", "JSONText", "NumberText"]),
+      dependencies: [
+        "GeofenceGeometry", "GEOSBridge", "DelimitedText", "JSONText", "NumberText",
+        "BinarySnapshot",
+      ]),
     .target(
       name: "TrackFormats",
       dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText", "XMLStream"]),

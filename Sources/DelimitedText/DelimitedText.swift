@@ -76,6 +76,38 @@ public enum DelimitedText {
     return (utf8, true)
   }
 
+  /// Calls `body` with the bytes of ``decodedUTF8(_:)``: with `data`'s own bytes when they are
+  /// ASCII without NUL bytes (so already what decoding would give; a byte-order mark is not
+  /// ASCII), else with a decoded copy. A large file is then never held twice.
+  /// - Returns: `body`'s result and whether the ISO-8859-1 fallback was used.
+  /// - Complexity: O(n): one scan of 8 bytes a step, and the decoding when it is needed.
+  public static func withDecodedUTF8<R>(
+    _ data: Data, _ body: (UnsafeBufferPointer<UInt8>) throws -> R
+  ) rethrows -> (result: R, usedLatin1: Bool) {
+    let plain = data.withUnsafeBytes { isPlainASCII($0) }
+    if plain {
+      return (try data.withUnsafeBytes { try body($0.assumingMemoryBound(to: UInt8.self)) }, false)
+    }
+    let (utf8, usedLatin1) = decodedUTF8(data)
+    return (try utf8.withUnsafeBufferPointer { try body($0) }, usedLatin1)
+  }
+
+  /// True when every byte is in 0x01 ... 0x7F.
+  static func isPlainASCII(_ raw: UnsafeRawBufferPointer) -> Bool {
+    let words = raw.count / 8
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    var bad: UInt64 = 0
+    for w in 0..<words {
+      let x = raw.loadUnaligned(fromByteOffset: w * 8, as: UInt64.self)
+      // High bits set, or a zero byte (the classic `(x - 0x01..) & ~x & 0x80..` test).
+      bad |= x | ((x &- ones) & ~x)
+    }
+    if bad & highs != 0 { return false }
+    for i in (words * 8)..<raw.count where raw[i] == 0 || raw[i] >= 0x80 { return false }
+    return true
+  }
+
   /// True when every byte is below 0x80.
   static func isASCII(_ bytes: [UInt8]) -> Bool {
     bytes.withUnsafeBytes { raw in

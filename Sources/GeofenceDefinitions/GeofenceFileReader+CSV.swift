@@ -32,10 +32,9 @@ extension GeofenceFileReader {
     let file = accumulator.file
     // The file as UTF-8 bytes: rows are split and parsed from them, and a `String` is made only
     // for the cells that stay one (id, name, metadata values).
-    let utf8 = DelimitedText.decodedUTF8(data).utf8
     var layout: CSVLayout?
     var headerError: GeofenceFileError?
-    let issues = utf8.withUnsafeBufferPointer { bytes in
+    let issues = DelimitedText.withDecodedUTF8(data) { bytes in
       let firstLineEnd = bytes.firstIndex { $0 == 0x0A || $0 == 0x0D } ?? bytes.count
       let firstLine = String(
         decoding: UnsafeBufferPointer(rebasing: bytes[..<firstLineEnd]), as: UTF8.self)
@@ -59,7 +58,7 @@ extension GeofenceFileReader {
           fields, line: line, layout: columns, decimalComma: decimalComma,
           metadata: &metadata, into: &accumulator)
       }
-    }
+    }.result
     if let headerError { throw headerError }
     if layout == nil { throw GeofenceFileError(file: file, reason: .empty) }
     for issue in issues {

@@ -1,28 +1,227 @@
 import GeofenceGeometry
 
-/// The outcome of reading one definition file (or several, merged): the geofences that loaded
-/// and the definitions that were rejected.
+/// The geofences of a load in the engine's compact form, one row a geofence: columns of ids
+/// and circles, and side tables for what only some geofences have (a name, metadata, a
+/// polygon). A row is a slot once the engine holds the set, so the engine takes these arrays
+/// as they are (``GeofenceLoadResult/columns``).
+///
+/// About 44 bytes a bare circle with a short id (an inline `String` of 16 bytes, a 24-byte
+/// circle, a 4-byte ``lookup`` bucket or two), where a ``Geofence`` takes 104.
+public struct GeofenceColumns: Sendable {
+  /// Id per row, unique within the set. Up to 15 UTF-8 bytes are held inline.
+  public internal(set) var ids: [String] = []
+  /// Centre and radius per row: the circle, or a polygon's
+  /// ``GeofenceGeometry/PolygonRegion/boundingCap``.
+  public internal(set) var circles: [PackedCircle] = []
+  /// Polygons, each of row ``polygonRows```[k]`, rows increasing.
+  public internal(set) var polygons: [PolygonRegion] = []
+  /// The row of each polygon in ``polygons``.
+  public internal(set) var polygonRows: [Int32] = []
+  /// Per row, the index into ``details``, or −1 for a row with no name and no metadata. It
+  /// grows only as far as the last row that has details (rows past its end have none).
+  public internal(set) var detailOfRow: [Int32] = []
+  /// Names and metadata, by ``detailOfRow``.
+  public internal(set) var details: [GeofenceDetails] = []
+  /// The row of each id: a definition reader finds duplicates with it, and the engine keeps
+  /// it as its slot-by-id lookup.
+  public internal(set) var lookup = IDLookup()
+
+  /// No rows.
+  public init() {}
+
+  /// The rows of `geofences`, in order, for a set given in memory. Ids are not checked for
+  /// duplicates (the caller's set has unique ids).
+  /// - Complexity: O(n) for n geofences.
+  public init(geofences: [Geofence]) {
+    reserveCapacity(geofences.count)
+    for g in geofences {
+      _ = append(
+        id: g.id, circle: PackedCircle(g.region), polygon: g.polygon, name: g.name,
+        metadataJSON: g.metadataJSON, checkingDuplicates: false)
+    }
+  }
+
+  /// Number of rows.
+  public var count: Int { ids.count }
+
+  /// The name and metadata of `row`, or nil when it has neither. O(1).
+  public func details(at row: Int) -> GeofenceDetails? {
+    guard row < detailOfRow.count else { return nil }
+    let k = detailOfRow[row]
+    return k < 0 ? nil : details[Int(k)]
+  }
+
+  /// The polygon of `row`, or nil for a circle. O(log p) for p polygons.
+  public func polygon(at row: Int) -> PolygonRegion? {
+    var low = 0
+    var high = polygonRows.count
+    while low < high {
+      let mid = (low + high) / 2
+      if polygonRows[mid] < Int32(row) { low = mid + 1 } else { high = mid }
+    }
+    return low < polygonRows.count && polygonRows[low] == Int32(row) ? polygons[low] : nil
+  }
+
+  /// The geofence of `row`. O(log p), plus the rebuilt circle (one paired sine and cosine,
+  /// one sine).
+  public func geofence(at row: Int) -> Geofence {
+    let d = details(at: row)
+    let shape: RegionShape = polygon(at: row).map { .polygon($0) } ?? .circle(circles[row].region)
+    return Geofence(id: ids[row], name: d?.name, shape: shape, metadataJSON: d?.metadataJSON)
+  }
+
+  /// Heap bytes by capacity: ids (with the heap bytes of ids longer than 15 UTF-8 bytes),
+  /// circles, the lookup, and the side tables.
+  public var footprintBytes: Int {
+    var bytes =
+      ids.capacity * MemoryLayout<String>.stride + circles.capacity
+      * MemoryLayout<PackedCircle>.stride + lookup.footprintBytes + detailOfRow.capacity * 4
+      + details.capacity * MemoryLayout<GeofenceDetails>.stride + polygonRows.capacity * 4
+      + polygons.capacity * MemoryLayout<PolygonRegion>.stride
+    for id in ids { bytes += Self.heapBytes(of: id) }
+    for d in details { bytes += Self.heapBytes(of: d.name) + Self.heapBytes(of: d.metadataJSON) }
+    for p in polygons { bytes += p.memoryBytes }
+    return bytes
+  }
+
+  /// Heap bytes a string holds beyond its 16-byte value: none up to 15 UTF-8 bytes (stored
+  /// inline), else its bytes plus a 32-byte header, rounded up to 16.
+  public static func heapBytes(of s: String?) -> Int {
+    guard let n = s?.utf8.count, n > 15 else { return 0 }
+    return (n + 1 + 32 + 15) / 16 * 16
+  }
+
+  mutating func reserveCapacity(_ n: Int) {
+    ids.reserveCapacity(n)
+    circles.reserveCapacity(n)
+    lookup = IDLookup(expectedCount: n)
+  }
+
+  /// Appends a row; `checkingDuplicates` first looks `id` up and, when a row holds it,
+  /// returns that row and appends nothing.
+  mutating func append(
+    id: String, circle: PackedCircle, polygon: PolygonRegion?, name: String?,
+    metadataJSON: String?, checkingDuplicates: Bool = true
+  ) -> Int32? {
+    if checkingDuplicates, let first = lookup.find(id, in: ids) { return first }
+    let row = Int32(ids.count)
+    ids.append(id)
+    circles.append(circle)
+    lookup.insert(row, ids: ids)
+    if let polygon {
+      polygons.append(polygon)
+      polygonRows.append(row)
+    }
+    if name != nil || metadataJSON != nil {
+      if detailOfRow.count < Int(row) {
+        detailOfRow.append(contentsOf: repeatElement(-1, count: Int(row) - detailOfRow.count))
+      }
+      detailOfRow.append(Int32(details.count))
+      details.append(GeofenceDetails(name: name, metadataJSON: metadataJSON))
+    }
+    return nil
+  }
+}
+
+/// What only some geofences have: a display name and metadata.
+public struct GeofenceDetails: Hashable, Sendable {
+  /// Human-readable name, if any.
+  public var name: String?
+  /// Metadata as a JSON object text, kept verbatim.
+  public var metadataJSON: String?
+
+  public init(name: String?, metadataJSON: String?) {
+    self.name = name
+    self.metadataJSON = metadataJSON
+  }
+}
+
+/// The outcome of reading one definition file (or several, merged): the geofences that loaded,
+/// in the engine's compact form (``columns``), where each was defined, and the definitions that
+/// were rejected.
 public struct GeofenceLoadResult: Equatable, Sendable {
-  /// Valid geofences in file order, ids unique.
-  public var geofences: [Geofence]
-  /// Where each geofence was defined: `locations[i]` belongs to `geofences[i]`.
-  public var locations: [DefinitionLocation]
+  /// The valid geofences in file order (files in the order they were merged), ids unique.
+  public internal(set) var columns = GeofenceColumns()
+  /// Per row, the 1-based CSV line or the 0-based JSON index of its definition.
+  var positions: [Int32] = []
+  /// Per row, the 1-based line where a JSON element starts (−1 for a CSV row); empty while
+  /// every row is CSV.
+  var elementLines: [Int32] = []
+  /// The files whose rows these are, each with its first row; rows run to the next file's.
+  var files: [(name: String, firstRow: Int)] = []
   /// Rejected definitions, in file order (files in the order they were merged).
-  public var rejected: [GeofenceRejection]
+  public var rejected: [GeofenceRejection] = []
   /// Files that break off inside their list of definitions (JSON or GeoJSON text that ends
   /// early), each with where and why (``GeofenceFileError/Reason/truncated(_:)``).
-  /// ``geofences`` then holds the complete definitions before the end and nothing after it;
+  /// ``columns`` then holds the complete definitions before the end and nothing after it;
   /// callers report such a file as damaged (exit 65) and still use those geofences.
   public var truncations: [GeofenceFileError] = []
 
-  public init(
-    geofences: [Geofence] = [], locations: [DefinitionLocation] = [],
-    rejected: [GeofenceRejection] = []
-  ) {
-    precondition(geofences.count == locations.count, "one location per geofence")
-    self.geofences = geofences
-    self.locations = locations
-    self.rejected = rejected
+  /// An empty result.
+  public init() {}
+
+  /// Number of geofences loaded.
+  public var count: Int { columns.count }
+
+  /// The geofences, in row order. O(n); allocates (a ``Geofence`` is 104 bytes): for tests
+  /// and small sets. Production paths hand ``columns`` to the engine.
+  public var geofences: [Geofence] { (0..<count).map { columns.geofence(at: $0) } }
+
+  /// Where each geofence was defined: `locations[i]` belongs to row `i`. O(n); allocates.
+  public var locations: [DefinitionLocation] { (0..<count).map { location(at: $0) } }
+
+  /// Where the geofence of `row` was defined. O(log f) for f files.
+  public func location(at row: Int) -> DefinitionLocation {
+    var k = files.count - 1
+    while k > 0 && files[k].firstRow > row { k -= 1 }
+    let line = row < elementLines.count ? Int(elementLines[row]) : -1
+    let position = Int(positions[row])
+    if line < 0 { return DefinitionLocation(file: files[k].name, position: .line(position)) }
+    return DefinitionLocation(
+      file: files[k].name, position: .index(position), line: line > 0 ? line : nil)
+  }
+
+  public static func == (a: GeofenceLoadResult, b: GeofenceLoadResult) -> Bool {
+    a.geofences == b.geofences && a.locations == b.locations && a.rejected == b.rejected
+      && a.truncations == b.truncations
+  }
+
+  /// Heap bytes held by capacity: ``columns`` and the locations.
+  public var footprintBytes: Int {
+    columns.footprintBytes + positions.capacity * 4 + elementLines.capacity * 4
+  }
+
+  /// Starts the rows of `file`.
+  mutating func beginFile(_ file: String) {
+    files.append((file, count))
+  }
+
+  /// Appends a row defined at `position` (and `line`, for JSON); when `checkingDuplicates`
+  /// and the id is already loaded, appends nothing and returns the first row with it.
+  mutating func append(
+    id: String, circle: PackedCircle, polygon: PolygonRegion?, name: String?,
+    metadataJSON: String?, position: DefinitionLocation.Position, line: Int?,
+    checkingDuplicates: Bool = true
+  ) -> Int32? {
+    if let first = columns.append(
+      id: id, circle: circle, polygon: polygon, name: name, metadataJSON: metadataJSON,
+      checkingDuplicates: checkingDuplicates)
+    {
+      return first
+    }
+    switch position {
+    case .line(let n):
+      positions.append(Int32(clamping: n))
+      if !elementLines.isEmpty { elementLines.append(-1) }
+    case .index(let n):
+      positions.append(Int32(clamping: n))
+      if elementLines.count < positions.count - 1 {
+        elementLines.append(contentsOf: repeatElement(-1, count: positions.count - 1))
+      }
+      // 0: the element's line is not known.
+      elementLines.append(Int32(clamping: line ?? 0))
+    }
+    return nil
   }
 
   /// Merges the results of several files into one set with unique ids.
@@ -34,29 +233,39 @@ public struct GeofenceLoadResult: Equatable, Sendable {
   /// - Parameter results: per-file results, in priority order.
   /// - Returns: the union, ids unique.
   /// - Complexity: O(n) in the total number of definitions (expected, hashing ids).
-  public static func merging(_ results: [GeofenceLoadResult]) -> GeofenceLoadResult {
+  public static func merging(_ results: consuming [GeofenceLoadResult]) -> GeofenceLoadResult {
     // One file's ids are already unique (``GeofenceLoadAccumulator``): nothing to merge.
-    if results.count == 1 { return results[0] }
+    if results.count == 1 { return results.removeLast() }
     var merged = GeofenceLoadResult()
-    // The index in `merged` of each id's first definition: 4 bytes a value, where a
-    // location takes 48.
-    var firstIndex: [String: Int32] = [:]
-    firstIndex.reserveCapacity(results.reduce(0) { $0 + $1.geofences.count })
-    for result in results {
+    merged.columns.reserveCapacity(results.reduce(0) { $0 + $1.count })
+    for k in results.indices {
+      let result = results[k]
+      results[k] = GeofenceLoadResult()
       var fileRejections = result.rejected
       var addedDuplicates = false
-      for (geofence, location) in zip(result.geofences, result.locations) {
-        if let first = firstIndex[geofence.id] {
+      var file = 0
+      let c = result.columns
+      for row in 0..<result.count {
+        while file < result.files.count && result.files[file].firstRow <= row {
+          merged.beginFile(result.files[file].name)
+          file += 1
+        }
+        let location = result.location(at: row)
+        let d = c.details(at: row)
+        if let first = merged.append(
+          id: c.ids[row], circle: c.circles[row], polygon: c.polygon(at: row), name: d?.name,
+          metadataJSON: d?.metadataJSON, position: location.position, line: location.line)
+        {
           fileRejections.append(
             GeofenceRejection(
-              location: location, id: geofence.id,
-              reason: .duplicateID(firstDefinedAt: merged.locations[Int(first)])))
+              location: location, id: c.ids[row],
+              reason: .duplicateID(firstDefinedAt: merged.location(at: Int(first)))))
           addedDuplicates = true
-          continue
         }
-        firstIndex[geofence.id] = Int32(merged.geofences.count)
-        merged.geofences.append(geofence)
-        merged.locations.append(location)
+      }
+      while file < result.files.count {
+        merged.beginFile(result.files[file].name)
+        file += 1
       }
       if addedDuplicates {
         fileRejections = fileRejections.sortedByPosition()
@@ -92,9 +301,6 @@ extension [GeofenceRejection] {
 /// loaded definition wins).
 struct GeofenceLoadAccumulator {
   var result = GeofenceLoadResult()
-  /// The index in `result` of each id's definition (4 bytes a value, where a location takes
-  /// 48).
-  var firstIndex: [String: Int32] = [:]
   let file: String
   let defaultRadiusMeters: Double?
   /// One polygon validator (one GEOS context) for the whole file.
@@ -103,12 +309,12 @@ struct GeofenceLoadAccumulator {
   init(file: String, defaultRadiusMeters: Double?) {
     self.file = file
     self.defaultRadiusMeters = defaultRadiusMeters
+    result.beginFile(file)
   }
 
   mutating func reserveCapacity(_ n: Int) {
-    result.geofences.reserveCapacity(n)
-    result.locations.reserveCapacity(n)
-    firstIndex.reserveCapacity(n)
+    result.columns.reserveCapacity(n)
+    result.positions.reserveCapacity(n)
   }
 
   /// Validates `definition` found at `position` and records the geofence or the rejection.
@@ -116,9 +322,9 @@ struct GeofenceLoadAccumulator {
     _ definition: RawGeofenceDefinition, at position: DefinitionLocation.Position,
     line: Int? = nil
   ) {
-    let geofence: Geofence
+    let valid: ValidatedDefinition
     do {
-      geofence = try GeofenceValidator.validated(
+      valid = try GeofenceValidator.validatedParts(
         definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons)
     } catch {
       reject(
@@ -126,17 +332,14 @@ struct GeofenceLoadAccumulator {
         reason: error)
       return
     }
-    // One hash of the id: a duplicate puts the first definition's index back.
-    let index = Int32(result.geofences.count)
-    if let first = firstIndex.updateValue(index, forKey: geofence.id) {
-      firstIndex[geofence.id] = first
+    if let first = result.append(
+      id: valid.id, circle: valid.circle, polygon: valid.polygon, name: valid.name,
+      metadataJSON: valid.metadataJSON, position: position, line: line)
+    {
       reject(
-        at: position, line: line, id: geofence.id,
-        reason: .duplicateID(firstDefinedAt: result.locations[Int(first)]))
-      return
+        at: position, line: line, id: valid.id,
+        reason: .duplicateID(firstDefinedAt: result.location(at: Int(first))))
     }
-    result.geofences.append(consume geofence)
-    result.locations.append(DefinitionLocation(file: file, position: position, line: line))
   }
 
   mutating func reject(

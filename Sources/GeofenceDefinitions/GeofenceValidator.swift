@@ -41,6 +41,16 @@ public struct RawGeofenceDefinition: Hashable, Sendable {
   }
 }
 
+/// A definition that passed ``GeofenceValidator``, in parts: the circle (a polygon's bounding
+/// cap) packed, the polygon when it is one.
+struct ValidatedDefinition {
+  var id: String
+  var name: String?
+  var circle: PackedCircle
+  var polygon: PolygonRegion?
+  var metadataJSON: String?
+}
+
 /// Validates single geofence definitions. Stateless; the file readers and the sync client share
 /// it so that a definition is accepted or rejected for the same reason wherever it comes from.
 public enum GeofenceValidator {
@@ -87,16 +97,32 @@ public enum GeofenceValidator {
     _ definition: RawGeofenceDefinition, defaultRadiusMeters: Double?,
     polygons: PolygonValidator?
   ) throws(DefinitionProblem) -> Geofence {
+    let valid = try validatedParts(
+      definition, defaultRadiusMeters: defaultRadiusMeters, polygons: polygons)
+    let shape: RegionShape = valid.polygon.map { .polygon($0) } ?? .circle(valid.circle.region)
+    return Geofence(
+      id: valid.id, name: valid.name, shape: shape, metadataJSON: valid.metadataJSON)
+  }
+
+  /// The checks of ``validate(_:defaultRadiusMeters:polygons:)``, giving the parts of the
+  /// geofence in the load result's compact form: a circle's centre and radius are checked but
+  /// no region is built (no trigonometry).
+  /// - Throws: the first ``DefinitionProblem`` found.
+  static func validatedParts(
+    _ definition: RawGeofenceDefinition, defaultRadiusMeters: Double?,
+    polygons: PolygonValidator?
+  ) throws(DefinitionProblem) -> ValidatedDefinition {
     let id = try identifier(definition.id).get()
     switch definition.geometry {
     case nil, .null?: break
     case .object(let members)?:
-      let shape: RegionShape
+      let polygon: PolygonRegion
       switch (polygons ?? PolygonValidator()).validate(members) {
-      case .success(let polygon): shape = .polygon(polygon)
+      case .success(let p): polygon = p
       case .failure(let problem): throw .invalidPolygon(problem)
       }
-      return try finish(definition, id: id, shape: shape)
+      return try finish(
+        definition, id: id, circle: PackedCircle(polygon.boundingCap), polygon: polygon)
     case let other?:
       throw .wrongType(.geometry, expected: "an object", found: other.typeName)
     }
@@ -122,21 +148,22 @@ public enum GeofenceValidator {
       case .invalidLongitude(let v): throw .longitudeOutOfRange(v)
       }
     }
-    let region: CircularRegion
+    let circle: PackedCircle
     do {
-      region = try CircularRegion(center: center, radiusMeters: radius)
+      circle = try PackedCircle(center: center, radiusMeters: radius)
     } catch {
       switch error {
       case .invalidRadius(let r): throw .invalidRadius(r)
       }
     }
-    return try finish(definition, id: id, shape: .circle(region))
+    return try finish(definition, id: id, circle: circle, polygon: nil)
   }
 
-  /// The name and metadata checks, and the geofence.
-  private static func finish(_ definition: RawGeofenceDefinition, id: String, shape: RegionShape)
-    throws(DefinitionProblem) -> Geofence
-  {
+  /// The name and metadata checks, and the parts.
+  private static func finish(
+    _ definition: RawGeofenceDefinition, id: String, circle: PackedCircle,
+    polygon: PolygonRegion?
+  ) throws(DefinitionProblem) -> ValidatedDefinition {
     var name: String?
     switch definition.name {
     case nil, .null?: name = nil
@@ -157,7 +184,8 @@ public enum GeofenceValidator {
         throw .wrongType(.metadata, expected: "an object", found: other.typeName)
       }
     }
-    return Geofence(id: id, name: name, shape: shape, metadataJSON: metadataJSON)
+    return ValidatedDefinition(
+      id: id, name: name, circle: circle, polygon: polygon, metadataJSON: metadataJSON)
   }
 
   /// The id of a definition as ``validate(_:defaultRadiusMeters:)`` would read it, or `nil`

@@ -174,7 +174,7 @@ extension GeofenceEngine {
 /// on a large set). A slot without an event costs 4 bytes.
 struct SlotGeofenceText {
   struct Entry {
-    /// ``LiveGeofenceSet/eventIDs``.
+    /// ``LiveGeofenceSet/eventIDStart(at:)``.
     var eventID: OutboxEventID.Builder
     /// The members' bytes in ``SlotGeofenceText/bytes``.
     var start: Int32
@@ -209,7 +209,8 @@ struct SlotGeofenceText {
     GeofenceEventEncoder.appendGeofenceMembers(
       id: live.id(at: slot), name: d?.name, metadataJSON: d?.metadataJSON, url: d?.url,
       to: &bytes)
-    let e = Entry(eventID: live.eventIDs[slot], start: Int32(start), end: Int32(bytes.count))
+    let e = Entry(
+      eventID: live.eventIDStart(at: slot), start: Int32(start), end: Int32(bytes.count))
     entryOfSlot[slot] = Int32(entries.count)
     entries.append(e)
     return e

@@ -221,12 +221,12 @@ extension GeofenceEngine {
     fixIndex: Int, device: String
   ) -> OutboxEventID.Builder {
     Self.eventIDHash(
-      live.eventIDs[slot], type: type, milliseconds: milliseconds,
+      live.eventIDStart(at: slot), type: type, milliseconds: milliseconds,
       inferred: inferred, fixIndex: fixIndex, device: device)
   }
 
   /// ``eventIDHash(slot:type:milliseconds:inferred:fixIndex:device:)`` continuing the slot's
-  /// hash `slotHash` (``LiveGeofenceSet/eventIDs``).
+  /// hash `slotHash` (``LiveGeofenceSet/eventIDStart(at:)``).
   static func eventIDHash(
     _ slotHash: OutboxEventID.Builder, type: TransitionType, milliseconds: Int64?,
     inferred: Bool, fixIndex: Int, device: String

@@ -19,7 +19,7 @@ extension GeofenceEngine {
   public static let snapshotFileName = "geofences.snapshot"
   /// Format version of the snapshot's payload; raised whenever a type written as bytes
   /// (the index's tables, the set's records) changes its layout.
-  static let snapshotFormatVersion: UInt32 = 2
+  static let snapshotFormatVersion: UInt32 = 3
 
   /// Writes the indexed snapshot of the stored set to the store directory: the set as a
   /// fresh engine would build it from the store, with the store's identity

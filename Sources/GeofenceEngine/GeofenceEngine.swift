@@ -1,5 +1,6 @@
 import EventOutbox
 import Foundation
+import GeofenceDefinitions
 import GeofenceGeometry
 import GeofenceIndex
 import GeofenceSync
@@ -283,10 +284,41 @@ public final class GeofenceEngine {
   /// - Throws: ``EngineError/store(_:)`` when a file cannot be opened or created,
   ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory.
   /// - Complexity: O(n) for n geofences (loading and indexing the set).
-  public init(
+  public convenience init(
     configuration: Configuration = Configuration(), storage: Storage = .inMemory,
     geofences: [Geofence]? = nil, transport: any HTTPTransport = URLSessionTransport(),
     clock: any EngineClock = SystemClock()
+  ) throws(EngineError) {
+    try self.init(
+      configuration: configuration, storage: storage,
+      columns: geofences.map { GeofenceColumns(geofences: $0) }, transport: transport,
+      clock: clock)
+  }
+
+  /// Creates an engine monitoring the geofences of a load, as
+  /// ``init(configuration:storage:geofences:transport:clock:)`` does for the same geofences
+  /// given as an array. The load's columns become the live set as they are (ids, circles and
+  /// id lookup are kept, not copied), so a large set is never held twice: pass the load with
+  /// `consume` and keep no other copy of it.
+  /// - Parameter loaded: the geofences of ``GeofenceDefinitions/GeofenceFileReader``, ids
+  ///   unique (its rejections and locations are not kept); `nil` to monitor the stored set.
+  /// - Throws: see ``init(configuration:storage:geofences:transport:clock:)``.
+  /// - Complexity: O(n) for n geofences (indexing the set).
+  public convenience init(
+    configuration: Configuration = Configuration(), storage: Storage = .inMemory,
+    loaded: consuming GeofenceLoadResult?,
+    transport: any HTTPTransport = URLSessionTransport(), clock: any EngineClock = SystemClock()
+  ) throws(EngineError) {
+    let columns = loaded?.columns
+    _ = consume loaded
+    try self.init(
+      configuration: configuration, storage: storage, columns: columns, transport: transport,
+      clock: clock)
+  }
+
+  init(
+    configuration: Configuration, storage: Storage, columns: consuming GeofenceColumns?,
+    transport: any HTTPTransport, clock: any EngineClock
   ) throws(EngineError) {
     self.configuration = configuration
     self.storage = storage
@@ -319,9 +351,9 @@ public final class GeofenceEngine {
         try stateStore.value(AuthorizationState.self, key: "authorization")
         ?? configuration.initialAuthorization
       userIDInMemory = try stateStore.value(String.self, key: "user_id")
-      if let geofences {
+      if let columns {
         hasFixedSet = true
-        live = LiveGeofenceSet(geofences: geofences)
+        live = LiveGeofenceSet(columns: columns)
         setSource = .given
       } else if case .directory(let d) = storage {
         hasFixedSet = false

@@ -1,6 +1,7 @@
 import BinarySnapshot
 import EventOutbox
 import Foundation
+import GeofenceDefinitions
 import GeofenceGeometry
 import GeofenceSync
 import GeofenceTransitions
@@ -20,9 +21,11 @@ import GeofenceTransitions
 struct LiveGeofenceSet {
   /// Ids, centres and radii, polygons and the index, by slot.
   private(set) var regions: RegionSet
-  /// Per slot, the event id's hash after its first two components, the geofence id and the
-  /// slot's lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest.
-  private(set) var eventIDs: [OutboxEventID.Builder]
+  /// Per polygon (as ``GeofenceTransitions/RegionSet/polygons``), the event id's hash after
+  /// its first two components (``eventIDStart(at:)``): a polygon's lifetime hashes its
+  /// geometry, too long to hash again at each event. A circle's is computed when an event
+  /// needs it.
+  private var polygonEventIDs: [OutboxEventID.Builder] = []
   /// Per slot, the index into `details`, or −1 for a geofence with no name, metadata or URL.
   /// It grows only as far as the last slot that has details, so that a set of bare circles
   /// pays nothing for them; slots past its end have none.
@@ -30,22 +33,33 @@ struct LiveGeofenceSet {
   /// What only some geofences have, by `detailOfSlot`.
   private var details: [SlotDetails] = []
   /// The live slot of each id.
-  private var slots: SlotLookup
+  private var slots: IDLookup
 
   init(geofences: [Geofence]) {
-    regions = RegionSet(geofences: geofences)
-    eventIDs = geofences.map { Self.eventIDStart(id: $0.id, lifetime: Self.lifetime($0)) }
-    slots = SlotLookup(expectedCount: geofences.count)
-    for (i, g) in geofences.enumerated() {
-      setDetails(of: g, at: i)
-      slots.insert(Int32(i), of: regions)
+    self.init(columns: GeofenceColumns(geofences: geofences))
+  }
+
+  /// The set of a load's rows, slot `i` the geofence of row `i`: the ids, circles and id
+  /// lookup are kept as they are (not copied when `columns` holds the only reference).
+  /// - Complexity: O(n) for n rows: the index build, and a lifetime (three numbers formatted
+  ///   and hashed) for each.
+  init(columns: consuming GeofenceColumns) {
+    regions = RegionSet(
+      ids: columns.ids, circles: columns.circles, polygons: columns.polygons,
+      polygonSlots: columns.polygonRows)
+    slots = columns.lookup
+    polygonEventIDs.reserveCapacity(regions.polygons.count)
+    for slot in regions.polygonSlots { polygonEventIDs.append(computedEventIDStart(at: Int(slot))) }
+    for (row, k) in columns.detailOfRow.enumerated() where k >= 0 {
+      let d = columns.details[Int(k)]
+      setDetails(name: d.name, metadataJSON: d.metadataJSON, at: row)
     }
   }
 
   /// Appends the set to a snapshot (see ``GeofenceEngine``'s "Snapshots").
   func write(to writer: inout SnapshotWriter) {
     regions.write(to: &writer)
-    writer.write(array: eventIDs)
+    writer.write(array: polygonEventIDs)
     writer.write(array: detailOfSlot)
     writer.write(UInt64(details.count))
     for d in details {
@@ -61,10 +75,10 @@ struct LiveGeofenceSet {
   /// - Throws: ``BinarySnapshot/SnapshotError``.
   init(snapshot reader: inout SnapshotReader) throws(SnapshotError) {
     regions = try RegionSet(snapshot: &reader)
-    eventIDs = try reader.readArray()
+    polygonEventIDs = try reader.readArray()
     detailOfSlot = try reader.readArray()
     let detailCount: UInt64 = try reader.read()
-    guard eventIDs.count == regions.count, detailOfSlot.count <= regions.count,
+    guard polygonEventIDs.count == regions.polygons.count, detailOfSlot.count <= regions.count,
       detailCount <= UInt64(regions.count)
     else { throw .layout("geofence set counts") }
     details = []
@@ -75,7 +89,7 @@ struct LiveGeofenceSet {
           name: try reader.readOptionalString(), metadataJSON: try reader.readOptionalString(),
           url: try reader.readOptionalString()))
     }
-    slots = try SlotLookup(snapshot: &reader, slotCount: regions.count)
+    slots = try IDLookup(snapshot: &reader, rowCount: regions.count)
     let limit = Int32(details.count)
     guard detailOfSlot.allSatisfy({ $0 < limit }) else { throw .layout("detail references") }
   }
@@ -110,16 +124,23 @@ struct LiveGeofenceSet {
   }
 
   /// The live slot holding `id`, or nil. O(1) expected, no allocation.
-  func slot(of id: String) -> Int32? { slots.find(id, in: regions) }
+  func slot(of id: String) -> Int32? {
+    let regions = self.regions
+    return slots.find(id, in: regions.ids) { !regions.isRemoved($0) }
+  }
 
   private mutating func setDetails(of g: Geofence, at slot: Int) {
-    let url = Self.url(fromMetadata: g.metadataJSON)
+    setDetails(name: g.name, metadataJSON: g.metadataJSON, at: slot)
+  }
+
+  private mutating func setDetails(name: String?, metadataJSON: String?, at slot: Int) {
+    let url = Self.url(fromMetadata: metadataJSON)
     let existing = slot < detailOfSlot.count ? detailOfSlot[slot] : -1
-    if g.name == nil && g.metadataJSON == nil && url == nil {
+    if name == nil && metadataJSON == nil && url == nil {
       if existing >= 0 { detailOfSlot[slot] = -1 }
       return
     }
-    let d = SlotDetails(name: g.name, metadataJSON: g.metadataJSON, url: url)
+    let d = SlotDetails(name: name, metadataJSON: metadataJSON, url: url)
     if existing >= 0 {
       details[Int(existing)] = d
       return
@@ -129,6 +150,22 @@ struct LiveGeofenceSet {
     }
     detailOfSlot[slot] = Int32(details.count)
     details.append(d)
+  }
+
+  /// The event id's hash after its first two components, the geofence id and the slot's
+  /// lifetime (see ``GeofenceEngine``'s "Event ids"); an event adds the rest. O(1) for a
+  /// polygon (kept); for a circle three numbers formatted and hashed, which allocates a few
+  /// short strings.
+  func eventIDStart(at slot: Int) -> OutboxEventID.Builder {
+    if let k = regions.polygonIndex(at: Int32(slot)) { return polygonEventIDs[k] }
+    return computedEventIDStart(at: slot)
+  }
+
+  private func computedEventIDStart(at slot: Int) -> OutboxEventID.Builder {
+    Self.eventIDStart(
+      id: regions.ids[slot],
+      lifetime: Self.lifetime(
+        circle: regions.packedCircle(at: Int32(slot)), polygon: regions.polygon(at: Int32(slot))))
   }
 
   static func eventIDStart(id: String, lifetime: String) -> OutboxEventID.Builder {
@@ -156,7 +193,10 @@ struct LiveGeofenceSet {
       ),
       ("centres and radii", regions.circleFootprintBytes),
       ("polygons", regions.polygonFootprintBytes),
-      ("event id hashes", eventIDs.capacity * MemoryLayout<OutboxEventID.Builder>.stride),
+      (
+        "event id hashes (polygons only)",
+        polygonEventIDs.capacity * MemoryLayout<OutboxEventID.Builder>.stride
+      ),
       ("slot by id", slots.footprintBytes),
       ("names, metadata, deep links", detailBytes),
     ]
@@ -170,13 +210,19 @@ struct LiveGeofenceSet {
   }
 
   static func lifetime(_ g: Geofence) -> String {
+    lifetime(circle: PackedCircle(g.region), polygon: g.polygon)
+  }
+
+  /// The lifetime of a geofence whose index circle is `circle` (for a polygon, its bounding
+  /// cap) and whose polygon, if any, is `polygon`.
+  static func lifetime(circle: PackedCircle, polygon: PolygonRegion?) -> String {
     var components = [
-      String(g.region.center.latitude), String(g.region.center.longitude),
-      String(g.region.radiusMeters),
+      String(circle.center.latitude), String(circle.center.longitude),
+      String(circle.radiusMeters),
     ]
     // A polygon's circle is its bounding cap, which an edit inside the box keeps: the
     // geometry's own fingerprint names the life too.
-    if let polygon = g.polygon { components.append(StoredPolygon.fingerprint(polygon)) }
+    if let polygon { components.append(StoredPolygon.fingerprint(polygon)) }
     return OutboxEventID.derive(components, prefix: "geo-")
   }
 
@@ -264,9 +310,11 @@ struct LiveGeofenceSet {
     for s in removedSlots { regions.remove(s) }
     func append(_ g: Geofence) -> Int32 {
       let slot = regions.append(id: g.id, shape: g.shape)
-      eventIDs.append(Self.eventIDStart(id: g.id, lifetime: Self.lifetime(g)))
+      if g.polygon != nil {
+        polygonEventIDs.append(Self.eventIDStart(id: g.id, lifetime: Self.lifetime(g)))
+      }
       setDetails(of: g, at: Int(slot))
-      slots.insert(slot, of: regions)
+      slots.insert(slot, ids: regions.ids)
       return slot
     }
     for (old, g) in moves {
@@ -288,108 +336,4 @@ struct SlotDetails {
   var metadataJSON: String?
   /// ``GeofenceEvent/url``: the metadata's deep link (``LiveGeofenceSet/url(fromMetadata:)``).
   var url: String?
-}
-
-/// The live slot of each geofence id: an open-addressing table of slots (linear probing, at
-/// most half full), keyed by the id's hash and compared with the ids the set already holds, so
-/// that no id is stored twice. Retired slots stay in the table and are skipped; the table is
-/// rebuilt from the live slots when it fills.
-///
-/// 4 bytes a bucket, 2–4 buckets a slot, where a `[String: Int32]` takes about 27 B a slot.
-///
-/// Ids are hashed with a seed drawn at random when the table is made (a file of ids chosen to
-/// collide cannot be prepared in advance) and kept with it, so that a snapshot restores the
-/// table as it was.
-struct SlotLookup {
-  private var buckets: [Int32]
-  private var used = 0
-  private var seed: UInt64
-
-  init(expectedCount: Int) {
-    buckets = [Int32](repeating: -1, count: Self.capacity(for: expectedCount))
-    var random = SystemRandomNumberGenerator()
-    seed = random.next()
-  }
-
-  /// The seeded hash of `id`'s UTF-8 bytes: 8 bytes a step multiplied by the 64-bit golden
-  /// ratio, then MurmurHash3's finaliser.
-  private func hash(_ id: String) -> Int {
-    var id = id
-    let seed = self.seed
-    return id.withUTF8 { utf8 in
-      var h = seed ^ UInt64(utf8.count)
-      let raw = UnsafeRawBufferPointer(utf8)
-      var i = 0
-      while i + 8 <= raw.count {
-        h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
-        h = h << 31 | h >> 33
-        i += 8
-      }
-      var tail: UInt64 = 0
-      while i < raw.count {
-        tail = tail << 8 | UInt64(raw[i])
-        i += 1
-      }
-      return Int(truncatingIfNeeded: BinarySnapshot.mix(h ^ tail))
-    }
-  }
-
-  /// Appends the table to a snapshot.
-  func write(to writer: inout SnapshotWriter) {
-    writer.write(array: buckets)
-    writer.write(used)
-    writer.write(seed)
-  }
-
-  /// The table ``write(to:)`` wrote, for `slotCount` slots.
-  init(snapshot reader: inout SnapshotReader, slotCount: Int) throws(SnapshotError) {
-    buckets = try reader.readArray()
-    used = try reader.read()
-    seed = try reader.read()
-    guard buckets.count >= 16, buckets.count & (buckets.count - 1) == 0,
-      used >= 0, used <= buckets.count / 2, buckets.allSatisfy({ $0 < Int32(slotCount) })
-    else { throw .layout("id lookup") }
-  }
-
-  private static func capacity(for n: Int) -> Int {
-    var c = 16
-    while c < 2 * n { c <<= 1 }
-    return c
-  }
-
-  var footprintBytes: Int { buckets.capacity * MemoryLayout<Int32>.stride }
-
-  /// Adds `slot` of `regions`, keyed by its id.
-  mutating func insert(_ slot: Int32, of regions: RegionSet) {
-    if 2 * (used + 1) > buckets.count { rebuild(adding: used + 1, ids: regions.ids) }
-    place(slot, hash: hash(regions.ids[Int(slot)]))
-    used += 1
-  }
-
-  private mutating func place(_ slot: Int32, hash: Int) {
-    let mask = buckets.count - 1
-    var b = hash & mask
-    while buckets[b] >= 0 { b = (b + 1) & mask }
-    buckets[b] = slot
-  }
-
-  /// Rebuilds for at least `n` entries, keeping every slot it held (retired ones too: the
-  /// caller skips them, and the table does not know which they are).
-  private mutating func rebuild(adding n: Int, ids: [String]) {
-    let old = buckets
-    buckets = [Int32](repeating: -1, count: Self.capacity(for: 2 * n))
-    for slot in old where slot >= 0 { place(slot, hash: hash(ids[Int(slot)])) }
-  }
-
-  /// The slot holding `id` that `regions` has not retired, or nil.
-  func find(_ id: String, in regions: RegionSet) -> Int32? {
-    let mask = buckets.count - 1
-    var b = hash(id) & mask
-    while true {
-      let slot = buckets[b]
-      if slot < 0 { return nil }
-      if regions.ids[Int(slot)] == id && !regions.isRemoved(slot) { return slot }
-      b = (b + 1) & mask
-    }
-  }
 }

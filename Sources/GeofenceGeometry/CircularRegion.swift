@@ -28,9 +28,15 @@ public struct CircularRegion: Hashable, Sendable {
     self.center = center
     self.radiusMeters = radiusMeters
     self.centerVector = UnitVector(center)
+    self.chordSquaredThreshold = Self.chordSquaredThreshold(radiusMeters: radiusMeters)
+  }
+
+  /// The squared-chord threshold of a disc of `radiusMeters` (finite, > 0):
+  /// `4 sin²(r / 2R)`, or +infinity when the disc covers the whole sphere. The one formula
+  /// every region and index record uses, so that they hold the same bits. O(1), one sine.
+  public static func chordSquaredThreshold(radiusMeters: Double) -> Double {
     let theta = EarthModel.radians(fromMeters: radiusMeters)
-    self.chordSquaredThreshold =
-      theta >= Double.pi ? Double.infinity : UnitVector.chordSquared(forAngle: theta)
+    return theta >= Double.pi ? Double.infinity : UnitVector.chordSquared(forAngle: theta)
   }
 
   /// Angular radius in radians (may exceed π for a region covering the sphere).

@@ -96,9 +96,9 @@ extension GridIndex {
   /// 65,536 regions: the column aspect is the median ratio of longitude span to latitude span of
   /// their boxes (clamped to [1, 16]; 1/cos(latitude) for a single-latitude set), and the
   /// finest edge is `edgePerSpan` times the smallest box span measured in cell units.
-  internal static func grid(
-    boxes: [BoundingBox?], cellSizeDegrees: Double?, edgePerSpan: Double
-  ) -> CellGrid {
+  internal static func grid<Boxes: RandomAccessCollection<BoundingBox?>>(
+    boxes: Boxes, cellSizeDegrees: Double?, edgePerSpan: Double
+  ) -> CellGrid where Boxes.Index == Int {
     func clamped(_ edge: Double) -> Double {
       min(maximumCellSizeDegrees, max(minimumCellSizeDegrees, edge))
     }
@@ -259,9 +259,9 @@ extension GridIndex {
   /// costs entries: a box at most two thirds of a cell touches at most 2 × 2 cells at any
   /// coarser level.
   /// - Complexity: O(n) per candidate level (a radix sort of n keys), at most `levelCount`.
-  internal static func chooseMinimumLevels(_ boxes: [BoundingBox?], in grid: CellGrid)
-    -> (floor: Int, finer: Int)
-  {
+  internal static func chooseMinimumLevels<Boxes: RandomAccessCollection<BoundingBox?>>(
+    _ boxes: Boxes, in grid: CellGrid
+  ) -> (floor: Int, finer: Int) {
     var natural: [(level: Int, row: Int, column: Int)] = []
     natural.reserveCapacity(boxes.count)
     var finest = Int.max
@@ -304,7 +304,8 @@ extension GridIndex {
   /// `grid` with minimum level `floor` and the replicated levels chosen for it within
   /// `allowance` added entries (default ``replicationAllowance(regionCount:)``).
   internal static func folded(
-    _ grid: CellGrid, floor: Int, boxes: [BoundingBox?], allowance: Int? = nil
+    _ grid: CellGrid, floor: Int, boxes: some RandomAccessCollection<BoundingBox?>,
+    allowance: Int? = nil
   ) -> CellGrid {
     let g = grid.with(minimumLevel: floor)
     return g.with(
@@ -314,7 +315,9 @@ extension GridIndex {
   }
 
   /// The levels regions are filed at in `grid`, as bits. O(n) placements.
-  internal static func filedLevels(_ boxes: [BoundingBox?], in grid: CellGrid) -> UInt64 {
+  internal static func filedLevels(
+    _ boxes: some RandomAccessCollection<BoundingBox?>, in grid: CellGrid
+  ) -> UInt64 {
     var levels: UInt64 = 0
     for box in boxes {
       let level = placement(box: box, in: grid).level
@@ -343,7 +346,7 @@ extension GridIndex {
   /// 8 levels at 1,000,000 regions) ends with one or two.
   /// - Complexity: O(n) placements.
   internal static func chooseReplicatedLevels(
-    _ boxes: [BoundingBox?], in grid: CellGrid, allowance total: Int
+    _ boxes: some RandomAccessCollection<BoundingBox?>, in grid: CellGrid, allowance total: Int
   ) -> UInt64 {
     let floor = grid.minimumLevel
     var added = [Int](repeating: 0, count: grid.levelCount)
@@ -388,21 +391,44 @@ extension GridIndex {
   /// 3. Runs become positions of a dense level or slots of the open-addressing cell table
   ///    (``CellLayout``).
   ///
-  /// `regions` are the refine records in slot order. Removed slots (``Disc/isRemoved``, from
+  /// `regions` are the refine records in slot order (given, or computed from packed circles). Removed slots (``Disc/isRemoved``, from
   /// ``remove(at:)``) are stored between the filed regions and the everywhere list, and are
   /// filed nowhere. `upper` is the built grid's ``CellGrid/upperEdgePerSpan`` (tests use
   /// `edgePerSpan` to file every region at its natural level). `quarterMasks` (tests) turns the
   /// entries' quarter masks off; they are on whenever the storage indices fit
   /// (``hasQuarterMasks(regionCount:)``).
   internal static func build(
-    discs regions: [Disc], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan,
+    discs: [Disc], cellSizeDegrees: Double?, edgePerSpan: Double = defaultEdgePerSpan,
     upperEdgePerSpan upper: Double = upperEdgePerSpan, quarterMasks: Bool = true
+  ) -> GridIndex {
+    build(
+      discs: DiscSource(discs: discs), cellSizeDegrees: cellSizeDegrees,
+      edgePerSpan: edgePerSpan, upperEdgePerSpan: upper, quarterMasks: quarterMasks)
+  }
+
+  internal static func build(
+    discs regions: DiscSource, cellSizeDegrees: Double?,
+    edgePerSpan: Double = defaultEdgePerSpan, upperEdgePerSpan upper: Double = upperEdgePerSpan,
+    quarterMasks: Bool = true
   ) -> GridIndex {
     let masked = quarterMasks && hasQuarterMasks(regionCount: regions.count)
     // Each region's filing box, computed once (removed slots: none, they are filed nowhere).
-    let boxes = regions.map { $0.isRemoved ? nil : filingBox(of: $0) }
-    let hasRemoved = regions.contains { $0.isRemoved }
-    let live = hasRemoved ? zip(regions, boxes).filter { !$0.0.isRemoved }.map(\.1) : boxes
+    var boxes = FilingBoxes()
+    boxes.reserveCapacity(regions.count)
+    var hasRemoved = false
+    for i in 0..<regions.count {
+      if regions.isRemoved(i) {
+        hasRemoved = true
+        boxes.append(nil)
+      } else {
+        boxes.append(filingBox(of: regions[i]))
+      }
+    }
+    var live = boxes
+    if hasRemoved {
+      live = FilingBoxes()
+      for i in 0..<regions.count where !regions.isRemoved(i) { live.append(boxes[i]) }
+    }
     let grid = grid(boxes: live, cellSizeDegrees: cellSizeDegrees, edgePerSpan: edgePerSpan)
     if cellSizeDegrees == nil || cellSizeDegrees?.isNaN == true {
       let floors = chooseMinimumLevels(live, in: grid)
@@ -446,7 +472,7 @@ extension GridIndex {
   /// its measured footprint fits the budget.
   /// - Complexity: O(n) placements, plus one more assembly when a level is added.
   internal static func replicatingWithinBudget(
-    _ index: GridIndex, discs regions: [Disc], boxes: [BoundingBox?], live: [BoundingBox?],
+    _ index: GridIndex, discs regions: DiscSource, boxes: FilingBoxes, live: FilingBoxes,
     quarterMasks masked: Bool
   ) -> GridIndex {
     let levels = index.nonEmptyLevels.nonzeroBitCount
@@ -488,7 +514,7 @@ extension GridIndex {
   /// world-wide sets, whose finer floor costs more than the budget, keep theirs.
   /// - Complexity: O(n) placements, plus one more assembly when the levels fit.
   internal static func finerFloorWithinBudget(
-    _ index: GridIndex, discs regions: [Disc], boxes: [BoundingBox?], live: [BoundingBox?],
+    _ index: GridIndex, discs regions: DiscSource, boxes: FilingBoxes, live: FilingBoxes,
     quarterMasks masked: Bool
   ) -> GridIndex {
     let built = index.grid
@@ -525,7 +551,7 @@ extension GridIndex {
   /// smaller than its box, so fewer of its cell's candidates miss the point.
   /// - Complexity: O(n) placements per level tried, plus one more assembly when one fits.
   internal static func ceilingWithinBudget(
-    _ index: GridIndex, discs regions: [Disc], boxes: [BoundingBox?], live: [BoundingBox?],
+    _ index: GridIndex, discs regions: DiscSource, boxes: FilingBoxes, live: FilingBoxes,
     quarterMasks masked: Bool
   ) -> GridIndex {
     let built = index.grid
@@ -566,26 +592,42 @@ extension GridIndex {
   /// ``build(discs:cellSizeDegrees:edgePerSpan:upperEdgePerSpan:quarterMasks:)``, with quarter
   /// masks in the entries when `quarterMasks`.
   private static func assemble(
-    discs regions: [Disc], boxes: [BoundingBox?], grid: CellGrid, cellSizeDegrees: Double?,
+    discs regions: DiscSource, boxes: FilingBoxes, grid: CellGrid, cellSizeDegrees: Double?,
     quarterMasks masked: Bool
   ) -> GridIndex {
     let n = regions.count
 
-    // 1. Storage order.
+    // 1. Storage order, and the entries each row of each level will hold.
+    var rowEntries = [[Int]](repeating: [], count: grid.levelCount)
+    // Regions whose first row is each row of each level, and the most rows a region spans
+    // beyond its first, per level: where a band's regions are in storage order.
+    var rowHomes = [[Int]](repeating: [], count: grid.levelCount)
+    var rowSpan = [Int](repeating: 0, count: grid.levelCount)
     var homeKeys = [UInt64](repeating: 0, count: n)
     var slotOfStored = [UInt32](repeating: 0, count: n)
     var entryTotal = 0
     var nonEmptyLevels: UInt64 = 0
     for i in 0..<n {
       slotOfStored[i] = UInt32(truncatingIfNeeded: i)
-      if regions[i].isRemoved {
+      if regions.isRemoved(i) {
         homeKeys[i] = removedHomeKey
         continue
       }
       let p = placement(box: boxes[i], in: grid)
       homeKeys[i] = homeKey(p)
       entryTotal += p.cellCount
-      if p.level >= 0 { nonEmptyLevels |= 1 &<< UInt64(p.level) }
+      guard p.level >= 0 else { continue }
+      nonEmptyLevels |= 1 &<< UInt64(p.level)
+      if rowEntries[p.level].count <= p.rowHigh {
+        let grow =
+          Swift.max(grid.rows(level: p.level), p.rowHigh + 1) - rowEntries[p.level].count
+        rowEntries[p.level] += repeatElement(0, count: grow)
+        rowHomes[p.level] += repeatElement(0, count: grow)
+      }
+      let perRow = p.cellCount / (p.rowHigh - p.rowLow + 1)
+      for row in p.rowLow...p.rowHigh { rowEntries[p.level][row] += perRow }
+      rowHomes[p.level][p.rowLow] += 1
+      rowSpan[p.level] = Swift.max(rowSpan[p.level], p.rowHigh - p.rowLow)
     }
     radixSort(keys: &homeKeys, values: &slotOfStored)
     var everywhereStart = n
@@ -599,42 +641,85 @@ extension GridIndex {
     discs.reserveCapacity(n)
     for slot in slotOfStored { discs.append(regions[Int(slot)]) }
 
-    // 2. (cell, storage index) pairs, grouped by cell.
-    var keys: [UInt64] = []
-    var entries: [UInt32] = []
-    keys.reserveCapacity(entryTotal)
-    entries.reserveCapacity(entryTotal)
-    for i in 0..<filedEnd {
-      let box = boxes[Int(slotOfStored[i])]
-      let p = placement(box: box, in: grid)
-      let index = UInt32(truncatingIfNeeded: i)
-      // Without quarter masks every entry is marked as reaching every quarter (no bits).
-      let q = masked ? QuarterSpan(box: box, placement: p, grid: grid) : nil
-      func entry(row: Int, column: Int, wrapped: Bool) -> UInt32 {
-        guard let q else { return index }
-        return index | q.rowBits(row: row, level: p.level) &<< 24
-          | q.columnBits(column: column, level: p.level, wrapped: wrapped) &<< 28
+    // 2. (cell, storage index) pairs, grouped by cell: made band by band (a band is a range
+    //    of cell keys, whole rows of a level), each band sorted in place and reduced to its
+    //    runs of equal keys, so that no array of every entry's key is held at once.
+    let bands = keyBands(rowEntries: rowEntries, entryTotal: entryTotal)
+    rowEntries = []
+    // Filed regions are stored by (level, first row, first column): the first storage index
+    // of each level's regions whose first row is `row` or later, at `row` (one more at the end).
+    var firstStored = [[Int]](repeating: [], count: grid.levelCount)
+    var stored = 0
+    for level in 0..<grid.levelCount where !rowHomes[level].isEmpty {
+      var starts = [Int](repeating: 0, count: rowHomes[level].count + 1)
+      for (row, count) in rowHomes[level].enumerated() {
+        starts[row] = stored
+        stored += count
       }
-      for row in p.rowLow...p.rowHigh {
-        for column in p.columnLow...p.columnHigh {
-          keys.append(CellGrid.key(level: p.level, row: row, column: column))
-          entries.append(entry(row: row, column: column, wrapped: false))
-        }
-        if p.wrapColumnHigh >= 0 {
-          for column in 0...p.wrapColumnHigh {
-            keys.append(CellGrid.key(level: p.level, row: row, column: column))
-            entries.append(entry(row: row, column: column, wrapped: true))
+      starts[rowHomes[level].count] = stored
+      firstStored[level] = starts
+    }
+    rowHomes = []
+    var entries: [UInt32] = []
+    entries.reserveCapacity(entryTotal)
+    var runs = KeyRuns()
+    var bandKeys: [UInt64] = []
+    var bandEntries: [UInt32] = []
+    for band in 0..<(bands.count - 1) {
+      let low = bands[band]
+      let high = bands[band + 1]
+      bandKeys.removeAll(keepingCapacity: true)
+      bandEntries.removeAll(keepingCapacity: true)
+      for level in 0..<grid.levelCount where !firstStored[level].isEmpty {
+        let starts = firstStored[level]
+        let rows = starts.count - 1
+        let bandFirst = Swift.max(0, rowInBand(low, level: level, below: false))
+        let bandLast = Swift.min(rows - 1, rowInBand(high, level: level, below: true))
+        if bandFirst > bandLast { continue }
+        // Regions starting up to `rowSpan` rows above the band may reach into it.
+        let candidates = starts[Swift.max(0, bandFirst - rowSpan[level])]..<starts[bandLast + 1]
+        for i in candidates {
+          let box = boxes[Int(slotOfStored[i])]
+          let p = placement(box: box, in: grid)
+          // Rows of the region's level whose keys fall in the band.
+          let first = Swift.max(p.rowLow, bandFirst)
+          let last = Swift.min(p.rowHigh, bandLast)
+          if first > last { continue }
+          let index = UInt32(truncatingIfNeeded: i)
+          // Without quarter masks every entry is marked as reaching every quarter (no bits).
+          let q = masked ? QuarterSpan(box: box, placement: p, grid: grid) : nil
+          func entry(row: Int, column: Int, wrapped: Bool) -> UInt32 {
+            guard let q else { return index }
+            return index | q.rowBits(row: row, level: p.level) &<< 24
+              | q.columnBits(column: column, level: p.level, wrapped: wrapped) &<< 28
+          }
+          for row in first...last {
+            for column in p.columnLow...p.columnHigh {
+              bandKeys.append(CellGrid.key(level: p.level, row: row, column: column))
+              bandEntries.append(entry(row: row, column: column, wrapped: false))
+            }
+            if p.wrapColumnHigh >= 0 {
+              for column in 0...p.wrapColumnHigh {
+                bandKeys.append(CellGrid.key(level: p.level, row: row, column: column))
+                bandEntries.append(entry(row: row, column: column, wrapped: true))
+              }
+            }
           }
         }
       }
+      radixSort(keys: &bandKeys, values: &bandEntries, tieMask: masked ? 0x00FF_FFFF : .max)
+      runs.append(sortedKeys: bandKeys, at: entries.count)
+      entries += bandEntries
     }
-    radixSort(keys: &keys, values: &entries)
+    bandKeys = []
+    bandEntries = []
+    runs.total = entries.count
 
     // 3. Runs of equal keys become cells: dense levels get CSR offsets by position, the
     //    others slots of the hash table.
-    let layout = CellLayout(sortedKeys: keys, grid: grid, regionCount: n)
-    var (offsets, rankWords) = layout.offsets(sortedKeys: keys)
-    if keys.count < subcellMaskedEntryLimit {
+    let layout = CellLayout(runs: runs, grid: grid, regionCount: n)
+    var (offsets, rankWords) = layout.offsets(runs: runs)
+    if entries.count < subcellMaskedEntryLimit {
       // 4. Sub-cell masks of the dense levels, in the offsets' top bits.
       rankWords.withUnsafeBufferPointer { words in
         for i in 0..<filedEnd {
@@ -645,7 +730,7 @@ extension GridIndex {
       }
       layout.markLevelZero(offsets: &offsets)
     }
-    let table = layout.hashTable(sortedKeys: keys)
+    let table = layout.hashTable(runs: runs)
     var index = GridIndex(
       discs: discs, slotOfStored: slotOfStored, everywhereStart: everywhereStart, grid: grid,
       nonEmptyLevels: nonEmptyLevels, denseLevels: layout.denseLevels,
@@ -657,56 +742,246 @@ extension GridIndex {
     return index
   }
 
-  /// Stable least-significant-digit radix sort of `keys`, permuting `values` alongside, with
-  /// 16-bit digits; digits that are equal in every key are skipped.
-  /// - Complexity: O(n) per non-constant digit (at most 4), plus 2^16 counters per digit.
-  internal static func radixSort(keys: inout [UInt64], values: inout [UInt32]) {
-    let n = keys.count
-    if n < 2 { return }
-    var counts = [Int](repeating: 0, count: 4 << 16)
-    keys.withUnsafeBufferPointer { k in
-      counts.withUnsafeMutableBufferPointer { c in
-        for key in k {
-          c[Int(key & 0xffff)] += 1
-          c[(1 << 16) + Int((key >> 16) & 0xffff)] += 1
-          c[(2 << 16) + Int((key >> 32) & 0xffff)] += 1
-          c[(3 << 16) + Int(key >> 48)] += 1
+  /// Key boundaries that cut the entries into bands of whole rows, about `entryTotal / 16`
+  /// entries each (at least 2^18; a row is never split): the first boundary is 0, the last
+  /// `UInt64.max`, and band `b` holds the keys in `bounds[b] ..< bounds[b + 1]`.
+  /// - Parameter rowEntries: per level, the entries of each row (empty for a level without).
+  /// - Complexity: O(r) in the rows of the levels used.
+  internal static func keyBands(rowEntries: [[Int]], entryTotal: Int) -> [UInt64] {
+    let target = Swift.max(1 << 18, entryTotal / 16)
+    var bounds: [UInt64] = [0]
+    var filled = 0
+    for (level, rows) in rowEntries.enumerated() {
+      for (row, count) in rows.enumerated() where count > 0 {
+        if filled > 0 && filled + count > target {
+          bounds.append(CellGrid.key(level: level, row: row, column: 0))
+          filled = 0
         }
+        filled += count
       }
     }
-    var keyScratch = [UInt64](repeating: 0, count: n)
-    var valueScratch = [UInt32](repeating: 0, count: n)
-    for digit in 0..<4 {
-      let base = digit << 16
-      let shift = UInt64(digit * 16)
-      let firstDigit = Int((keys[0] >> shift) & 0xffff)
-      if counts[base + firstDigit] == n { continue }
-      var offsets = [Int](repeating: 0, count: 1 << 16)
-      var sum = 0
-      for d in 0..<(1 << 16) {
-        offsets[d] = sum
-        sum += counts[base + d]
-      }
-      keys.withUnsafeBufferPointer { srcK in
-        values.withUnsafeBufferPointer { srcV in
-          keyScratch.withUnsafeMutableBufferPointer { dstK in
-            valueScratch.withUnsafeMutableBufferPointer { dstV in
-              offsets.withUnsafeMutableBufferPointer { o in
-                for i in 0..<n {
-                  let key = srcK[i]
-                  let d = Int((key >> shift) & 0xffff)
-                  let at = o[d]
-                  o[d] = at + 1
-                  dstK[at] = key
-                  dstV[at] = srcV[i]
-                }
-              }
-            }
-          }
+    bounds.append(.max)
+    return bounds
+  }
+
+  /// The first row of `level` whose keys are at or above `bound` (`below` false), or the last
+  /// row whose keys are below it (`below` true); rows run from 0 to 2^29 − 1.
+  @inline(__always)
+  internal static func rowInBand(_ bound: UInt64, level: Int, below: Bool) -> Int {
+    let levelStart = CellGrid.key(level: level, row: 0, column: 0)
+    let nextLevel = CellGrid.key(level: level + 1, row: 0, column: 0)
+    let rowLimit = 1 << 29
+    if bound <= levelStart { return below ? -1 : 0 }
+    if bound >= nextLevel || bound == .max { return below ? rowLimit - 1 : rowLimit }
+    // Band bounds are row starts (column 0).
+    let row = Int((bound >> 29) & UInt64(rowLimit - 1))
+    return below ? row - 1 : row
+  }
+
+  /// Sorts `keys` in place, permuting `values` alongside: by key, and equal keys by
+  /// `value & tieMask`. When the values of equal keys increase in the input order (slot or
+  /// storage numbers, as every caller's do), that is the order a stable sort gives.
+  ///
+  /// A most-significant-digit radix sort on 8-bit digits that permutes in place (the
+  /// "American flag" sort), so that it needs no copy of the arrays: the entries of a large
+  /// index are its largest build temporary. Digits equal in every key are skipped; ranges of
+  /// up to 32 pairs are finished by insertion sort.
+  /// - Complexity: O(n d) for d non-constant digits (at most 8), plus O(r log r) for each run
+  ///   of r equal keys longer than 32; 32 KB of counters, no other allocation.
+  internal static func radixSort(
+    keys: inout [UInt64], values: inout [UInt32], tieMask: UInt32 = .max
+  ) {
+    let n = keys.count
+    precondition(values.count == n, "one value per key")
+    if n < 2 { return }
+    var all: UInt64 = 0
+    var common: UInt64 = .max
+    for k in keys {
+      all |= k
+      common &= k
+    }
+    let varying = all ^ common
+    let top = varying == 0 ? -8 : (63 - varying.leadingZeroBitCount) / 8 * 8
+    // 256 counts and 256 fill positions for each of at most 8 levels of recursion.
+    var counters = [Int](repeating: 0, count: 8 * 512)
+    keys.withUnsafeMutableBufferPointer { k in
+      values.withUnsafeMutableBufferPointer { v in
+        counters.withUnsafeMutableBufferPointer { c in
+          sortRange(
+            k, v, 0, n, shift: top, varying: varying, tieMask: tieMask, counters: c, depth: 0)
         }
       }
-      swap(&keys, &keyScratch)
-      swap(&values, &valueScratch)
     }
   }
+
+  /// Sorts `k[low..<high]` (and `v` alongside) on the digit at `shift` and the ones below it;
+  /// see ``radixSort(keys:values:tieMask:)``. The keys of the range agree above `shift + 8`.
+  private static func sortRange(
+    _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
+    _ low: Int, _ high: Int, shift startShift: Int, varying: UInt64, tieMask: UInt32,
+    counters: UnsafeMutableBufferPointer<Int>, depth: Int
+  ) {
+    if high - low <= 32 {
+      insertionSort(k, v, low, high, tieMask: tieMask)
+      return
+    }
+    var shift = startShift
+    while shift >= 0 && (varying >> UInt64(shift)) & 0xFF == 0 { shift -= 8 }
+    if shift < 0 {
+      // Equal keys: by value.
+      var run = UnsafeMutableBufferPointer(rebasing: v[low..<high])
+      run.sort { $0 & tieMask < $1 & tieMask }
+      return
+    }
+    let s = UInt64(shift)
+    guard let base = counters.baseAddress else { return }
+    let count = base + depth * 512
+    let next = count + 256
+    for d in 0..<256 { count[d] = 0 }
+    for i in low..<high { count[Int(truncatingIfNeeded: (k[i] >> s) & 0xFF)] += 1 }
+    var sum = low
+    for d in 0..<256 {
+      next[d] = sum
+      sum += count[d]
+    }
+    // `next[d]`: the first place in bucket d that does not hold a pair of d yet. Each pair
+    // taken from there moves to its own bucket, displacing the one it finds, until a pair of
+    // d comes back.
+    var start = low
+    for d in 0..<256 {
+      let end = start + count[d]
+      while next[d] < end {
+        var key = k[next[d]]
+        var value = v[next[d]]
+        var b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
+        while b != d {
+          let at = next[b]
+          next[b] = at + 1
+          swap(&key, &k[at])
+          swap(&value, &v[at])
+          b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
+        }
+        k[next[d]] = key
+        v[next[d]] = value
+        next[d] += 1
+      }
+      start = end
+    }
+    start = low
+    for d in 0..<256 {
+      let size = count[d]
+      if size > 1 {
+        sortRange(
+          k, v, start, start + size, shift: shift - 8, varying: varying, tieMask: tieMask,
+          counters: counters, depth: depth + 1)
+      }
+      start += size
+    }
+  }
+
+  /// Insertion sort of a short range by (key, value & tieMask).
+  private static func insertionSort(
+    _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
+    _ low: Int, _ high: Int, tieMask: UInt32
+  ) {
+    var i = low + 1
+    while i < high {
+      let key = k[i]
+      let value = v[i]
+      var j = i
+      while j > low && (k[j - 1] > key || (k[j - 1] == key && v[j - 1] & tieMask > value & tieMask))
+      {
+        k[j] = k[j - 1]
+        v[j] = v[j - 1]
+        j -= 1
+      }
+      k[j] = key
+      v[j] = value
+      i += 1
+    }
+  }
+}
+
+/// The refine records a build files, in slot order: given as records (a rebuild from an
+/// index's own), or computed from packed circles when they are read (a build from a load),
+/// so that such a build holds no array of records beside the one it stores.
+internal struct DiscSource {
+  private let discs: [Disc]
+  private let circles: [PackedCircle]
+
+  init(discs: [Disc]) {
+    self.discs = discs
+    self.circles = []
+  }
+
+  init(circles: [PackedCircle]) {
+    self.discs = []
+    self.circles = circles
+  }
+
+  var count: Int { circles.isEmpty ? discs.count : circles.count }
+
+  /// The record of slot `i`: from a circle, the same bits as ``Disc/init(_:)`` of its region.
+  /// O(1); from a circle one paired sine and cosine and one sine.
+  subscript(i: Int) -> Disc {
+    if circles.isEmpty { return discs[i] }
+    let c = circles[i]
+    return Disc(
+      center: UnitVector(c.center),
+      chordSquaredThreshold: CircularRegion.chordSquaredThreshold(radiusMeters: c.radiusMeters))
+  }
+
+  /// True for a removed slot (never for a circle). O(1).
+  func isRemoved(_ i: Int) -> Bool { circles.isEmpty && discs[i].isRemoved }
+}
+
+/// The filing boxes of a build (``GridIndex/filingBox(of:)``), by slot: 32 bytes a box, where
+/// a `BoundingBox?` takes 40 (its flag pads it to 40), the absence of a box held as NaN.
+internal struct FilingBoxes: RandomAccessCollection {
+  /// minLatitude, maxLatitude, minLongitude, maxLongitude; NaN for no box.
+  private var edges: [SIMD4<Double>] = []
+
+  init() {}
+
+  var startIndex: Int { 0 }
+  var endIndex: Int { edges.count }
+
+  mutating func reserveCapacity(_ n: Int) { edges.reserveCapacity(n) }
+
+  mutating func append(_ box: BoundingBox?) {
+    guard let box else {
+      edges.append(SIMD4(repeating: .nan))
+      return
+    }
+    edges.append(SIMD4(box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude))
+  }
+
+  /// The box appended at `i`, or nil where none was. O(1).
+  subscript(i: Int) -> BoundingBox? {
+    let e = edges[i]
+    if e.x.isNaN { return nil }
+    return BoundingBox(minLatitude: e.x, maxLatitude: e.y, minLongitude: e.z, maxLongitude: e.w)
+  }
+}
+
+/// Sorted cell keys as runs: each distinct key once, with the position in the entries where
+/// its run starts; a run ends where the next starts, the last at ``total``.
+internal struct KeyRuns {
+  var keys: [UInt64] = []
+  var starts: [Int] = []
+  /// Number of entries in all.
+  var total = 0
+
+  /// Adds the runs of `sorted`, whose first entry is at `offset`.
+  mutating func append(sortedKeys sorted: [UInt64], at offset: Int) {
+    var previous = CellSlot.emptyKey
+    for (i, key) in sorted.enumerated() where key != previous {
+      previous = key
+      keys.append(key)
+      starts.append(offset + i)
+    }
+  }
+
+  /// Where run `i` ends.
+  func end(_ i: Int) -> Int { i + 1 < starts.count ? starts[i + 1] : total }
 }

@@ -34,9 +34,10 @@ internal struct CellLayout {
   /// Extra dense positions allowed beyond the memory-neutral ones: `2 n + 65,536`.
   static func allowance(regionCount n: Int) -> Int { 2 * n + 65_536 }
 
-  /// Chooses the layout from the sorted cell keys of every (cell, region) entry.
-  /// - Complexity: O(m) for `m` keys.
-  init(sortedKeys keys: [UInt64], grid: CellGrid, regionCount: Int) {
+  /// Chooses the layout from the runs of the sorted cell keys of every (cell, region) entry.
+  /// - Complexity: O(c) for `c` cells.
+  init(runs keyRuns: KeyRuns, grid: CellGrid, regionCount: Int) {
+    let keys = keyRuns.keys
     let levelCount = grid.levelCount
     var rowLow = [Int](repeating: .max, count: levelCount)
     var rowHigh = [Int](repeating: -1, count: levelCount)
@@ -101,9 +102,10 @@ internal struct CellLayout {
     return (Int(key >> 58), Int((key >> 29) & mask), Int(key & mask))
   }
 
-  /// The CSR offsets of the dense levels and the rank words of the ranked ones, from the sorted
-  /// keys (a level's keys are sorted by row, then column: the order of positions).
-  func offsets(sortedKeys keys: [UInt64]) -> (offsets: [UInt32], words: [RankWord]) {
+  /// The CSR offsets of the dense levels and the rank words of the ranked ones, from the runs
+  /// of the sorted keys (a level's keys are sorted by row, then column: the order of
+  /// positions).
+  func offsets(runs: KeyRuns) -> (offsets: [UInt32], words: [RankWord]) {
     var offsets = [UInt32](repeating: 0, count: offsetCount)
     var words = [RankWord](repeating: RankWord(bits: 0, rank: 0), count: wordCount)
     // For each dense level, the next position (by position) or cell (ranked) whose offset is
@@ -123,9 +125,8 @@ internal struct CellLayout {
         }
       }
     }
-    var previous = CellSlot.emptyKey
-    for (e, key) in keys.enumerated() where key != previous {
-      previous = key
+    for (i, key) in runs.keys.enumerated() {
+      let e = runs.starts[i]
       let (level, row, column) = CellLayout.split(key)
       if level != current {
         if current >= 0 && denseLevels & (1 << UInt64(current)) != 0 { finish(current, at: e) }
@@ -146,7 +147,7 @@ internal struct CellLayout {
       }
     }
     if current >= 0 && denseLevels & (1 << UInt64(current)) != 0 {
-      finish(current, at: keys.count)
+      finish(current, at: runs.total)
     }
     return (offsets, words)
   }
@@ -191,16 +192,13 @@ internal struct CellLayout {
   }
 
   /// The open-addressing table of the cells of levels that are not dense.
-  func hashTable(sortedKeys keys: [UInt64]) -> [CellSlot] {
+  func hashTable(runs: KeyRuns) -> [CellSlot] {
     let capacity = CellSlot.capacity(forCellCount: hashedCellCount)
     var table = [CellSlot](
       repeating: CellSlot(key: CellSlot.emptyKey, start: 0, count: 0), count: capacity)
-    var start = 0
-    while start < keys.count {
-      let key = keys[start]
-      var end = start + 1
-      while end < keys.count && keys[end] == key { end += 1 }
-      defer { start = end }
+    for (i, key) in runs.keys.enumerated() {
+      let start = runs.starts[i]
+      let end = runs.end(i)
       if denseLevels & (1 << (key >> 58)) != 0 { continue }
       var h = CellSlot.home(key, capacity: capacity)
       while table[h].key != CellSlot.emptyKey {

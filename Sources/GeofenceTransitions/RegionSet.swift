@@ -42,25 +42,49 @@ public struct RegionSet: Sendable {
   ///   - cellSizeDegrees: passed to ``GridIndex/init(regions:cellSizeDegrees:)``.
   /// - Complexity: the index build, O(n) for n geofences.
   public init(geofences: [Geofence], cellSizeDegrees: Double? = nil) {
-    self.init(
-      ids: geofences.map(\.id), regions: geofences.map(\.region),
-      cellSizeDegrees: cellSizeDegrees)
+    var polygonSlots: [Int32] = []
+    var polygons: [PolygonRegion] = []
     for (slot, g) in geofences.enumerated() {
-      if let polygon = g.polygon { setPolygon(polygon, at: slot) }
+      if let polygon = g.polygon {
+        polygonSlots.append(Int32(slot))
+        polygons.append(polygon)
+      }
     }
-    rebuildPolygonIndex()
+    self.init(
+      ids: geofences.map(\.id), circles: geofences.map { PackedCircle($0.region) },
+      polygons: polygons, polygonSlots: polygonSlots, cellSizeDegrees: cellSizeDegrees)
   }
 
   /// Builds the set from parallel arrays; slot `i` is `(ids[i], regions[i])`.
   /// - Precondition: `ids.count == regions.count <= Int32.max`.
   /// - Complexity: the index build, O(n) for n regions.
   public init(ids: [String], regions: [CircularRegion], cellSizeDegrees: Double? = nil) {
-    precondition(ids.count == regions.count, "one id per region")
+    self.init(
+      ids: ids, circles: regions.map(PackedCircle.init), polygons: [], polygonSlots: [],
+      cellSizeDegrees: cellSizeDegrees)
+  }
+
+  /// Builds the set from columns, keeping the arrays given (no copy when the caller holds no
+  /// other reference): slot `i` is `ids[i]` with the circle `circles[i]` (for a polygon, its
+  /// ``PolygonRegion/boundingCap``), and `polygons[k]` is the polygon of slot
+  /// `polygonSlots[k]`.
+  /// - Precondition: `ids.count == circles.count <= Int32.max`; `polygons.count ==
+  ///   polygonSlots.count`; polygon slots are distinct and below `ids.count`.
+  /// - Complexity: the index build (``GridIndex/init(circles:cellSizeDegrees:)``), O(n) for n
+  ///   slots, plus O(p log p) for p polygons.
+  public init(
+    ids: [String], circles: [PackedCircle], polygons: [PolygonRegion],
+    polygonSlots: [Int32], cellSizeDegrees: Double? = nil
+  ) {
+    precondition(ids.count == circles.count, "one id per circle")
     precondition(ids.count <= Int(Int32.max), "at most Int32.max regions")
-    self.index = GridIndex(regions: regions, cellSizeDegrees: cellSizeDegrees)
+    precondition(polygons.count == polygonSlots.count, "one slot per polygon")
+    self.index = GridIndex(circles: circles, cellSizeDegrees: cellSizeDegrees)
     self.ids = ids
-    self.circles = regions.map(PackedCircle.init)
+    self.circles = circles
     self.liveCount = ids.count
+    for (polygon, slot) in zip(polygons, polygonSlots) { setPolygon(polygon, at: Int(slot)) }
+    if !polygons.isEmpty { rebuildPolygonIndex() }
   }
 
   /// Number of slots, removed ones included (slots are `0 ..< count`).
@@ -73,6 +97,9 @@ public struct RegionSet: Sendable {
   /// (its unit vector and threshold are computed again from the same centre and radius, so
   /// they are the same bits). O(1), one paired sine and cosine and one sine.
   public func region(at slot: Int32) -> CircularRegion { circles[Int(slot)].region }
+
+  /// The centre and radius of the region in `slot` (a polygon's bounding cap's). O(1).
+  public func packedCircle(at slot: Int32) -> PackedCircle { circles[Int(slot)] }
 
   /// The centre of the region in `slot` (a polygon's bounding cap's). O(1), no trigonometry.
   @inlinable
@@ -106,6 +133,16 @@ public struct RegionSet: Sendable {
     let k = polygonOfSlot[Int(slot)]
     return k < 0 ? nil : polygons[Int(k)]
   }
+
+  /// The index in ``polygons`` of the polygon in `slot`, or nil for a circle. O(1).
+  public func polygonIndex(at slot: Int32) -> Int? {
+    if polygonOfSlot.isEmpty { return nil }
+    let k = polygonOfSlot[Int(slot)]
+    return k < 0 ? nil : Int(k)
+  }
+
+  /// The slot of each polygon in ``polygons``, in the same order.
+  public var polygonSlots: [Int32] { slotOfPolygon }
 
   /// The shape in `slot`.
   public func shape(at slot: Int32) -> RegionShape {
@@ -281,27 +318,6 @@ public struct RegionSet: Sendable {
     if !polygonOfSlot.isEmpty, polygonOfSlot[Int(slot)] >= 0 {
       let k = polygonOfSlot[Int(slot)]
       polygonIndex.remove(Self.box(of: polygons[Int(k)], inner: false), payload: k)
-    }
-  }
-}
-
-/// A region's centre and radius, without the unit vector and threshold that the index keeps.
-@usableFromInline
-struct PackedCircle: Sendable {
-  @usableFromInline let center: Coordinate
-  @usableFromInline let radiusMeters: Double
-
-  init(_ region: CircularRegion) {
-    center = region.center
-    radiusMeters = region.radiusMeters
-  }
-
-  /// The region again. It was valid when packed, so the radius check cannot fail.
-  var region: CircularRegion {
-    do {
-      return try CircularRegion(center: center, radiusMeters: radiusMeters)
-    } catch {
-      preconditionFailure("a packed radius comes from a valid region: \(error)")
     }
   }
 }

@@ -37,10 +37,10 @@ extension BenchCommand {
         throw WorkloadFileError.malformed(path: path, line: 0, message: error.description)
       }
       let residentAdded = SystemProbes.residentBytes() - residentBefore
-      let perGeofence = held.geofences.isEmpty ? 0 : residentAdded / held.geofences.count
+      let perGeofence = held.count == 0 ? 0 : residentAdded / held.count
       if results.isEmpty {
         residentPerGeofence[path] = perGeofence
-        if !held.geofences.isEmpty {
+        if held.count > 0 {
           engineMemory = try engineFootprint(
             consuming: consume held, file: path, residentBefore: residentBefore)
         }
@@ -52,7 +52,7 @@ extension BenchCommand {
       ) {
         let loaded = try? GeofenceFileReader.read(
           data: data, format: format, fileName: path, defaultRadiusMeters: s.loadRadiusMeters)
-        return (loaded?.geofences.count ?? 0, loaded?.rejected.count ?? 0)
+        return (loaded?.count ?? 0, loaded?.rejected.count ?? 0)
       }
       results.append(("geofences", r))
     }
@@ -120,15 +120,13 @@ extension BenchCommand {
   static func engineFootprint(
     consuming load: consuming GeofenceLoadResult, file: String, residentBefore: Int
   ) throws -> String {
-    let n = load.geofences.count
+    let n = load.count
     let engine: GeofenceEngine
     do {
-      engine = try GeofenceEngine(
-        configuration: .init(checkpoints: .manual), geofences: load.geofences)
+      engine = try GeofenceEngine(configuration: .init(checkpoints: .manual), loaded: load)
     } catch {
       throw WorkloadFileError.malformed(path: file, line: 0, message: "\(error)")
     }
-    _ = consume load
     releaseFreedMemory()
     let resident = SystemProbes.residentBytes() - residentBefore
     let parts = engine.memoryFootprint

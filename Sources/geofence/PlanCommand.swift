@@ -152,7 +152,7 @@ enum PlanCommand {
       }
     } else {
       switch RunCommand.loadRegionFiles(options.regionFiles, quiet: options.quiet) {
-      case .success(let g): geofences = g
+      case .success(let g): geofences = g.geofences
       case .failure(let f):
         printError("geofence plan: \(f.message)")
         return f.status

@@ -218,12 +218,12 @@ enum ReplayCommand {
           // The definitions before the end still count; the file is reported as damaged.
           progress.clear()
           printError(
-            "geofence replay: \(cut); the \(load.geofences.count + load.rejected.count)"
+            "geofence replay: \(cut); the \(load.count + load.rejected.count)"
               + " definitions complete before the end are used")
           worsen(ExitStatus.dataError)
         }
+        validPerFile.append(load.count)
         loads.append(load)
-        validPerFile.append(load.geofences.count)
       } catch {
         progress.clear()
         printError("geofence replay: \(error)")
@@ -239,12 +239,12 @@ enum ReplayCommand {
     do {
       let merged = GeofenceLoadResult.merging(loads)
       loads = []
-      progress.update("indexing \(merged.geofences.count) geofences")
+      progress.update("indexing \(merged.count) geofences")
+      loadedCount = merged.count
+      rejections = merged.rejected.map(\.description)
       engine = try GeofenceEngine(
         configuration: .init(transitions: options.configuration, checkpoints: .manual),
-        geofences: merged.geofences)
-      loadedCount = merged.geofences.count
-      rejections = merged.rejected.map(\.description)
+        loaded: consume merged)
     } catch {
       progress.clear()
       printError("geofence replay: \(error)")

@@ -207,7 +207,7 @@ enum RunCommand {
     }
 
     // Geofences from the --regions files, else synced from the server by the engine.
-    var fixedSet: [Geofence]?
+    var fixedSet: GeofenceLoadResult?
     if !replayOptions.regionFiles.isEmpty {
       switch loadRegionFiles(replayOptions.regionFiles, quiet: quiet) {
       case .success(let g): fixedSet = g
@@ -239,7 +239,7 @@ enum RunCommand {
       engine = try GeofenceEngine(
         configuration: upload.engineConfiguration(
           transitions: replayOptions.configuration, syncs: syncsTheSet),
-        storage: .directory(upload.store), geofences: fixedSet)
+        storage: .directory(upload.store), loaded: consume fixedSet)
       if args.flag("reset-identity") { try engine.reset() }
       if let user = args.last("user") { try engine.identify(user: user) }
     } catch {
@@ -247,7 +247,6 @@ enum RunCommand {
       if let status = damagedStoreStatus(upload.store, command: "run") { return status }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
-    fixedSet = nil
     releaseFreedMemory()
     if syncsTheSet {
       let outcome = await syncStoredSet(engine, quiet: quiet)
@@ -666,7 +665,7 @@ enum RunCommand {
   /// cut short (``GeofenceLoadResult/truncations``) fails the load, exit 65: a live run does
   /// not start on a set missing an unknown number of definitions.
   static func loadRegionFiles(_ files: [(path: String, radius: Double?)], quiet: Bool)
-    -> Result<[Geofence], LoadFailure>
+    -> Result<GeofenceLoadResult, LoadFailure>
   {
     var loads: [GeofenceLoadResult] = []
     for (path, radius) in files {
@@ -690,7 +689,7 @@ enum RunCommand {
       ReplayCommand.report(
         rejections: merged.rejected.map(\.description), what: "geofence definitions")
     }
-    return .success(merged.geofences)
+    return .success(merged)
   }
 }
 

@@ -152,7 +152,7 @@ enum StreamCommand {
     signal(SIGPIPE, SIG_IGN)
 
     // The engine.
-    var fixedSet: [Geofence]?
+    var fixedSet: GeofenceLoadResult?
     if !detector.regionFiles.isEmpty {
       switch RunCommand.loadRegionFiles(detector.regionFiles, quiet: quiet) {
       case .success(let g): fixedSet = g
@@ -189,9 +189,8 @@ enum StreamCommand {
             return sync
           },
           checkpoints: stateDirectory == nil ? .none : .manual),
-        storage: directory.map { .directory($0) } ?? .inMemory, geofences: fixedSet)
+        storage: directory.map { .directory($0) } ?? .inMemory, loaded: consume fixedSet)
       // The engine holds the set now; a long-running stream should not keep the read's heap.
-      fixedSet = nil
       releaseFreedMemory()
     } catch {
       if let directory, let status = damagedStoreStatus(directory, command: "stream") {

@@ -1,0 +1,118 @@
+import BinarySnapshot
+
+/// The row (or slot) of each geofence id in a column of ids: an open-addressing table of row
+/// numbers (linear probing, at most half full), keyed by the id's hash and compared with the
+/// ids the column already holds, so that no id is stored twice. The definition readers use
+/// it to find duplicate ids, and the engine keeps the same table as its slot-by-id lookup.
+/// Rows the owner retires stay in the table and are skipped by ``find(_:in:isLive:)``; the
+/// table is rebuilt from the rows it holds when it fills.
+///
+/// 4 bytes a bucket, 2–4 buckets a row, where a `[String: Int32]` takes about 27 B a row.
+///
+/// Ids are hashed with a seed drawn at random when the table is made (a file of ids chosen to
+/// collide cannot be prepared in advance) and kept with it, so that a snapshot restores the
+/// table as it was.
+public struct IDLookup: Sendable {
+  private var buckets: [Int32]
+  private var used = 0
+  private var seed: UInt64
+
+  /// An empty table with room for `expectedCount` rows before it grows.
+  public init(expectedCount: Int = 0) {
+    buckets = [Int32](repeating: -1, count: Self.capacity(for: expectedCount))
+    var random = SystemRandomNumberGenerator()
+    seed = random.next()
+  }
+
+  /// Number of rows the table holds.
+  public var count: Int { used }
+
+  /// Heap bytes of the table, by capacity.
+  public var footprintBytes: Int { buckets.capacity * MemoryLayout<Int32>.stride }
+
+  /// Appends the table to a snapshot.
+  public func write(to writer: inout SnapshotWriter) {
+    writer.write(array: buckets)
+    writer.write(used)
+    writer.write(seed)
+  }
+
+  /// The table ``write(to:)`` wrote, for a column of `rowCount` rows.
+  /// - Throws: ``BinarySnapshot/SnapshotError/layout(_:)`` when the table cannot be one.
+  public init(snapshot reader: inout SnapshotReader, rowCount: Int) throws(SnapshotError) {
+    buckets = try reader.readArray()
+    used = try reader.read()
+    seed = try reader.read()
+    guard buckets.count >= 16, buckets.count & (buckets.count - 1) == 0,
+      used >= 0, used <= buckets.count / 2, buckets.allSatisfy({ $0 < Int32(rowCount) })
+    else { throw .layout("id lookup") }
+  }
+
+  private static func capacity(for n: Int) -> Int {
+    var c = 16
+    while c < 2 * n { c <<= 1 }
+    return c
+  }
+
+  /// The seeded hash of `id`'s UTF-8 bytes: 8 bytes a step multiplied by the 64-bit golden
+  /// ratio, then MurmurHash3's finaliser.
+  private func hash(_ id: String) -> Int {
+    var id = id
+    let seed = self.seed
+    return id.withUTF8 { utf8 in
+      var h = seed ^ UInt64(utf8.count)
+      let raw = UnsafeRawBufferPointer(utf8)
+      var i = 0
+      while i + 8 <= raw.count {
+        h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
+        h = h << 31 | h >> 33
+        i += 8
+      }
+      var tail: UInt64 = 0
+      while i < raw.count {
+        tail = tail << 8 | UInt64(raw[i])
+        i += 1
+      }
+      return Int(truncatingIfNeeded: BinarySnapshot.mix(h ^ tail))
+    }
+  }
+
+  /// Adds `row`, keyed by `ids[row]`.
+  /// - Complexity: O(1) expected (amortised over the rebuilds that double the table).
+  public mutating func insert(_ row: Int32, ids: [String]) {
+    if 2 * (used + 1) > buckets.count { rebuild(adding: used + 1, ids: ids) }
+    place(row, hash: hash(ids[Int(row)]))
+    used += 1
+  }
+
+  private mutating func place(_ row: Int32, hash: Int) {
+    let mask = buckets.count - 1
+    var b = hash & mask
+    while buckets[b] >= 0 { b = (b + 1) & mask }
+    buckets[b] = row
+  }
+
+  /// Rebuilds for at least `n` entries, keeping every row it held (retired ones too: the
+  /// caller skips them, and the table does not know which they are).
+  private mutating func rebuild(adding n: Int, ids: [String]) {
+    let old = buckets
+    buckets = [Int32](repeating: -1, count: Self.capacity(for: 2 * n))
+    for row in old where row >= 0 { place(row, hash: hash(ids[Int(row)])) }
+  }
+
+  /// The row holding `id` for which `isLive` is true, or nil.
+  /// - Complexity: O(1) expected; no allocation.
+  @inline(__always)
+  public func find(_ id: String, in ids: [String], isLive: (Int32) -> Bool = { _ in true })
+    -> Int32?
+  {
+    let mask = buckets.count - 1
+    var b = hash(id) & mask
+    while true {
+      let row = buckets[b]
+      if row < 0 { return nil }
+      if ids[Int(row)] == id && isLive(row) { return row }
+      b = (b + 1) & mask
+    }
+  }
+}
