@@ -54,27 +54,46 @@ public struct IDLookup: Sendable {
     return c
   }
 
-  /// The seeded hash of `id`'s UTF-8 bytes: 8 bytes a step multiplied by the 64-bit golden
-  /// ratio, then MurmurHash3's finaliser.
+  /// The seeded hash of `id`, equal for ids that `String` compares equal: the hash of its
+  /// UTF-8 bytes when they are ASCII (then equal ids have equal bytes), else of the bytes of its
+  /// NFC form (Unicode Standard Annex #15), since `String` equality is canonical equivalence:
+  /// `"caf\u{E9}"` and `"cafe\u{301}"` are one id, and must meet in one probe sequence. The NFC
+  /// form comes from the standard library's own normalisation (`_nfcCodeUnits`, what its
+  /// comparison uses), so the two cannot disagree.
   private func hash(_ id: String) -> Int {
     var id = id
     let seed = self.seed
-    return id.withUTF8 { utf8 in
-      var h = seed ^ UInt64(utf8.count)
-      let raw = UnsafeRawBufferPointer(utf8)
-      var i = 0
-      while i + 8 <= raw.count {
-        h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15
-        h = h << 31 | h >> 33
-        i += 8
-      }
-      var tail: UInt64 = 0
-      while i < raw.count {
-        tail = tail << 8 | UInt64(raw[i])
-        i += 1
-      }
-      return Int(truncatingIfNeeded: BinarySnapshot.mix(h ^ tail))
+    let bytes = id.withUTF8 { utf8 in Self.hash(UnsafeRawBufferPointer(utf8), seed: seed) }
+    if bytes.isASCII { return bytes.hash }
+    let nfc = Array(id._nfcCodeUnits)
+    return nfc.withUnsafeBytes { Self.hash($0, seed: seed).hash }
+  }
+
+  /// 8 bytes a step multiplied by the 64-bit golden ratio, then MurmurHash3's finaliser; and
+  /// whether every byte is ASCII.
+  @inline(__always)
+  private static func hash(_ raw: UnsafeRawBufferPointer, seed: UInt64) -> (
+    hash: Int, isASCII: Bool
+  ) {
+    var h = seed ^ UInt64(raw.count)
+    var high: UInt64 = 0
+    var i = 0
+    while i + 8 <= raw.count {
+      let word = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+      high |= word
+      h = (h ^ word) &* 0x9E37_79B9_7F4A_7C15
+      h = h << 31 | h >> 33
+      i += 8
     }
+    var tail: UInt64 = 0
+    while i < raw.count {
+      tail = tail << 8 | UInt64(raw[i])
+      high |= UInt64(raw[i])
+      i += 1
+    }
+    return (
+      Int(truncatingIfNeeded: BinarySnapshot.mix(h ^ tail)), high & 0x8080_8080_8080_8080 == 0
+    )
   }
 
   /// Adds `row`, keyed by `ids[row]`.

@@ -281,3 +281,43 @@ private func raw(
         try CircularRegion(
           center: Coordinate(latitude: 9.5, longitude: 99.5), radiusMeters: 10_000)))
 }
+
+@Test func spellingsOfOneIDAreDuplicatesWhateverTheTablesSeed() throws {
+  // `String` compares canonically equivalent spellings equal: composed é and e with a
+  // combining accent, the Kelvin sign and K, Å as one scalar, as the Ångström sign and as A
+  // with a ring. Each is one id, found as a duplicate whichever seed the id table draws (32
+  // loads, each with its own seed; a table hashing the bytes finds them only by chance).
+  let spellings: [(first: String, second: String)] = [
+    ("caf\u{E9}", "cafe\u{301}"), ("\u{212A}elvin", "Kelvin"), ("\u{C5}", "\u{212B}"),
+    ("\u{C5}ngstr\u{F6}m", "A\u{30A}ngstro\u{308}m"), ("x\u{E9}\u{301}", "xe\u{301}\u{301}"),
+  ]
+  var csv = "id,latitude,longitude,radius\n"
+  for (k, s) in spellings.enumerated() { csv += "\(s.first),\(k),1,10\nplain\(k),\(k),2,10\n" }
+  for (k, s) in spellings.enumerated() { csv += "\(s.second),\(k),3,10\n" }
+  var json = "["
+  for (k, s) in spellings.enumerated() {
+    json += (k == 0 ? "" : ",") + #"{"id":"\#(s.second)","latitude":1,"longitude":1,"radius":5}"#
+  }
+  json += "]"
+  for _ in 0..<32 {
+    let one = try GeofenceFileReader.read(
+      data: Data(csv.utf8), format: .csv, fileName: "one.csv", defaultRadiusMeters: nil)
+    #expect(one.count == 2 * spellings.count)
+    #expect(one.rejected.count == spellings.count)
+    for (k, r) in one.rejected.enumerated() {
+      #expect(
+        r.description
+          == "one.csv:\(2 * spellings.count + 2 + k) (id \"\(spellings[k].second)\"): duplicate"
+          + " id, first defined at one.csv:\(2 * k + 2)")
+      // The row is found by either spelling.
+      #expect(one.columns.lookup.find(spellings[k].second, in: one.columns.ids) == Int32(2 * k))
+    }
+    let two = try GeofenceFileReader.read(
+      data: Data(json.utf8), format: .json, fileName: "two.json", defaultRadiusMeters: nil)
+    #expect(two.count == spellings.count && two.rejected.isEmpty)
+    let merged = GeofenceLoadResult.merging([one, two])
+    #expect(merged.count == 2 * spellings.count)
+    #expect(merged.rejected.count == 2 * spellings.count)
+    #expect(merged.rejected.suffix(spellings.count).map(\.id) == spellings.map(\.second))
+  }
+}
