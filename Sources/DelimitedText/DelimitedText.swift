@@ -59,7 +59,9 @@ public enum DelimitedText {
     var bytes = [UInt8](data)
     if bytes.contains(0) { bytes.removeAll { $0 == 0 } }
     removeByteOrderMarks(&bytes)
-    if isASCII(bytes) || String(validating: bytes, as: UTF8.self) != nil {
+    // NULs are gone, so plain ASCII is every byte below 0x80.
+    let ascii = bytes.withUnsafeBytes { isPlainASCII($0) }
+    if ascii || String(validating: bytes, as: UTF8.self) != nil {
       return (bytes, false)
     }
     // ISO-8859-1 byte b is U+00bb: transcode to UTF-8 directly (at most two bytes each).
@@ -106,17 +108,6 @@ public enum DelimitedText {
     if bad & highs != 0 { return false }
     for i in (words * 8)..<raw.count where raw[i] == 0 || raw[i] >= 0x80 { return false }
     return true
-  }
-
-  /// True when every byte is below 0x80.
-  static func isASCII(_ bytes: [UInt8]) -> Bool {
-    bytes.withUnsafeBytes { raw in
-      let words = raw.count / 8
-      var high: UInt64 = 0
-      for w in 0..<words { high |= raw.loadUnaligned(fromByteOffset: w * 8, as: UInt64.self) }
-      for i in (words * 8)..<raw.count { high |= UInt64(raw[i]) }
-      return high & 0x8080_8080_8080_8080 == 0
-    }
   }
 
   /// Removes every `EF BB BF` sequence, in place.
