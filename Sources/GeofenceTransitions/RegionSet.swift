@@ -129,12 +129,11 @@ public struct RegionSet: Sendable {
   /// The polygon in `slot`, or nil for a circle. O(1).
   @inlinable
   public func polygon(at slot: Int32) -> PolygonRegion? {
-    if polygonOfSlot.isEmpty { return nil }
-    let k = polygonOfSlot[Int(slot)]
-    return k < 0 ? nil : polygons[Int(k)]
+    polygonIndex(at: slot).map { polygons[$0] }
   }
 
   /// The index in ``polygons`` of the polygon in `slot`, or nil for a circle. O(1).
+  @inlinable
   public func polygonIndex(at slot: Int32) -> Int? {
     if polygonOfSlot.isEmpty { return nil }
     let k = polygonOfSlot[Int(slot)]
