@@ -189,7 +189,11 @@ extension GeofenceFileReader {
       }
     case "geometry":
       guard path.count > 1, case .key("coordinates") = path[1] else { return .geometry }
-      guard path.count > 2, case .index(let i) = path[2] else { return .coordinates }
+      // A Point's axis is `coordinates[i]`; a Polygon's `coordinates[ring][position][i]`,
+      // a MultiPolygon's one level deeper: the axis is the last index, at depth 3 or 5 and on.
+      guard path.count == 3 || path.count >= 5, case .index(let i) = path.last else {
+        return .coordinates
+      }
       return i == 0 ? .longitude : i == 1 ? .latitude : .coordinates
     default: return nil
     }

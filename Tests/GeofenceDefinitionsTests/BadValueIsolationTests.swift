@@ -124,6 +124,26 @@ import Testing
     #expect(result.rejected.map { field($0.reason) } == [.radius, .longitude])
   }
 
+  @Test func aBadPolygonCoordinateIsNamedByItsAxis() throws {
+    // Position [1, 1e999] of a Polygon's ring, and [1e999, 0] of a MultiPolygon's: the
+    // latitude and the longitude (the last index of the path), not the ring or the polygon.
+    let text = """
+      {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "id": "lat", "properties": {},
+         "geometry": {"type": "Polygon", "coordinates": [[[0,0],[1,0],[1,1e999],[0,0]]]}},
+        {"type": "Feature", "id": "lon", "properties": {},
+         "geometry": {"type": "MultiPolygon",
+                      "coordinates": [[[[0,0],[1e999,0],[1,1],[0,0]]]]}},
+        {"type": "Feature", "id": "pt", "properties": {"radius": 5},
+         "geometry": {"type": "Point", "coordinates": [1, 1e999]}}
+      ]}
+      """
+    let result = try GeofenceFileReader.read(
+      data: Data(text.utf8), format: .geojson, fileName: "p.geojson", defaultRadiusMeters: nil)
+    #expect(result.rejected.map(\.id) == ["lat", "lon", "pt"])
+    #expect(result.rejected.map { field($0.reason) } == [.latitude, .longitude, .latitude])
+  }
+
   @Test func byteOrderMarkBeforeTheArrayIsSkipped() throws {
     let text = "\u{FEFF}[{\"id\": \"a\", \"latitude\": 1, \"longitude\": 2, \"radius\": 3}]"
     #expect(try read(text).geofences.map(\.id) == ["a"])
