@@ -83,6 +83,9 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   ``UploadStop/refused(status:message:)``; the events stay pending. A `400` refuses the
 ///   request as a whole (the protocol reports a bad event in `rejected`, inside a `2xx`), so
 ///   it says nothing against any one event, and none is dead-lettered for it.
+/// - The server's texts, an error body's message and each rejection reason, pass through
+///   `Networking.ServerText` before they are reported or stored as a dead letter's reason:
+///   control characters escaped, at most 300 characters, the API key redacted.
 /// - With a ``deadline``, no request starts and no wait begins past it; the call stops with
 ///   ``UploadStop/deadlinePassed(lastFailure:)``, the batch back to pending.
 /// - Cancelling the task while it waits to retry stops the call with ``UploadStop/cancelled``,
@@ -183,10 +186,12 @@ public final class OutboxUploader {
     case refused(status: Int, message: String)
   }
 
-  /// Which answers are worth another send (the rules in the type's discussion).
-  private static func classify(_ result: Result<HTTPResponse, TransportError>)
-    -> RetryVerdict<Settled, String>
-  {
+  /// Which answers are worth another send (the rules in the type's discussion). The server's
+  /// texts (messages, rejection reasons) come out through ``Networking/ServerText``, with
+  /// `secrets` (the API key) redacted.
+  private static func classify(
+    _ result: Result<HTTPResponse, TransportError>, redacting secrets: [String]
+  ) -> RetryVerdict<Settled, String> {
     let response: HTTPResponse
     switch result {
     case .failure(.timedOut): return .retry("timeout")
@@ -195,7 +200,7 @@ public final class OutboxUploader {
     }
     let status = response.statusCode
     if (200..<300).contains(status) {
-      guard let answer = parseAnswer(response.body) else {
+      guard let answer = parseAnswer(response.body, redacting: secrets) else {
         return .retry("HTTP \(status) with an unreadable body")
       }
       return .success(.answer(answer))
@@ -204,9 +209,11 @@ public final class OutboxUploader {
       return .retry("HTTP \(status)")
     }
     if status == 413 {
-      return .success(.split(status: status, message: errorMessage(response.body)))
+      return .success(
+        .split(status: status, message: errorMessage(response.body, redacting: secrets)))
     }
-    return .success(.refused(status: status, message: errorMessage(response.body)))
+    return .success(
+      .refused(status: status, message: errorMessage(response.body, redacting: secrets)))
   }
 
   /// Sends one batch until it is settled or the call must stop. Returns false when nothing was
@@ -234,7 +241,7 @@ public final class OutboxUploader {
             current.attempt += 1
           }
           return request(current)
-        }, classify: Self.classify)
+        }, classify: { [apiKey] in Self.classify($0, redacting: [apiKey]) })
       batch = current
       report.requests += outcome.attempts
       report.retries += outcome.waits.count
@@ -351,7 +358,9 @@ public final class OutboxUploader {
     var rejected: [(String, String)]
   }
 
-  static func parseAnswer(_ body: Data) -> Answer? {
+  /// The answer's lists; `nil` when the body is not an `EventBatchResult`. Each rejection
+  /// reason is made safe to store and print (``Networking/ServerText``, `secrets` redacted).
+  static func parseAnswer(_ body: Data, redacting secrets: [String] = []) -> Answer? {
     guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
       let accepted = object["accepted"] as? [Any], let duplicates = object["duplicates"] as? [Any],
       let rejected = object["rejected"] as? [Any]
@@ -361,16 +370,21 @@ public final class OutboxUploader {
       duplicates: duplicates.compactMap { $0 as? String },
       rejected: rejected.compactMap { entry in
         guard let e = entry as? [String: Any], let id = e["id"] as? String else { return nil }
-        return (id, e["reason"] as? String ?? "rejected")
+        return (
+          id, ServerText.displayable(e["reason"] as? String ?? "rejected", redacting: secrets)
+        )
       })
   }
 
-  static func errorMessage(_ body: Data) -> String {
+  /// `code: message` of an error body (`""` without one), made safe to store and print
+  /// (``Networking/ServerText``, `secrets` redacted).
+  static func errorMessage(_ body: Data, redacting secrets: [String] = []) -> String {
     guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
       let error = object["error"] as? [String: Any]
     else { return "" }
     let code = error["code"] as? String ?? ""
     let message = error["message"] as? String ?? ""
-    return [code, message].filter { !$0.isEmpty }.joined(separator: ": ")
+    return ServerText.displayable(
+      [code, message].filter { !$0.isEmpty }.joined(separator: ": "), redacting: secrets)
   }
 }

@@ -176,7 +176,9 @@ public final class GeofenceSyncClient {
   /// - Parameter full: list everything instead of asking for changes (the listing is still
   ///   conditional, so an unchanged set costs one `304`).
   /// - Returns: what changed.
-  /// - Throws: ``SyncError``, after marking the stored set stale with the reason.
+  /// - Throws: ``SyncError``, after marking the stored set stale with the reason. Its texts
+  ///   are safe to print (``SyncError/displayable(redacting:)``, the API key redacted), and so
+  ///   is the stale reason stored.
   public func sync(full: Bool = false) async throws(SyncError) -> SyncReport {
     requestCount = 0
     retryWaits = []
@@ -184,8 +186,9 @@ public final class GeofenceSyncClient {
     do {
       return try await runSync(full: full)
     } catch {
-      try? store.markStale(reason: error.description, at: clock.now())
-      throw error
+      let shown = error.displayable(redacting: [configuration.apiKey])
+      try? store.markStale(reason: shown.description, at: clock.now())
+      throw shown
     }
   }
 

@@ -359,11 +359,14 @@ enum RunCommand {
         return ExitStatus.unavailable
       }
       if !quiet {
+        // The version and the stale reason came from the server.
+        let version = ServerText.displayable(state.version ?? "none")
         printError(
           failure == nil
-            ? "geofences: \(engine.geofenceCount) synced, version \(state.version ?? "none")"
+            ? "geofences: \(engine.geofenceCount) synced, version \(version)"
             : "geofences: sync failed; using the \(engine.geofenceCount) stored at version "
-              + "\(state.version ?? "none") (stale: \(state.staleReason ?? failure ?? ""))")
+              + "\(version) (stale: "
+              + ServerText.displayable(state.staleReason ?? failure ?? "") + ")")
       }
       return ExitStatus.ok
     } catch {
@@ -425,7 +428,8 @@ enum RunCommand {
         if args.flag("dead-letters") {
           object["dead_letter_events"] = dead.map {
             [
-              "id": $0.id, "reason": $0.reason, "payload": $0.payload, "attempts": $0.attempts,
+              "id": $0.id, "reason": ServerText.displayable($0.reason), "payload": $0.payload,
+              "attempts": $0.attempts,
               "destination": $0.destination,
             ]
           }
@@ -440,7 +444,13 @@ enum RunCommand {
         print("delivered     \(c.delivered)")
         print("deleted       \(c.deleted)")
         for (name, d) in cursors { print("destination \(name): \(d)") }
-        for d in dead { print("dead letter \(d.id) (\(d.destination)): \(d.reason): \(d.payload)") }
+        // A reason is the server's text (an outbox written before it was made safe on
+        // arrival may hold it raw).
+        for d in dead {
+          print(
+            "dead letter \(d.id) (\(d.destination)): \(ServerText.displayable(d.reason)): "
+              + d.payload)
+        }
       }
       return ExitStatus.ok
     } catch {

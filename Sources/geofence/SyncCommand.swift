@@ -162,9 +162,14 @@ enum SyncCommand {
           "live: applied the change (index rebuilt: \(applied.rebuiltIndex ? "yes" : "no"), "
             + "\(engine.geofenceCount) geofence(s) monitored)")
       }
-      for rejection in report.rejections { printError("rejected: \(rejection)") }
+      // Every text below that came from the server is shown through ServerText.
+      func shown(_ text: String) -> String {
+        ServerText.displayable(text, redacting: [options.configuration.apiKey])
+      }
+      for rejection in report.rejections { printError("rejected: \(shown("\(rejection)"))") }
       for id in report.conflictingIDs {
-        printError("conflicting copies of id \"\(id)\": kept the stored definition, if any")
+        printError(
+          "conflicting copies of id \"\(shown(id))\": kept the stored definition, if any")
       }
       if !options.quiet {
         var kind: String
@@ -172,11 +177,12 @@ enum SyncCommand {
         case .full:
           kind =
             "full listing (\(report.fullListingReason ?? "requested")), \(report.pageCount) page(s)"
-        case .incremental: kind = "changes since \(report.previousVersion ?? "?")"
+        case .incremental: kind = "changes since \(shown(report.previousVersion ?? "?"))"
         case .notModified: kind = "not modified (304)"
         }
         print("sync: \(kind)")
-        print("version: \(report.version) (was \(report.previousVersion ?? "none"))")
+        print(
+          "version: \(shown(report.version)) (was \(shown(report.previousVersion ?? "none")))")
         let c = report.diff.counts
         print(
           "added: \(c.added)  removed: \(c.removed)  geometry changed: \(c.geometryChanged)  "
@@ -199,14 +205,15 @@ enum SyncCommand {
       return ExitStatus.ok
     } catch {
       let state = try? engine.setState()
+      let version = ServerText.displayable(state?.version ?? "none")
       let reason: String
       if case .sync(let e) = error { reason = e.description } else { reason = error.description }
       printError("geofence sync: failed: \(reason)")
       printError(
-        "kept \(state?.geofenceCount ?? 0) geofence(s) at version \(state?.version ?? "none"), "
+        "kept \(state?.geofenceCount ?? 0) geofence(s) at version \(version), "
           + "marked stale")
       if !options.quiet {
-        print("version: \(state?.version ?? "none")")
+        print("version: \(version)")
         print("geofences: \(state?.geofenceCount ?? 0)")
         print("stale: \(reason)")
       }

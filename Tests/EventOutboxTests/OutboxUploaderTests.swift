@@ -101,6 +101,47 @@ import RetryTiming
     #expect(counts.queued == 0 && counts.deadLetters == 1 && counts.delivered == 5)
   }
 
+  /// A server's reasons and messages reach the dead letters and the report escaped, cut and
+  /// without the API key it echoed.
+  @Test func theServersTextIsEscapedAndTheKeyRedactedBeforeItIsStored() async throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 2))
+    let transport = FakeTransport(clock: clock)
+    transport.script = [
+      { [unowned transport] ids in
+        FakeTransport.accept(
+          ids, into: &transport.stored,
+          rejecting: [
+            "e0": "x\u{1B}[2Jcleared\nforged: line",
+            "e1": "Bearer SECRETKEY123 " + String(repeating: "y", count: 400),
+          ])
+      },
+      { _ in
+        FakeTransport.json(
+          401,
+          [
+            "error": [
+              "code": "unauthorized", "message": "key Bearer SECRETKEY123\u{1B}]0;pwned\u{07}",
+            ]
+          ])
+      },
+    ]
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let report = try await OutboxUploader(
+      outbox: outbox, server: fakeServer, apiKey: "SECRETKEY123", transport: transport
+    ).flush()
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e0", "e1"])
+    #expect(dead[0].reason == #"x\u{1B}[2Jcleared\nforged: line"#)
+    #expect(
+      dead[1].reason
+        == "Bearer [redacted] " + String(repeating: "y", count: 282) + "... (418 characters)")
+    #expect(
+      report.stopped
+        == .refused(
+          status: 401, message: #"unauthorized: key Bearer [redacted]\u{1B}]0;pwned\u{07}"#))
+    #expect(try outbox.counts().pending == 1)
+  }
+
   @Test func retryWaitsAreExactAndRetryAfterIsHonoured() async throws {
     let seed: UInt64 = 0x5EED
     let outbox = try open()

@@ -82,6 +82,30 @@ enum CLI {
     }
   }
 
+  /// Runs one SQL statement with `parameters` on the SQLite file at `path`, with Python's
+  /// sqlite3 module (the CLI tests do not link SQLite): how a test writes what an older
+  /// version, or a damaged file, would hold.
+  /// - Returns: the rows it selected, as JSON text.
+  @discardableResult
+  static func sqlite(_ path: URL, _ sql: String, _ parameters: [String] = []) throws -> String {
+    let script = """
+      import json, sqlite3, sys
+      c = sqlite3.connect(sys.argv[1])
+      rows = c.execute(sys.argv[2], sys.argv[3:]).fetchall()
+      c.commit()
+      print(json.dumps(rows))
+      """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script, path.path, sql] + parameters
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
+  }
+
   /// Whether `python3` is on the `PATH` (for reading SQLite files).
   static let hasPython: Bool = {
     let probe = Process()

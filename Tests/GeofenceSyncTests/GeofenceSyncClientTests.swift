@@ -370,3 +370,62 @@ struct GeofenceSyncClientTests {
     #expect(server.requests.last?.query("near") == nil)
   }
 }
+
+@Suite("A server's text in a failed sync")
+struct SyncServerTextTests {
+  /// A `401` whose message echoes the `Authorization` header, with terminal escapes and a
+  /// newline that would forge a line of output.
+  @Test func theErrorAndTheStaleReasonAreEscapedAndRedacted() async throws {
+    let server = FakeSyncServer(key: "SECRETKEY123")
+    let body = try JSONSerialization.data(
+      withJSONObject: [
+        "error": [
+          "code": "unauthorized",
+          "message": "key Bearer SECRETKEY123 is not valid\u{1B}[31m RED \u{1B}]0;pwned\u{07}"
+            + "\nfake: line",
+        ]
+      ])
+    server.script(count: 1, result: .success(HTTPResponse(statusCode: 401, body: body))) { _ in
+      true
+    }
+    let client = try makeClient(server, key: "SECRETKEY123")
+    let message =
+      #"key Bearer [redacted] is not valid\u{1B}[31m RED \u{1B}]0;pwned\u{07}\nfake: line"#
+    await #expect(throws: SyncError.unauthorized(message: message)) { try await client.sync() }
+    #expect(try client.store.state().staleReason == "unauthorized (401): " + message)
+  }
+
+  @Test func anHTTPErrorsCodeAndMessageAreCutAndEscaped() async throws {
+    let server = FakeSyncServer()
+    let body = try JSONSerialization.data(
+      withJSONObject: [
+        "error": ["code": "bad\u{07}", "message": String(repeating: "x", count: 5_000)]
+      ])
+    server.script(count: 1, result: .success(HTTPResponse(statusCode: 400, body: body))) { _ in
+      true
+    }
+    let client = try makeClient(server)
+    let message = String(repeating: "x", count: 300) + "... (5000 characters)"
+    await #expect(
+      throws: SyncError.httpStatus(400, code: #"bad\u{07}"#, message: message)
+    ) { try await client.sync() }
+    #expect(try client.store.state().staleReason == #"HTTP 400 bad\u{07}: "# + message)
+  }
+
+  @Test func aVersionInAProtocolComplaintIsEscaped() async throws {
+    let server = FakeSyncServer()
+    let body = #"{"version":"v1\u001b[2J\nforged","geofences":[],"next_cursor":null}"#
+    server.script(
+      count: 99,
+      result: .success(
+        HTTPResponse(statusCode: 200, headers: ["ETag": "\"v0\""], body: Data(body.utf8)))
+    ) { _ in true }
+    let client = try makeClient(server)
+    await #expect(throws: SyncError.self) { try await client.sync() }
+    let reason = try #require(try client.store.state().staleReason)
+    #expect(
+      reason
+        == #"invalid response body: listing page 1 has ETag ""v0"" but version "v1\u{1B}[2J\nforged""#
+    )
+  }
+}
