@@ -59,6 +59,47 @@ extension Outbox {
     }
   }
 
+  /// Gives `old`'s cursor, marks, dead letters and delivered and filtered counts the name
+  /// `new`, in one transaction; nothing happens when `old` is not registered. When `new` is
+  /// registered too, the two merge: `new`'s cursor and marks stay (a cursor registered later
+  /// covers every event still queued), `old`'s dead letters and counts join `new`'s, and the
+  /// events both have settled leave the outbox.
+  ///
+  /// The old name's bytes are overwritten in the file (`secure_delete` for the transaction,
+  /// then a `TRUNCATE` checkpoint of the write-ahead log), so a name that held a secret does
+  /// not linger on disk.
+  /// - Throws: ``SQLiteError``.
+  /// - Complexity: O(m) in `old`'s marks and dead letters.
+  public func renameDestination(_ old: String, to new: String) throws {
+    precondition(!new.isEmpty, "a destination needs a name")
+    guard old != new, try cursor(destination: old) != nil else { return }
+    try database.execute("PRAGMA secure_delete = ON")
+    defer { try? database.execute("PRAGMA secure_delete = OFF") }
+    let names: [SQLiteValue] = [.text(old), .text(new)]
+    try database.transaction {
+      if try cursor(destination: new) == nil {
+        try database.execute("UPDATE cursors SET destination = ?2 WHERE destination = ?1", names)
+        try database.execute("UPDATE marks SET destination = ?2 WHERE destination = ?1", names)
+      } else {
+        try database.execute("DELETE FROM cursors WHERE destination = ?1", [.text(old)])
+        try database.execute("DELETE FROM marks WHERE destination = ?1", [.text(old)])
+      }
+      try database.execute(
+        "UPDATE OR IGNORE dead_letters SET destination = ?2 WHERE destination = ?1", names)
+      try database.execute("DELETE FROM dead_letters WHERE destination = ?1", [.text(old)])
+      for counter in ["delivered:", "filtered:"] {
+        try database.execute(
+          "INSERT INTO counters (name, value) SELECT ?3 || ?2, value FROM counters "
+            + "WHERE name = ?3 || ?1 ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+          names + [.text(counter)])
+        try database.execute(
+          "DELETE FROM counters WHERE name = ?2 || ?1", [.text(old), .text(counter)])
+      }
+      try collectSettled()
+    }
+    try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+  }
+
   /// The registered destinations, sorted by name.
   public func destinations() throws -> [String] {
     let s = try database.prepare("SELECT destination FROM cursors ORDER BY destination")

@@ -26,7 +26,7 @@ struct DeliveryOptions {
     server = given.isEmpty
     let maximumFileBytes = try args.int("file-max-bytes", range: 1...(1 << 40)) ?? 10_485_760
     // Each destination's cursor is named by what it delivers to (the file's absolute path, the
-    // webhook's URL), so that a later run with the destinations in another order, or with one
+    // webhook's URL without its userinfo), so that a later run with the destinations in another order, or with one
     // left out, continues each from its own place.
     var names: Set<String> = []
     func add(_ d: DestinationConfiguration, name: String, spec: String) throws(UsageError) {
@@ -45,24 +45,26 @@ struct DeliveryOptions {
       case ("stdout", nil):
         try add(.standardOutput, name: "stdout", spec: spec)
       case ("webhook", let url?):
+        // The URL may hold a password: it is shown, and named, without its userinfo.
+        let shown = WebhookConfiguration.redacted(url)
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
           scheme == "http" || scheme == "https", parsed.host?.isEmpty == false
         else {
-          throw UsageError("--destination webhook=URL needs an http or https URL, got '\(url)'")
+          throw UsageError("--destination webhook=URL needs an http or https URL, got '\(shown)'")
         }
         if let port = parsed.port, !(1...65_535).contains(port) {
           throw UsageError(
-            "--destination webhook=\(url): port \(port) is out of range (1 to 65535)")
+            "--destination webhook=\(shown): port \(port) is out of range (1 to 65535)")
         }
         guard let secret = args.last("webhook-secret") ?? secretFromEnvironment, !secret.isEmpty
         else {
           throw UsageError(
             "--destination webhook=URL needs --webhook-secret S or $GEOFENCE_WEBHOOK_SECRET")
         }
-        let name = "webhook:" + parsed.absoluteString
+        let name = WebhookConfiguration.cursorName(for: parsed)
         try add(
           .webhook(WebhookConfiguration(url: parsed, secret: secret, name: name)), name: name,
-          spec: spec)
+          spec: "webhook=" + shown)
       case ("file", let path?) where !path.isEmpty:
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         try Self.checkWritableFile(absolute, given: path)

@@ -117,7 +117,7 @@ enum RunCommand {
     counts of evicted, delivered and deleted (consent withdrawn) events; then each
     destination's cursor: pending, in flight, delivered, filtered, dead letters (with --json,
     under "destinations", by name). A destination's cursor is named by what it delivers to:
-    server, stdout, file:ABSOLUTE-PATH, webhook:URL.
+    server, stdout, file:ABSOLUTE-PATH, webhook:URL (the URL without its user and password).
 
       --store DIR             the store given to 'geofence run'
       --json                  one JSON object instead of text
@@ -394,17 +394,24 @@ enum RunCommand {
     do {
       let store = try Store(
         directory: directory, configuration: OutboxConfiguration(), inspectOnly: true)
-      if let name = args.last("forget-destination") {
-        guard try store.outbox.destinations().contains(name) else {
-          let known = try store.outbox.destinations().joined(separator: ", ")
+      // A webhook cursor named by an earlier version may hold the URL's password: names are
+      // shown without it, and --forget-destination takes either form.
+      let shown = WebhookConfiguration.displayName
+      if let given = args.last("forget-destination") {
+        guard
+          let name = try store.outbox.destinations().first(where: { $0 == given })
+            ?? store.outbox.destinations().first(where: { shown($0) == given })
+        else {
+          let known = try store.outbox.destinations().map(shown).joined(separator: ", ")
           printError(
-            "geofence outbox: no destination \"\(name)\" in \(directory) (it has: \(known))")
+            "geofence outbox: no destination \"\(shown(given))\" in \(directory) (it has: \(known))"
+          )
           return ExitStatus.usage
         }
         let held = try store.outbox.counts(destination: name)
         try store.outbox.unregister(destination: name)
         printError(
-          "geofence outbox: forgot destination \(name) (\(held.pending + held.inFlight) events it"
+          "geofence outbox: forgot destination \(shown(name)) (\(held.pending + held.inFlight) events it"
             + " had not taken)")
       }
       let c = try store.outbox.counts()
@@ -419,7 +426,7 @@ enum RunCommand {
         ]
         var byName: [String: Any] = [:]
         for (name, d) in cursors {
-          byName[name] = [
+          byName[shown(name)] = [
             "pending": d.pending, "in_flight": d.inFlight, "delivered": d.delivered,
             "filtered": d.filtered, "dead_letters": d.deadLetters,
           ]
@@ -430,7 +437,7 @@ enum RunCommand {
             [
               "id": $0.id, "reason": ServerText.displayable($0.reason), "payload": $0.payload,
               "attempts": $0.attempts,
-              "destination": $0.destination,
+              "destination": shown($0.destination),
             ]
           }
         }
@@ -443,12 +450,12 @@ enum RunCommand {
         print("evicted       \(c.evicted)")
         print("delivered     \(c.delivered)")
         print("deleted       \(c.deleted)")
-        for (name, d) in cursors { print("destination \(name): \(d)") }
+        for (name, d) in cursors { print("destination \(shown(name)): \(d)") }
         // A reason is the server's text (an outbox written before it was made safe on
         // arrival may hold it raw).
         for d in dead {
           print(
-            "dead letter \(d.id) (\(d.destination)): \(ServerText.displayable(d.reason)): "
+            "dead letter \(d.id) (\(shown(d.destination))): \(ServerText.displayable(d.reason)): "
               + d.payload)
         }
       }
