@@ -282,7 +282,10 @@ public final class GeofenceEngine {
   ///   - transport: the one HTTP seam, for sync and upload. Default ``URLSessionTransport``.
   ///   - clock: the one clock (processing times, batch intervals, waits). Default the wall clock.
   /// - Throws: ``EngineError/store(_:)`` when a file cannot be opened or created,
-  ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory.
+  ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory, or
+  ///   for an upload or sync API key that cannot be sent in a header
+  ///   (`Networking.APIKey.problem(_:)`: blanks only, a control character such as CR or LF,
+  ///   a blank at either end).
   /// - Complexity: O(n) for n geofences (loading and indexing the set).
   public convenience init(
     configuration: Configuration = Configuration(), storage: Storage = .inMemory,
@@ -324,6 +327,15 @@ public final class GeofenceEngine {
     self.storage = storage
     self.clock = clock
     self.transport = transport
+    // A key that cannot travel in a header (a CR or LF makes URLSession drop the header, and
+    // the request would go out without Authorization) is refused before anything is opened.
+    for (what, key) in [
+      ("upload", configuration.upload?.apiKey), ("sync", configuration.sync?.apiKey),
+    ] {
+      if let key, !key.isEmpty, let problem = APIKey.problem(key) {
+        throw EngineError.invalidConfiguration("\(what): \(problem)")
+      }
+    }
     func path(_ name: String) -> String {
       switch storage {
       case .inMemory: return ":memory:"

@@ -26,7 +26,10 @@ enum RunCommand {
 
     required:
       --server URL            the event server, e.g. http://127.0.0.1:8765 (POST URL/v1/events)
-      --key KEY               the API key (Authorization: Bearer KEY)
+      --key KEY               the API key (Authorization: Bearer KEY); else $GEOFENCE_API_KEY,
+                              which other users cannot read in ps. A key that is empty,
+                              blank, holds a CR, LF or other control character, or starts or
+                              ends with a blank is a usage error (64)
       --store DIR             the device's state: DIR/outbox.sqlite, DIR/identity.json,
                               DIR/state.sqlite, DIR/geofences.sqlite (created when missing)
 
@@ -538,8 +541,10 @@ enum RunCommand {
       } else if needsServer {
         throw UsageError("give --server URL")
       }
-      key = args.last("key") ?? ""
-      if needsServer && key.isEmpty { throw UsageError("give --key KEY") }
+      key = try APIKeyOption.value(args) ?? ""
+      if needsServer && key.isEmpty {
+        throw UsageError("give --key KEY (or $\(APIKeyOption.environmentVariable))")
+      }
       let batch = try args.int("batch-size", range: 1...500) ?? 20
       let interval = try args.double("batch-interval", range: 0...86_400) ?? 30
       let capacity = try args.int("capacity", range: 1...100_000_000) ?? 10_000

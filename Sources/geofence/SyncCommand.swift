@@ -17,7 +17,10 @@ enum SyncCommand {
     Prints what changed. A failed sync keeps the stored set as it was and marks it stale.
 
       --server URL        base URL of the server, e.g. http://127.0.0.1:8765
-      --key KEY           API key (selects the account)
+      --key KEY           API key (selects the account); else $GEOFENCE_API_KEY, which other
+                          users cannot read in ps. A key that is empty, blank, holds a CR, LF
+                          or other control character, or starts or ends with a blank is a
+                          usage error
       --store DIR         folder of the local store
       --full              list everything instead of asking for changes
       --near LAT,LON      only geofences near this point (degrees) ...
@@ -90,7 +93,9 @@ enum SyncCommand {
     if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
     guard let server = parsed.last("server") else { throw UsageError("--server is required") }
     let url = try serverURL(server)
-    guard let key = parsed.last("key"), !key.isEmpty else { throw UsageError("--key is required") }
+    guard let key = try APIKeyOption.value(parsed) else {
+      throw UsageError("--key is required (or $\(APIKeyOption.environmentVariable))")
+    }
     guard let dir = parsed.last("store"), !dir.isEmpty else {
       throw UsageError("--store is required")
     }

@@ -27,8 +27,10 @@ enum CLI {
 
   /// Runs `geofence` in the package root with `input` as its standard input (nothing when nil)
   /// and waits for it (``CommandRunner/run(_:in:input:)``).
-  static func run(_ arguments: [String], input: Data? = nil) throws -> Output {
-    let r = try CommandRunner.run(arguments, input: input)
+  static func run(
+    _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+  ) throws -> Output {
+    let r = try CommandRunner.run(arguments, input: input, environment: environment)
     return Output(status: r.status, stdout: r.stdout, stderr: r.stderr)
   }
 
