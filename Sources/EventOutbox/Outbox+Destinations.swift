@@ -205,6 +205,34 @@ extension Outbox {
     }
   }
 
+  /// Dead-letters, for the batch's destination, every event of `batch` that would be sent but
+  /// whose payload cannot be (``OutboxEvent/payload`` is not a JSON object, or has an `id`
+  /// member: ``validate(_:)``, the rule of ``enqueue(_:)``; a file damaged or edited after
+  /// the enqueue), each with its reason, and removes them from `batch`: one such event never
+  /// blocks the others, which a receiver would refuse together with it (`400`).
+  /// - Returns: how many were dead-lettered.
+  /// - Throws: ``SQLiteError``.
+  /// - Complexity: O(n) in the payloads' length (each is parsed once).
+  func deadLetterUnsendable(_ batch: inout Batch) throws -> Int {
+    var unsendable = Batch(
+      destination: batch.destination, seqs: [], events: [], attempt: batch.attempt)
+    var reasons: [String: String] = [:]
+    for (seq, event) in zip(batch.seqs, batch.events) where !batch.filtered.contains(event.id) {
+      do { try Self.validate(event) } catch {
+        guard case .invalidPayload(_, let why) = error as? OutboxError else { continue }
+        unsendable.seqs.append(seq)
+        unsendable.events.append(event)
+        reasons[event.id] = "the stored payload cannot be sent: \(why)"
+      }
+    }
+    guard !reasons.isEmpty else { return 0 }
+    try settle(unsendable, delivered: [], rejected: reasons)
+    let kept = zip(batch.seqs, batch.events).filter { reasons[$0.1.id] == nil }
+    batch.seqs = kept.map(\.0)
+    batch.events = kept.map(\.1)
+    return reasons.count
+  }
+
   /// Increments the attempt counts of a batch sent again.
   func markRetry(_ batch: Batch) throws {
     try database.execute(

@@ -65,6 +65,9 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   `Idempotency-Key`. Retries of a batch send the same events with the same ids in the same
 ///   order, with `X-Attempt` incremented (the count is kept in the database, so it continues
 ///   after a restart) and the same `Idempotency-Key`.
+/// - Before a batch is sent, an event whose stored payload is not a JSON object (a damaged or
+///   edited file) is dead-lettered on its own with the reason, and the rest is sent: a server
+///   would refuse the whole request (`400`), and the batch would never leave.
 /// - `2xx`: `accepted` and `duplicates` leave the outbox; each `rejected` entry goes to the
 ///   dead-letter table with its reason; events the answer does not mention go back to pending
 ///   and head the next batch, after the backoff: such an answer counts as a failed attempt,
@@ -228,6 +231,8 @@ public final class OutboxUploader {
     }
     while true {
       stages.prepare(&batch)
+      // A payload that is not a JSON object would make the whole request unreadable.
+      report.rejected += try outbox.deadLetterUnsendable(&batch)
       if batch.sendable.isEmpty {
         try outbox.settle(batch, delivered: [], rejected: [:])
         return true

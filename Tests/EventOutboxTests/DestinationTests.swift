@@ -338,6 +338,25 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     #expect(try outbox.counts().queued == 2)
   }
 
+  /// Every destination gets the same rule: the file is written the readable events, one
+  /// line each, and the damaged one is dead-lettered for it alone.
+  @Test func anUnreadablePayloadIsDeadLetteredForTheFileToo() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("events.jsonl").path
+    let destination = JSONLinesFileDestination(configuration: .init(path: file))
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    try outbox.database.execute(#"UPDATE events SET payload = '{"id":"x"}' WHERE id = 'e1'"#)
+    let report = try await DestinationDelivery(outbox: outbox, destination: destination).flush()
+    #expect(report.delivered == 2 && report.rejected == 1 && report.stopped == nil)
+    let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+    #expect(lines == [#"{"id":"e0","type":"enter","n":0}"#, #"{"id":"e2","type":"enter","n":2}"#])
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e1"] && dead.map(\.destination) == ["file"])
+    #expect(
+      dead[0].reason
+        == #"the stored payload cannot be sent: has an "id" member (the outbox writes it)"#)
+  }
+
   @Test func cursorsHoldEventsUntilEveryDestinationHasThem() async throws {
     let outbox = try Outbox(path: path, clock: clock)
     try outbox.register(destination: "server")

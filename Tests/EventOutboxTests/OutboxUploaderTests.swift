@@ -142,6 +142,32 @@ import RetryTiming
     #expect(try outbox.counts().pending == 1)
   }
 
+  /// A payload damaged in the file (`{bad`) is dead-lettered alone before the request is
+  /// built; the rest of its batch is sent in a body that parses, and the queue drains.
+  @Test func anUnreadablePayloadIsDeadLetteredAloneAndTheRestIsSent() async throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 3))
+    let transport = FakeTransport(clock: clock)
+    try outbox.enqueue(contentsOf: makeEvents(0..<5))
+    try outbox.database.execute("UPDATE events SET payload = '{bad' WHERE id = 'e0'")
+    try outbox.database.execute(#"UPDATE events SET payload = '["a"]' WHERE id = 'e4'"#)
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(transport.sent.map(\.ids) == [["e1", "e2"], ["e3"]])
+    for sent in transport.sent {
+      #expect((try? JSONSerialization.jsonObject(with: sent.request.body ?? Data())) != nil)
+    }
+    #expect(transport.sent.map(\.attempt) == [1, 1])
+    #expect(report.accepted == 3 && report.rejected == 2 && report.stopped == nil)
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e0", "e4"])
+    #expect(
+      dead.map(\.reason) == [
+        "the stored payload cannot be sent: not JSON",
+        "the stored payload cannot be sent: not a JSON object",
+      ])
+    #expect(dead[0].payload == "{bad")
+    #expect(try outbox.counts().queued == 0)
+  }
+
   @Test func retryWaitsAreExactAndRetryAfterIsHonoured() async throws {
     let seed: UInt64 = 0x5EED
     let outbox = try open()
