@@ -168,6 +168,85 @@ import RetryTiming
     #expect(try outbox.counts().queued == 0)
   }
 
+  struct Contradiction: CustomTestStringConvertible, Sendable {
+    var name: String
+    var answer: @Sendable ([String]) -> [String: Any]
+    var why: String
+    var testDescription: String { name }
+  }
+
+  static let contradictions: [Contradiction] = [
+    Contradiction(
+      name: "every id accepted and rejected",
+      answer: {
+        ["accepted": $0, "duplicates": [], "rejected": $0.map { ["id": $0, "reason": "x"] }]
+      },
+      why: #"it lists "e0" in both accepted and rejected"#),
+    Contradiction(
+      name: "ids twice and also duplicates",
+      answer: { ["accepted": $0 + $0, "duplicates": $0, "rejected": []] },
+      why: #"it lists "e0" twice in accepted"#),
+    Contradiction(
+      name: "accepted and duplicate",
+      answer: { ["accepted": $0, "duplicates": [$0[1]], "rejected": []] },
+      why: #"it lists "e1" in both accepted and duplicates"#),
+    Contradiction(
+      name: "an id never sent",
+      answer: {
+        ["accepted": Array($0.dropLast()) + ["ev-notours"], "duplicates": [], "rejected": []]
+      },
+      why: #"it lists "ev-notours" in accepted, an id the batch did not send"#),
+    Contradiction(
+      name: "a number for an id",
+      answer: { _ in ["accepted": [1], "duplicates": [], "rejected": []] },
+      why: "unreadable body"),
+  ]
+
+  /// A `2xx` that is not a partition of the sent ids settles nothing: it is retried as an
+  /// unreadable body, and once the server answers consistently, each event counts once.
+  @Test(arguments: contradictions)
+  func aContradictoryAnswerSettlesNothingAndIsRetried(_ c: Contradiction) async throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    let bad: FakeTransport.Responder = { ids in FakeTransport.json(200, c.answer(ids)) }
+    transport.script = Array(repeating: bad, count: 3)
+    try outbox.enqueue(contentsOf: makeEvents(0..<4))
+    let uploader = OutboxUploader(
+      outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 3))
+    let first = try await uploader.flush()
+    let why =
+      c.why == "unreadable body"
+      ? "HTTP 200 with an unreadable body"
+      : "HTTP 200 with an inconsistent answer: \(c.why)"
+    #expect(first.stopped == .retriesExhausted(lastFailure: why))
+    #expect(first.accepted == 0 && first.duplicates == 0 && first.rejected == 0)
+    #expect(try outbox.counts().pending == 4)
+    #expect(try outbox.deadLetters().isEmpty)
+    #expect(transport.sent.count == 3)
+    // The server comes to its senses: every event once.
+    let second = try await uploader.flush()
+    #expect(second.accepted == 4 && second.stopped == nil)
+    #expect(transport.stored == ["e0", "e1", "e2", "e3"])
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  /// A rejection whose `id` is `null` (an event without a usable id, as the protocol allows)
+  /// names none of the batch: the rest of the answer stands.
+  @Test func aRejectionWithANullIDNamesNoEvent() async throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = [
+      { ids in
+        FakeTransport.json(
+          200,
+          ["accepted": ids, "duplicates": [], "rejected": [["id": NSNull(), "reason": "no id"]]])
+      }
+    ]
+    try outbox.enqueue(contentsOf: makeEvents(0..<2))
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(report.accepted == 2 && report.rejected == 0 && report.stopped == nil)
+  }
+
   @Test func retryWaitsAreExactAndRetryAfterIsHonoured() async throws {
     let seed: UInt64 = 0x5EED
     let outbox = try open()
