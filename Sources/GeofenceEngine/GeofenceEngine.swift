@@ -525,7 +525,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   case invalidConfiguration(String)
   /// ``GeofenceEngine/sync(full:)`` failed; the stored set is kept, marked stale.
   case sync(SyncError)
-  /// The outbox holds events queued for another account (another API key's fingerprint).
+  /// The outbox holds events queued for another account (another API key's fingerprint,
+  /// ``Networking/KeyFingerprint``). A fingerprint an earlier version recorded is not shown.
   case accountMismatch(stored: String, given: String)
   /// A user id was refused by ``GeofenceEngine/identify(user:)`` (the message says why).
   case invalidUserID(String)
@@ -539,9 +540,15 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
     case .invalidConfiguration(let m): return "invalid configuration: \(m)"
     case .sync(let e): return "sync failed: \(e)"
     case .accountMismatch(let stored, let given):
+      // An earlier version's fingerprint is a fast hash a weak key can be guessed from.
+      let shown =
+        KeyFingerprint.isCurrent(stored)
+        ? "key fingerprint \(stored)"
+        : "its key's fingerprint, recorded by an earlier version, "
+          + "is not shown"
       return
-        "the outbox holds events of another account (key fingerprint \(stored)); this key's "
-        + "fingerprint is \(given)"
+        "the outbox holds events of another account (\(shown)); this key's fingerprint is "
+        + "\(given)"
     case .invalidCheckpoint(let m): return "invalid checkpoint record: \(m)"
     case .invalidUserID(let m): return "invalid user id: \(m)"
     }

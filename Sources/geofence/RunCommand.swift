@@ -151,8 +151,9 @@ enum RunCommand {
       --quiet                 no summary
 
     The outbox belongs to the account of the key it was first uploaded with (a fingerprint of
-    the key is kept in DIR/state.sqlite): while it holds queued events, another --key is
-    refused (exit status 77) so that events of one account never reach another.
+    the key, PBKDF2-HMAC-SHA256, is kept in DIR/state.sqlite): while it holds queued events,
+    another --key is refused (exit status 77) so that events of one account never reach
+    another. A fingerprint recorded by an earlier version (FNV-1a) is recognised and replaced.
 
     A batch the server refuses as a whole (400, 401, 403, 404, ...) stays queued: only the
     server's per-event "rejected" list, or a 413 for a single event, dead-letters an event.

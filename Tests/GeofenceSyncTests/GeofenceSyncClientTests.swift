@@ -429,3 +429,28 @@ struct SyncServerTextTests {
     )
   }
 }
+
+@Suite("The account fingerprint of a synced set")
+struct SyncAccountFingerprintTests {
+  /// A set listed by an earlier version, whose account is FNV-1a 64 of the key: the same key
+  /// is the same account (changes, not a new listing), and the fingerprint is replaced.
+  @Test func anEarlierVersionsFingerprintOfTheKeyIsTheSameAccount() async throws {
+    let server = FakeSyncServer(key: "k1")
+    server.publish(sampleSet(4))
+    let store = try GeofenceStore.inMemory()
+    _ = try await makeClient(server, store: store).sync()
+    #expect(
+      try store.state().accountFingerprint == "pbkdf2-sha256:311463e2be31fe355814d0c801012f62")
+    try store.replaceAccount(KeyFingerprint.of("k1"), with: KeyFingerprint.legacy("k1"))
+    #expect(try store.state().accountFingerprint == KeyFingerprint.legacy("k1"))
+    server.update(upsert: sampleSet(1, prefix: "n"))
+    let report = try await makeClient(server, store: store).sync()
+    #expect(report.kind == .incremental)
+    #expect(report.diff.counts.added == 1)
+    #expect(try store.state().accountFingerprint == KeyFingerprint.of("k1"))
+    // Another key's old fingerprint is another account.
+    try store.replaceAccount(KeyFingerprint.of("k1"), with: KeyFingerprint.legacy("k0"))
+    let other = try await makeClient(server, store: store).sync()
+    #expect(other.fullListingReason == "key changed")
+  }
+}
