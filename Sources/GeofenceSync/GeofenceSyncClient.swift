@@ -214,7 +214,8 @@ public final class GeofenceSyncClient {
     if reason == nil, let since = state.version {
       switch try await changes(since: since, state: state) {
       case .done(let report): return report
-      case .gone(let code): reason = "410 \(code ?? "gone")"
+      // The code is the server's text, and the reason is printed: made safe first.
+      case .gone(let code): reason = "410 " + ServerText.displayable(code ?? "gone", limit: 80)
       }
     }
     let conditional =

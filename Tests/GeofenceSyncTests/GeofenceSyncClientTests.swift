@@ -412,6 +412,21 @@ struct SyncServerTextTests {
     #expect(try client.store.state().staleReason == #"HTTP 400 bad\u{07}: "# + message)
   }
 
+  @Test func aGoneCodeInTheFullListingReasonIsEscaped() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(2))
+    let client = try makeClient(server)
+    _ = try await client.sync()
+    server.update(delete: ["g000"])
+    let body = try JSONSerialization.data(
+      withJSONObject: ["error": ["code": "pruned\u{1B}[2J\nforged", "message": "m"]])
+    server.script(result: .success(HTTPResponse(statusCode: 410, body: body))) {
+      $0.url.path == "/v1/geofences/changes"
+    }
+    let report = try await client.sync()
+    #expect(report.fullListingReason == #"410 pruned\u{1B}[2J\nforged"#)
+  }
+
   @Test func aVersionInAProtocolComplaintIsEscaped() async throws {
     let server = FakeSyncServer()
     let body = #"{"version":"v1\u001b[2J\nforged","geofences":[],"next_cursor":null}"#
