@@ -130,7 +130,8 @@ public struct DestinationReport: Hashable, Sendable {
 /// Delivers an outbox's events to one ``EventDestination`` from its cursor.
 ///
 /// Each batch is taken after the destination's cursor and marked in flight, passed through
-/// the stages, handed to the destination, and settled in one transaction: delivered and
+/// the stages, rid of events whose stored payload is not a JSON object (dead-lettered with
+/// the reason: a damaged file never blocks the queue), handed to the destination, and settled in one transaction: delivered and
 /// filtered events move the cursor, rejected ones are dead-lettered for this destination,
 /// the rest go back to pending and the call stops (``DestinationReport/stopped``). Other
 /// destinations' cursors are untouched, so one failing destination never holds another back.
@@ -166,6 +167,8 @@ public final class DestinationDelivery {
         limit: destination.maxBatchEvents, destination: destination.name)
     {
       stages.prepare(&batch)
+      // A payload that is not a JSON object is dead-lettered alone, before the destination.
+      report.rejected += try outbox.deadLetterUnsendable(&batch)
       let dropped = batch.filtered
       let kept = batch.sendable
       var answer = DestinationAnswer()

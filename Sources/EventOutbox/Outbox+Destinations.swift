@@ -59,6 +59,47 @@ extension Outbox {
     }
   }
 
+  /// Gives `old`'s cursor, marks, dead letters and delivered and filtered counts the name
+  /// `new`, in one transaction; nothing happens when `old` is not registered. When `new` is
+  /// registered too, the two merge: `new`'s cursor and marks stay (a cursor registered later
+  /// covers every event still queued), `old`'s dead letters and counts join `new`'s, and the
+  /// events both have settled leave the outbox.
+  ///
+  /// The old name's bytes are overwritten in the file (`secure_delete` for the transaction,
+  /// then a `TRUNCATE` checkpoint of the write-ahead log), so a name that held a secret does
+  /// not linger on disk.
+  /// - Throws: ``SQLiteError``.
+  /// - Complexity: O(m) in `old`'s marks and dead letters.
+  public func renameDestination(_ old: String, to new: String) throws {
+    precondition(!new.isEmpty, "a destination needs a name")
+    guard old != new, try cursor(destination: old) != nil else { return }
+    try database.execute("PRAGMA secure_delete = ON")
+    defer { try? database.execute("PRAGMA secure_delete = OFF") }
+    let names: [SQLiteValue] = [.text(old), .text(new)]
+    try database.transaction {
+      if try cursor(destination: new) == nil {
+        try database.execute("UPDATE cursors SET destination = ?2 WHERE destination = ?1", names)
+        try database.execute("UPDATE marks SET destination = ?2 WHERE destination = ?1", names)
+      } else {
+        try database.execute("DELETE FROM cursors WHERE destination = ?1", [.text(old)])
+        try database.execute("DELETE FROM marks WHERE destination = ?1", [.text(old)])
+      }
+      try database.execute(
+        "UPDATE OR IGNORE dead_letters SET destination = ?2 WHERE destination = ?1", names)
+      try database.execute("DELETE FROM dead_letters WHERE destination = ?1", [.text(old)])
+      for counter in ["delivered:", "filtered:"] {
+        try database.execute(
+          "INSERT INTO counters (name, value) SELECT ?3 || ?2, value FROM counters "
+            + "WHERE name = ?3 || ?1 ON CONFLICT(name) DO UPDATE SET value = value + excluded.value",
+          names + [.text(counter)])
+        try database.execute(
+          "DELETE FROM counters WHERE name = ?2 || ?1", [.text(old), .text(counter)])
+      }
+      try collectSettled()
+    }
+    try database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+  }
+
   /// The registered destinations, sorted by name.
   public func destinations() throws -> [String] {
     let s = try database.prepare("SELECT destination FROM cursors ORDER BY destination")
@@ -162,6 +203,34 @@ extension Outbox {
       }
       return batch
     }
+  }
+
+  /// Dead-letters, for the batch's destination, every event of `batch` that would be sent but
+  /// whose payload cannot be (``OutboxEvent/payload`` is not a JSON object, or has an `id`
+  /// member: ``validate(_:)``, the rule of ``enqueue(_:)``; a file damaged or edited after
+  /// the enqueue), each with its reason, and removes them from `batch`: one such event never
+  /// blocks the others, which a receiver would refuse together with it (`400`).
+  /// - Returns: how many were dead-lettered.
+  /// - Throws: ``SQLiteError``.
+  /// - Complexity: O(n) in the payloads' length (each is parsed once).
+  func deadLetterUnsendable(_ batch: inout Batch) throws -> Int {
+    var unsendable = Batch(
+      destination: batch.destination, seqs: [], events: [], attempt: batch.attempt)
+    var reasons: [String: String] = [:]
+    for (seq, event) in zip(batch.seqs, batch.events) where !batch.filtered.contains(event.id) {
+      do { try Self.validate(event) } catch {
+        guard case .invalidPayload(_, let why) = error as? OutboxError else { continue }
+        unsendable.seqs.append(seq)
+        unsendable.events.append(event)
+        reasons[event.id] = "the stored payload cannot be sent: \(why)"
+      }
+    }
+    guard !reasons.isEmpty else { return 0 }
+    try settle(unsendable, delivered: [], rejected: reasons)
+    let kept = zip(batch.seqs, batch.events).filter { reasons[$0.1.id] == nil }
+    batch.seqs = kept.map(\.0)
+    batch.events = kept.map(\.1)
+    return reasons.count
   }
 
   /// Increments the attempt counts of a batch sent again.

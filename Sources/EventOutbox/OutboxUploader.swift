@@ -65,6 +65,15 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   `Idempotency-Key`. Retries of a batch send the same events with the same ids in the same
 ///   order, with `X-Attempt` incremented (the count is kept in the database, so it continues
 ///   after a restart) and the same `Idempotency-Key`.
+/// - Before a batch is sent, an event whose stored payload is not a JSON object (a damaged or
+///   edited file) is dead-lettered on its own with the reason, and the rest is sent: a server
+///   would refuse the whole request (`400`), and the batch would never leave.
+/// - A `2xx` answer must partition what it names of the batch (`docs/openapi.yaml`,
+///   `EventBatchResult`): every id in `accepted`, `duplicates` and `rejected` is one the
+///   batch sent, and none is named twice, in one list or across them (an event is accepted,
+///   a duplicate or rejected, never two of these). An answer that is not (every id both
+///   accepted and rejected, ids twice, an id never sent) says nothing reliable about any
+///   event: it is handled as an unreadable body, retried, and nothing is settled from it.
 /// - `2xx`: `accepted` and `duplicates` leave the outbox; each `rejected` entry goes to the
 ///   dead-letter table with its reason; events the answer does not mention go back to pending
 ///   and head the next batch, after the backoff: such an answer counts as a failed attempt,
@@ -83,6 +92,9 @@ public enum UploadStop: Hashable, Sendable, CustomStringConvertible {
 ///   ``UploadStop/refused(status:message:)``; the events stay pending. A `400` refuses the
 ///   request as a whole (the protocol reports a bad event in `rejected`, inside a `2xx`), so
 ///   it says nothing against any one event, and none is dead-lettered for it.
+/// - The server's texts, an error body's message and each rejection reason, pass through
+///   `Networking.ServerText` before they are reported or stored as a dead letter's reason:
+///   control characters escaped, at most 300 characters, the API key redacted.
 /// - With a ``deadline``, no request starts and no wait begins past it; the call stops with
 ///   ``UploadStop/deadlinePassed(lastFailure:)``, the batch back to pending.
 /// - Cancelling the task while it waits to retry stops the call with ``UploadStop/cancelled``,
@@ -183,10 +195,13 @@ public final class OutboxUploader {
     case refused(status: Int, message: String)
   }
 
-  /// Which answers are worth another send (the rules in the type's discussion).
-  private static func classify(_ result: Result<HTTPResponse, TransportError>)
-    -> RetryVerdict<Settled, String>
-  {
+  /// Which answers are worth another send (the rules in the type's discussion), for a batch
+  /// of the events `sent`. The server's texts (messages, rejection reasons) come out through
+  /// ``Networking/ServerText``, with `secrets` (the API key) redacted.
+  private static func classify(
+    _ result: Result<HTTPResponse, TransportError>, sent: Set<String>,
+    redacting secrets: [String]
+  ) -> RetryVerdict<Settled, String> {
     let response: HTTPResponse
     switch result {
     case .failure(.timedOut): return .retry("timeout")
@@ -195,8 +210,11 @@ public final class OutboxUploader {
     }
     let status = response.statusCode
     if (200..<300).contains(status) {
-      guard let answer = parseAnswer(response.body) else {
+      guard let answer = parseAnswer(response.body, redacting: secrets) else {
         return .retry("HTTP \(status) with an unreadable body")
+      }
+      if let why = inconsistency(of: answer, sent: sent) {
+        return .retry("HTTP \(status) with an inconsistent answer: \(why)")
       }
       return .success(.answer(answer))
     }
@@ -204,9 +222,11 @@ public final class OutboxUploader {
       return .retry("HTTP \(status)")
     }
     if status == 413 {
-      return .success(.split(status: status, message: errorMessage(response.body)))
+      return .success(
+        .split(status: status, message: errorMessage(response.body, redacting: secrets)))
     }
-    return .success(.refused(status: status, message: errorMessage(response.body)))
+    return .success(
+      .refused(status: status, message: errorMessage(response.body, redacting: secrets)))
   }
 
   /// Sends one batch until it is settled or the call must stop. Returns false when nothing was
@@ -221,12 +241,15 @@ public final class OutboxUploader {
     }
     while true {
       stages.prepare(&batch)
+      // A payload that is not a JSON object would make the whole request unreadable.
+      report.rejected += try outbox.deadLetterUnsendable(&batch)
       if batch.sendable.isEmpty {
         try outbox.settle(batch, delivered: [], rejected: [:])
         return true
       }
       let outbox = self.outbox
       var current = batch
+      let sentIDs = Set(batch.sendable.map(\.id))
       let outcome = try await sender.send(
         request: { attempt in
           if attempt > 1 {
@@ -234,7 +257,7 @@ public final class OutboxUploader {
             current.attempt += 1
           }
           return request(current)
-        }, classify: Self.classify)
+        }, classify: { [apiKey] in Self.classify($0, sent: sentIDs, redacting: [apiKey]) })
       batch = current
       report.requests += outcome.attempts
       report.retries += outcome.waits.count
@@ -351,26 +374,64 @@ public final class OutboxUploader {
     var rejected: [(String, String)]
   }
 
-  static func parseAnswer(_ body: Data) -> Answer? {
+  /// The answer's lists; `nil` when the body is not an `EventBatchResult`: `accepted` and
+  /// `duplicates` arrays of strings, `rejected` an array of objects whose `id` is a string or
+  /// `null` (an event without a usable id, which names none of ours and is left out). Each
+  /// rejection reason is made safe to store and print (``Networking/ServerText``, `secrets`
+  /// redacted).
+  static func parseAnswer(_ body: Data, redacting secrets: [String] = []) -> Answer? {
     guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
       let accepted = object["accepted"] as? [Any], let duplicates = object["duplicates"] as? [Any],
       let rejected = object["rejected"] as? [Any]
     else { return nil }
-    return Answer(
-      accepted: accepted.compactMap { $0 as? String },
-      duplicates: duplicates.compactMap { $0 as? String },
-      rejected: rejected.compactMap { entry in
-        guard let e = entry as? [String: Any], let id = e["id"] as? String else { return nil }
-        return (id, e["reason"] as? String ?? "rejected")
-      })
+    let acceptedIDs = accepted.compactMap { $0 as? String }
+    let duplicateIDs = duplicates.compactMap { $0 as? String }
+    guard acceptedIDs.count == accepted.count, duplicateIDs.count == duplicates.count else {
+      return nil
+    }
+    var rejections: [(String, String)] = []
+    for entry in rejected {
+      guard let e = entry as? [String: Any] else { return nil }
+      if e["id"] is NSNull { continue }
+      guard let id = e["id"] as? String else { return nil }
+      rejections.append(
+        (id, ServerText.displayable(e["reason"] as? String ?? "rejected", redacting: secrets)))
+    }
+    return Answer(accepted: acceptedIDs, duplicates: duplicateIDs, rejected: rejections)
   }
 
-  static func errorMessage(_ body: Data) -> String {
+  /// Why `answer` is not a partition of a subset of `sent` (an id not sent, or one named twice
+  /// in one list or across lists), or `nil` when it is. The id is quoted through
+  /// ``Networking/ServerText``.
+  /// - Complexity: O(n) in the ids named.
+  static func inconsistency(of answer: Answer, sent: Set<String>) -> String? {
+    var seen: [String: String] = [:]
+    let named =
+      answer.accepted.map { ($0, "accepted") } + answer.duplicates.map { ($0, "duplicates") }
+      + answer.rejected.map { ($0.0, "rejected") }
+    for (id, list) in named {
+      let shown = "\"" + ServerText.displayable(id, limit: 80) + "\""
+      guard sent.contains(id) else {
+        return "it lists \(shown) in \(list), an id the batch did not send"
+      }
+      if let earlier = seen.updateValue(list, forKey: id) {
+        return earlier == list
+          ? "it lists \(shown) twice in \(list)"
+          : "it lists \(shown) in both \(earlier) and \(list)"
+      }
+    }
+    return nil
+  }
+
+  /// `code: message` of an error body (`""` without one), made safe to store and print
+  /// (``Networking/ServerText``, `secrets` redacted).
+  static func errorMessage(_ body: Data, redacting secrets: [String] = []) -> String {
     guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
       let error = object["error"] as? [String: Any]
     else { return "" }
     let code = error["code"] as? String ?? ""
     let message = error["message"] as? String ?? ""
-    return [code, message].filter { !$0.isEmpty }.joined(separator: ": ")
+    return ServerText.displayable(
+      [code, message].filter { !$0.isEmpty }.joined(separator: ": "), redacting: secrets)
   }
 }

@@ -36,6 +36,57 @@ public struct WebhookConfiguration: Hashable, Sendable {
   }
 }
 
+extension WebhookConfiguration {
+  /// `url` as it may be shown or stored: without the user and password of its userinfo
+  /// (`http://user:PASSWORD@host/h` is `http://host/h`), which the request still sends. A
+  /// URL without userinfo comes back as its `absoluteString`, unchanged.
+  /// - Complexity: O(n) in the URL's length.
+  public static func redacted(_ url: URL) -> String {
+    redacted(url.absoluteString)
+  }
+
+  /// ``redacted(_:)-(URL)`` of a URL's text; text that is not a URL with userinfo comes back
+  /// unchanged.
+  public static func redacted(_ text: String) -> String {
+    guard var components = URLComponents(string: text),
+      components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+    else { return text }
+    components.percentEncodedUser = nil
+    components.percentEncodedPassword = nil
+    return components.string ?? text
+  }
+
+  /// The cursor name the command-line tool gives the webhook at `url`: `webhook:` and the
+  /// URL without its userinfo (``redacted(_:)-(URL)``), so that no password is printed in a
+  /// summary or stored in the outbox. Two webhooks whose URLs differ only in their userinfo
+  /// have one name.
+  public static func cursorName(for url: URL) -> String { "webhook:" + redacted(url) }
+
+  /// Gives every cursor of `outbox` named `webhook:URL` with userinfo in the URL (the name an
+  /// earlier version gave a webhook) the name ``cursorName(for:)`` gives it now, keeping its
+  /// place, marks, dead letters and counts (``Outbox/renameDestination(_:to:)``).
+  /// - Returns: the renamed cursors, old name to new, sorted by old name.
+  /// - Throws: ``SQLiteStore/SQLiteError``.
+  @discardableResult
+  public static func migrateCursorNames(in outbox: Outbox) throws -> [(from: String, to: String)] {
+    var renamed: [(from: String, to: String)] = []
+    for name in try outbox.destinations() where name.hasPrefix("webhook:") {
+      let shown = displayName(name)
+      guard shown != name else { continue }
+      try outbox.renameDestination(name, to: shown)
+      renamed.append((name, shown))
+    }
+    return renamed
+  }
+
+  /// A cursor's name as it may be shown: a `webhook:URL` name without the URL's userinfo;
+  /// any other name unchanged.
+  public static func displayName(_ name: String) -> String {
+    guard name.hasPrefix("webhook:") else { return name }
+    return "webhook:" + redacted(String(name.dropFirst("webhook:".count)))
+  }
+}
+
 /// Delivers each event as its own signed JSON `POST` (an ``EventDestination``).
 ///
 /// ## Request

@@ -108,7 +108,14 @@ extension GeofenceEngine {
       }
       return
     }
-    if configuration.upload != nil || !configuration.destinations.isEmpty { try claimStore() }
+    if configuration.upload != nil || !configuration.destinations.isEmpty {
+      try claimStore()
+      // A webhook's cursor named by an earlier version with the URL's password in it takes
+      // the name without it, keeping its place (before any cursor is registered by name).
+      do { try WebhookConfiguration.migrateCursorNames(in: outbox) } catch {
+        throw .store("outbox: \(error)")
+      }
+    }
     for d in configuration.destinations {
       let destination: any EventDestination
       switch d {

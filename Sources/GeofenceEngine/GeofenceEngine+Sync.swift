@@ -167,12 +167,18 @@ extension GeofenceEngine {
   }
 
   /// Binds the outbox to `key`'s account: recorded when none is, or when the outbox holds no
-  /// queued event (nothing of the old account is left); refused otherwise.
+  /// queued event (nothing of the old account is left); refused otherwise. A fingerprint of
+  /// `key` recorded by an earlier version (``Networking/KeyFingerprint/legacy(_:)``) is the
+  /// same account, and is replaced by the current one.
   func bindOutboxAccount(key: String) throws(EngineError) {
     let given = GeofenceSyncClient.fingerprint(ofKey: key)
     do {
       let stored = try stateStore.value(String.self, key: "outbox_account")
       if stored == given { return }
+      if stored == KeyFingerprint.legacy(key) {
+        try stateStore.setValue(given, key: "outbox_account")
+        return
+      }
       if let stored, let outbox, try outbox.counts().queued > 0 {
         throw EngineError.accountMismatch(stored: stored, given: given)
       }

@@ -282,7 +282,10 @@ public final class GeofenceEngine {
   ///   - transport: the one HTTP seam, for sync and upload. Default ``URLSessionTransport``.
   ///   - clock: the one clock (processing times, batch intervals, waits). Default the wall clock.
   /// - Throws: ``EngineError/store(_:)`` when a file cannot be opened or created,
-  ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory.
+  ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory, or
+  ///   for an upload or sync API key that cannot be sent in a header
+  ///   (`Networking.APIKey.problem(_:)`: blanks only, a control character such as CR or LF,
+  ///   a blank at either end).
   /// - Complexity: O(n) for n geofences (loading and indexing the set).
   public convenience init(
     configuration: Configuration = Configuration(), storage: Storage = .inMemory,
@@ -324,6 +327,15 @@ public final class GeofenceEngine {
     self.storage = storage
     self.clock = clock
     self.transport = transport
+    // A key that cannot travel in a header (a CR or LF makes URLSession drop the header, and
+    // the request would go out without Authorization) is refused before anything is opened.
+    for (what, key) in [
+      ("upload", configuration.upload?.apiKey), ("sync", configuration.sync?.apiKey),
+    ] {
+      if let key, !key.isEmpty, let problem = APIKey.problem(key) {
+        throw EngineError.invalidConfiguration("\(what): \(problem)")
+      }
+    }
     func path(_ name: String) -> String {
       switch storage {
       case .inMemory: return ":memory:"
@@ -513,7 +525,8 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   case invalidConfiguration(String)
   /// ``GeofenceEngine/sync(full:)`` failed; the stored set is kept, marked stale.
   case sync(SyncError)
-  /// The outbox holds events queued for another account (another API key's fingerprint).
+  /// The outbox holds events queued for another account (another API key's fingerprint,
+  /// ``Networking/KeyFingerprint``). A fingerprint an earlier version recorded is not shown.
   case accountMismatch(stored: String, given: String)
   /// A user id was refused by ``GeofenceEngine/identify(user:)`` (the message says why).
   case invalidUserID(String)
@@ -527,9 +540,15 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
     case .invalidConfiguration(let m): return "invalid configuration: \(m)"
     case .sync(let e): return "sync failed: \(e)"
     case .accountMismatch(let stored, let given):
+      // An earlier version's fingerprint is a fast hash a weak key can be guessed from.
+      let shown =
+        KeyFingerprint.isCurrent(stored)
+        ? "key fingerprint \(stored)"
+        : "its key's fingerprint, recorded by an earlier version, "
+          + "is not shown"
       return
-        "the outbox holds events of another account (key fingerprint \(stored)); this key's "
-        + "fingerprint is \(given)"
+        "the outbox holds events of another account (\(shown)); this key's fingerprint is "
+        + "\(given)"
     case .invalidCheckpoint(let m): return "invalid checkpoint record: \(m)"
     case .invalidUserID(let m): return "invalid user id: \(m)"
     }

@@ -158,16 +158,9 @@ public final class GeofenceSyncClient {
       transport: transport, policy: configuration.retry, clock: clock, random: random)
   }
 
-  /// The fingerprint of an API key as stored (FNV-1a 64 of its UTF-8 bytes, hex).
-  public static func fingerprint(ofKey key: String) -> String {
-    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-    for byte in key.utf8 {
-      hash ^= UInt64(byte)
-      hash = hash &* 0x0000_0100_0000_01b3
-    }
-    let hex = String(hash, radix: 16)
-    return String(repeating: "0", count: 16 - hex.count) + hex
-  }
+  /// The fingerprint of an API key as stored (``Networking/KeyFingerprint/of(_:)``:
+  /// `pbkdf2-sha256:` and 32 hex digits).
+  public static func fingerprint(ofKey key: String) -> String { KeyFingerprint.of(key) }
 
   private var requestCount = 0
   private var retryWaits: [Double] = []
@@ -176,7 +169,9 @@ public final class GeofenceSyncClient {
   /// - Parameter full: list everything instead of asking for changes (the listing is still
   ///   conditional, so an unchanged set costs one `304`).
   /// - Returns: what changed.
-  /// - Throws: ``SyncError``, after marking the stored set stale with the reason.
+  /// - Throws: ``SyncError``, after marking the stored set stale with the reason. Its texts
+  ///   are safe to print (``SyncError/displayable(redacting:)``, the API key redacted), and so
+  ///   is the stale reason stored.
   public func sync(full: Bool = false) async throws(SyncError) -> SyncReport {
     requestCount = 0
     retryWaits = []
@@ -184,15 +179,25 @@ public final class GeofenceSyncClient {
     do {
       return try await runSync(full: full)
     } catch {
-      try? store.markStale(reason: error.description, at: clock.now())
-      throw error
+      let shown = error.displayable(redacting: [configuration.apiKey])
+      try? store.markStale(reason: shown.description, at: clock.now())
+      throw shown
     }
   }
 
   private func runSync(full: Bool) async throws(SyncError) -> SyncReport {
-    let state: StoredSyncState
+    var state: StoredSyncState
     do { state = try store.state() } catch { throw .store(error.description) }
     let account = Self.fingerprint(ofKey: configuration.apiKey)
+    // An earlier version's fingerprint of this key is the same account: replaced, once.
+    if let stored = state.accountFingerprint, stored != account,
+      stored == KeyFingerprint.legacy(configuration.apiKey)
+    {
+      do { try store.replaceAccount(stored, with: account) } catch {
+        throw .store(error.description)
+      }
+      state.accountFingerprint = account
+    }
     let readable = store.isSetReadable()
     var reason: String?
     if full {
@@ -209,7 +214,8 @@ public final class GeofenceSyncClient {
     if reason == nil, let since = state.version {
       switch try await changes(since: since, state: state) {
       case .done(let report): return report
-      case .gone(let code): reason = "410 \(code ?? "gone")"
+      // The code is the server's text, and the reason is printed: made safe first.
+      case .gone(let code): reason = "410 " + ServerText.displayable(code ?? "gone", limit: 80)
       }
     }
     let conditional =

@@ -47,3 +47,27 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
     }
   }
 }
+
+extension SyncError {
+  /// The error with every text that came from the server, or may quote it (a message, a
+  /// code, a `version` or `ETag` in a protocol complaint, the failure being retried), passed
+  /// through ``Networking/ServerText/displayable(_:redacting:limit:)``: no control character,
+  /// at most ``Networking/ServerText/defaultLimit`` characters each, and `secrets` (the API
+  /// key) redacted. What the client prints and stores as the stale reason.
+  public func displayable(redacting secrets: [String]) -> SyncError {
+    func shown(_ text: String) -> String { ServerText.displayable(text, redacting: secrets) }
+    switch self {
+    case .transport(.connectionFailed(let why)): return .transport(.connectionFailed(shown(why)))
+    case .transport: return self
+    case .unauthorized(let message): return .unauthorized(message: message.map(shown))
+    case .httpStatus(let status, let code, let message):
+      return .httpStatus(status, code: code.map(shown), message: message.map(shown))
+    case .invalidBody(let why): return .invalidBody(shown(why))
+    case .deadlinePassed(let seconds, let last):
+      return .deadlinePassed(seconds: seconds, lastFailure: last.map(shown))
+    case .protocolViolation(let why): return .protocolViolation(shown(why))
+    case .store(let why): return .store(shown(why))
+    case .cancelled: return self
+    }
+  }
+}

@@ -26,9 +26,12 @@ struct DeliveryOptions {
     server = given.isEmpty
     let maximumFileBytes = try args.int("file-max-bytes", range: 1...(1 << 40)) ?? 10_485_760
     // Each destination's cursor is named by what it delivers to (the file's absolute path, the
-    // webhook's URL), so that a later run with the destinations in another order, or with one
+    // webhook's URL without its userinfo), so that a later run with the destinations in another order, or with one
     // left out, continues each from its own place.
     var names: Set<String> = []
+    // The file each file destination writes, symbolic links resolved: two paths to one file
+    // are one destination, whatever their names.
+    var files: [String: String] = [:]
     func add(_ d: DestinationConfiguration, name: String, spec: String) throws(UsageError) {
       guard names.insert(name).inserted else {
         throw UsageError("--destination \(spec) given twice: every event would be delivered twice")
@@ -45,28 +48,36 @@ struct DeliveryOptions {
       case ("stdout", nil):
         try add(.standardOutput, name: "stdout", spec: spec)
       case ("webhook", let url?):
+        // The URL may hold a password: it is shown, and named, without its userinfo.
+        let shown = WebhookConfiguration.redacted(url)
         guard let parsed = URL(string: url), let scheme = parsed.scheme?.lowercased(),
           scheme == "http" || scheme == "https", parsed.host?.isEmpty == false
         else {
-          throw UsageError("--destination webhook=URL needs an http or https URL, got '\(url)'")
+          throw UsageError("--destination webhook=URL needs an http or https URL, got '\(shown)'")
         }
         if let port = parsed.port, !(1...65_535).contains(port) {
           throw UsageError(
-            "--destination webhook=\(url): port \(port) is out of range (1 to 65535)")
+            "--destination webhook=\(shown): port \(port) is out of range (1 to 65535)")
         }
         guard let secret = args.last("webhook-secret") ?? secretFromEnvironment, !secret.isEmpty
         else {
           throw UsageError(
             "--destination webhook=URL needs --webhook-secret S or $GEOFENCE_WEBHOOK_SECRET")
         }
-        let name = "webhook:" + parsed.absoluteString
+        let name = WebhookConfiguration.cursorName(for: parsed)
         try add(
           .webhook(WebhookConfiguration(url: parsed, secret: secret, name: name)), name: name,
-          spec: spec)
+          spec: "webhook=" + shown)
       case ("file", let path?) where !path.isEmpty:
         let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
         try Self.checkWritableFile(absolute, given: path)
         let name = "file:" + absolute
+        let resolved = Self.resolvedPath(absolute)
+        if !names.contains(name), let earlier = files.updateValue(spec, forKey: resolved) {
+          throw UsageError(
+            "--destination \(spec) is the same file as --destination \(earlier) (\(resolved)): "
+              + "every event would be written twice")
+        }
         try add(
           .jsonLinesFile(
             JSONLinesFileConfiguration(
@@ -93,6 +104,30 @@ struct DeliveryOptions {
       immediateOnTransition: args.flag("flush-on-transition"),
       onBackground: !args.flag("no-flush-on-background"))
     if args.flag("sessions") { sessions = SessionConfiguration() }
+  }
+
+  /// The file `path` (absolute) names once every symbolic link is followed: `realpath(3)` of
+  /// the file when it exists; else, for a dangling link, the path its target would have,
+  /// resolved the same way (at most 40 links, as Linux's `MAXSYMLINKS`); else the resolved
+  /// directory and the file's name. Two paths with one result write one file. (A hard link
+  /// is a file of its own here: it has its own path.)
+  /// - Complexity: one `realpath` per link followed.
+  static func resolvedPath(_ path: String, links: Int = 40) -> String {
+    if let full = realpath(path, nil) {
+      defer { free(full) }
+      return String(cString: full)
+    }
+    let manager = FileManager.default
+    let directory = (path as NSString).deletingLastPathComponent
+    if links > 0, let target = try? manager.destinationOfSymbolicLink(atPath: path) {
+      let next =
+        target.hasPrefix("/") ? target : (directory as NSString).appendingPathComponent(target)
+      return resolvedPath(URL(fileURLWithPath: next).standardizedFileURL.path, links: links - 1)
+    }
+    let name = (path as NSString).lastPathComponent
+    guard let parent = realpath(directory, nil) else { return path }
+    defer { free(parent) }
+    return (String(cString: parent) as NSString).appendingPathComponent(name)
   }
 
   /// Checks, before any fix is read, that a file destination can be written: its directory

@@ -3,6 +3,7 @@ import GeofenceEngine
 import GeofenceGeometry
 import JSONText
 import GeofenceSync
+import Networking
 import TrackFormats
 
 /// `geofence regions`: the stored, synced set, one geofence per line.
@@ -102,10 +103,13 @@ enum RegionsCommand {
     }
     out.flush()
     if !args.flag("quiet") {
+      // The version and the stale reason came from a server (a store written before the
+      // reason was made safe may hold it raw).
       printError(
-        "version: \(state.version ?? "none"); geofences: \(geofences.count); synced: "
+        "version: \(ServerText.displayable(state.version ?? "none")); geofences: "
+          + "\(geofences.count); synced: "
           + (state.syncedAt.map { RFC3339.format($0) } ?? "never") + "; stale: "
-          + (state.staleReason ?? "no"))
+          + ServerText.displayable(state.staleReason ?? "no"))
     }
     return ExitStatus.ok
   }

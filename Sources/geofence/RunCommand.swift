@@ -26,7 +26,10 @@ enum RunCommand {
 
     required:
       --server URL            the event server, e.g. http://127.0.0.1:8765 (POST URL/v1/events)
-      --key KEY               the API key (Authorization: Bearer KEY)
+      --key KEY               the API key (Authorization: Bearer KEY); else $GEOFENCE_API_KEY,
+                              which other users cannot read in ps. A key that is empty,
+                              blank, holds a CR, LF or other control character, or starts or
+                              ends with a blank is a usage error (64)
       --store DIR             the device's state: DIR/outbox.sqlite, DIR/identity.json,
                               DIR/state.sqlite, DIR/geofences.sqlite (created when missing)
 
@@ -117,7 +120,7 @@ enum RunCommand {
     counts of evicted, delivered and deleted (consent withdrawn) events; then each
     destination's cursor: pending, in flight, delivered, filtered, dead letters (with --json,
     under "destinations", by name). A destination's cursor is named by what it delivers to:
-    server, stdout, file:ABSOLUTE-PATH, webhook:URL.
+    server, stdout, file:ABSOLUTE-PATH, webhook:URL (the URL without its user and password).
 
       --store DIR             the store given to 'geofence run'
       --json                  one JSON object instead of text
@@ -148,8 +151,9 @@ enum RunCommand {
       --quiet                 no summary
 
     The outbox belongs to the account of the key it was first uploaded with (a fingerprint of
-    the key is kept in DIR/state.sqlite): while it holds queued events, another --key is
-    refused (exit status 77) so that events of one account never reach another.
+    the key, PBKDF2-HMAC-SHA256, is kept in DIR/state.sqlite): while it holds queued events,
+    another --key is refused (exit status 77) so that events of one account never reach
+    another. A fingerprint recorded by an earlier version (FNV-1a) is recognised and replaced.
 
     A batch the server refuses as a whole (400, 401, 403, 404, ...) stays queued: only the
     server's per-event "rejected" list, or a 413 for a single event, dead-letters an event.
@@ -359,11 +363,14 @@ enum RunCommand {
         return ExitStatus.unavailable
       }
       if !quiet {
+        // The version and the stale reason came from the server.
+        let version = ServerText.displayable(state.version ?? "none")
         printError(
           failure == nil
-            ? "geofences: \(engine.geofenceCount) synced, version \(state.version ?? "none")"
+            ? "geofences: \(engine.geofenceCount) synced, version \(version)"
             : "geofences: sync failed; using the \(engine.geofenceCount) stored at version "
-              + "\(state.version ?? "none") (stale: \(state.staleReason ?? failure ?? ""))")
+              + "\(version) (stale: "
+              + ServerText.displayable(state.staleReason ?? failure ?? "") + ")")
       }
       return ExitStatus.ok
     } catch {
@@ -391,17 +398,24 @@ enum RunCommand {
     do {
       let store = try Store(
         directory: directory, configuration: OutboxConfiguration(), inspectOnly: true)
-      if let name = args.last("forget-destination") {
-        guard try store.outbox.destinations().contains(name) else {
-          let known = try store.outbox.destinations().joined(separator: ", ")
+      // A webhook cursor named by an earlier version may hold the URL's password: names are
+      // shown without it, and --forget-destination takes either form.
+      let shown = WebhookConfiguration.displayName
+      if let given = args.last("forget-destination") {
+        guard
+          let name = try store.outbox.destinations().first(where: { $0 == given })
+            ?? store.outbox.destinations().first(where: { shown($0) == given })
+        else {
+          let known = try store.outbox.destinations().map(shown).joined(separator: ", ")
           printError(
-            "geofence outbox: no destination \"\(name)\" in \(directory) (it has: \(known))")
+            "geofence outbox: no destination \"\(shown(given))\" in \(directory) (it has: \(known))"
+          )
           return ExitStatus.usage
         }
         let held = try store.outbox.counts(destination: name)
         try store.outbox.unregister(destination: name)
         printError(
-          "geofence outbox: forgot destination \(name) (\(held.pending + held.inFlight) events it"
+          "geofence outbox: forgot destination \(shown(name)) (\(held.pending + held.inFlight) events it"
             + " had not taken)")
       }
       let c = try store.outbox.counts()
@@ -416,7 +430,7 @@ enum RunCommand {
         ]
         var byName: [String: Any] = [:]
         for (name, d) in cursors {
-          byName[name] = [
+          byName[shown(name)] = [
             "pending": d.pending, "in_flight": d.inFlight, "delivered": d.delivered,
             "filtered": d.filtered, "dead_letters": d.deadLetters,
           ]
@@ -425,8 +439,9 @@ enum RunCommand {
         if args.flag("dead-letters") {
           object["dead_letter_events"] = dead.map {
             [
-              "id": $0.id, "reason": $0.reason, "payload": $0.payload, "attempts": $0.attempts,
-              "destination": $0.destination,
+              "id": $0.id, "reason": ServerText.displayable($0.reason), "payload": $0.payload,
+              "attempts": $0.attempts,
+              "destination": shown($0.destination),
             ]
           }
         }
@@ -439,8 +454,14 @@ enum RunCommand {
         print("evicted       \(c.evicted)")
         print("delivered     \(c.delivered)")
         print("deleted       \(c.deleted)")
-        for (name, d) in cursors { print("destination \(name): \(d)") }
-        for d in dead { print("dead letter \(d.id) (\(d.destination)): \(d.reason): \(d.payload)") }
+        for (name, d) in cursors { print("destination \(shown(name)): \(d)") }
+        // A reason is the server's text (an outbox written before it was made safe on
+        // arrival may hold it raw).
+        for d in dead {
+          print(
+            "dead letter \(d.id) (\(shown(d.destination))): \(ServerText.displayable(d.reason)): "
+              + d.payload)
+        }
       }
       return ExitStatus.ok
     } catch {
@@ -521,8 +542,10 @@ enum RunCommand {
       } else if needsServer {
         throw UsageError("give --server URL")
       }
-      key = args.last("key") ?? ""
-      if needsServer && key.isEmpty { throw UsageError("give --key KEY") }
+      key = try APIKeyOption.value(args) ?? ""
+      if needsServer && key.isEmpty {
+        throw UsageError("give --key KEY (or $\(APIKeyOption.environmentVariable))")
+      }
       let batch = try args.int("batch-size", range: 1...500) ?? 20
       let interval = try args.double("batch-interval", range: 0...86_400) ?? 30
       let capacity = try args.int("capacity", range: 1...100_000_000) ?? 10_000

@@ -37,7 +37,8 @@ enum StreamCommand {
     geofences:
       --regions FILE, --radius METRES   as for 'geofence replay'
       --store DIR             the set stored by 'geofence sync' (DIR/geofences.sqlite)
-      --server URL --key KEY  with --store: apply the server's changes while streaming ...
+      --server URL --key KEY  with --store: apply the server's changes while streaming (the
+                              key else $GEOFENCE_API_KEY; refused as by 'geofence sync') ...
       --sync-interval S       ... every S seconds (default 300); checked between batches.
                               Each sync ends within 60 s (its deadline, every request, retry
                               and wait included) and holds up the stream at most that long;
@@ -97,6 +98,7 @@ enum StreamCommand {
     let args: CommandLineArguments
     let detector: ReplayCommand.Options
     let records: CheckpointRecordOptions
+    let apiKey: String?
     do throws(UsageError) {
       args = try CommandLineArguments(argv, spec: spec)
       if args.flag("help") {
@@ -114,9 +116,12 @@ enum StreamCommand {
       if let format = args.last("input-format"), !["jsonl", "csv"].contains(format) {
         throw UsageError("--input-format must be jsonl or csv, got '\(format)'")
       }
-      if (args.last("server") == nil) != (args.last("key") == nil) {
-        throw UsageError("--server and --key go together")
+      // The key: --key, else $GEOFENCE_API_KEY when --server is given.
+      let key = args.last("server") == nil ? args.last("key") : try APIKeyOption.value(args)
+      if (args.last("server") == nil) != (key == nil) {
+        throw UsageError("--server and --key (or $\(APIKeyOption.environmentVariable)) go together")
       }
+      apiKey = key
       if args.last("server") != nil && args.last("store") == nil {
         throw UsageError("--server needs --store DIR (the synced set it updates)")
       }
@@ -184,7 +189,7 @@ enum StreamCommand {
         configuration: .init(
           transitions: detector.configuration,
           sync: server.map {
-            var sync = SyncConfiguration(baseURL: $0, apiKey: args.last("key") ?? "")
+            var sync = SyncConfiguration(baseURL: $0, apiKey: apiKey ?? "")
             sync.deadlineSeconds = syncDeadlineSeconds
             return sync
           },

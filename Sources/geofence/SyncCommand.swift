@@ -17,7 +17,10 @@ enum SyncCommand {
     Prints what changed. A failed sync keeps the stored set as it was and marks it stale.
 
       --server URL        base URL of the server, e.g. http://127.0.0.1:8765
-      --key KEY           API key (selects the account)
+      --key KEY           API key (selects the account); else $GEOFENCE_API_KEY, which other
+                          users cannot read in ps. A key that is empty, blank, holds a CR, LF
+                          or other control character, or starts or ends with a blank is a
+                          usage error
       --store DIR         folder of the local store
       --full              list everything instead of asking for changes
       --near LAT,LON      only geofences near this point (degrees) ...
@@ -90,7 +93,9 @@ enum SyncCommand {
     if let extra = parsed.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
     guard let server = parsed.last("server") else { throw UsageError("--server is required") }
     let url = try serverURL(server)
-    guard let key = parsed.last("key"), !key.isEmpty else { throw UsageError("--key is required") }
+    guard let key = try APIKeyOption.value(parsed) else {
+      throw UsageError("--key is required (or $\(APIKeyOption.environmentVariable))")
+    }
     guard let dir = parsed.last("store"), !dir.isEmpty else {
       throw UsageError("--store is required")
     }
@@ -162,9 +167,14 @@ enum SyncCommand {
           "live: applied the change (index rebuilt: \(applied.rebuiltIndex ? "yes" : "no"), "
             + "\(engine.geofenceCount) geofence(s) monitored)")
       }
-      for rejection in report.rejections { printError("rejected: \(rejection)") }
+      // Every text below that came from the server is shown through ServerText.
+      func shown(_ text: String) -> String {
+        ServerText.displayable(text, redacting: [options.configuration.apiKey])
+      }
+      for rejection in report.rejections { printError("rejected: \(shown("\(rejection)"))") }
       for id in report.conflictingIDs {
-        printError("conflicting copies of id \"\(id)\": kept the stored definition, if any")
+        printError(
+          "conflicting copies of id \"\(shown(id))\": kept the stored definition, if any")
       }
       if !options.quiet {
         var kind: String
@@ -172,11 +182,12 @@ enum SyncCommand {
         case .full:
           kind =
             "full listing (\(report.fullListingReason ?? "requested")), \(report.pageCount) page(s)"
-        case .incremental: kind = "changes since \(report.previousVersion ?? "?")"
+        case .incremental: kind = "changes since \(shown(report.previousVersion ?? "?"))"
         case .notModified: kind = "not modified (304)"
         }
         print("sync: \(kind)")
-        print("version: \(report.version) (was \(report.previousVersion ?? "none"))")
+        print(
+          "version: \(shown(report.version)) (was \(shown(report.previousVersion ?? "none")))")
         let c = report.diff.counts
         print(
           "added: \(c.added)  removed: \(c.removed)  geometry changed: \(c.geometryChanged)  "
@@ -199,14 +210,15 @@ enum SyncCommand {
       return ExitStatus.ok
     } catch {
       let state = try? engine.setState()
+      let version = ServerText.displayable(state?.version ?? "none")
       let reason: String
       if case .sync(let e) = error { reason = e.description } else { reason = error.description }
       printError("geofence sync: failed: \(reason)")
       printError(
-        "kept \(state?.geofenceCount ?? 0) geofence(s) at version \(state?.version ?? "none"), "
+        "kept \(state?.geofenceCount ?? 0) geofence(s) at version \(version), "
           + "marked stale")
       if !options.quiet {
-        print("version: \(state?.version ?? "none")")
+        print("version: \(version)")
         print("geofences: \(state?.geofenceCount ?? 0)")
         print("stale: \(reason)")
       }

@@ -275,6 +275,88 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
 
   /// A destination registered later starts from the oldest queued event; one that is
   /// unregistered no longer holds events back.
+  /// A webhook URL's userinfo is sent but never part of a name; a cursor named with it by an
+  /// earlier version is renamed, keeping its place, marks, dead letters and counts, and the
+  /// password's bytes leave the file.
+  @Test func aWebhookCursorNamedWithAPasswordIsRenamedInPlace() async throws {
+    let url = try #require(URL(string: "http://user:SECRETPW@127.0.0.1:9/h?q=1"))
+    #expect(WebhookConfiguration.redacted(url) == "http://127.0.0.1:9/h?q=1")
+    #expect(WebhookConfiguration.cursorName(for: url) == "webhook:http://127.0.0.1:9/h?q=1")
+    let plain = try #require(URL(string: "https://hooks.example/a%20b"))
+    #expect(WebhookConfiguration.cursorName(for: plain) == "webhook:https://hooks.example/a%20b")
+    #expect(WebhookConfiguration.displayName("file:/tmp/a@b") == "file:/tmp/a@b")
+
+    let legacy = "webhook:" + url.absoluteString
+    do {
+      let outbox = try Outbox(path: path, clock: clock)
+      try outbox.register(destination: legacy)
+      try outbox.enqueue(contentsOf: makeEvents(0..<4))
+      // e0 delivered, e1 dead-lettered, e2 in flight (a mark), e3 pending.
+      var batch = try #require(try outbox.takeBatch(limit: 2, destination: legacy))
+      try outbox.settle(batch, delivered: ["e0"], rejected: ["e1": "HTTP 422"])
+      batch = try #require(try outbox.takeBatch(limit: 1, destination: legacy))
+      #expect(batch.events.map(\.id) == ["e2"])
+    }
+    let raw = { (try? Data(contentsOf: URL(fileURLWithPath: self.path))) ?? Data() }
+    #expect(raw().range(of: Data("SECRETPW".utf8)) != nil)
+
+    let outbox = try Outbox(path: path, clock: clock)
+    let renamed = try WebhookConfiguration.migrateCursorNames(in: outbox)
+    let name = "webhook:http://127.0.0.1:9/h?q=1"
+    #expect(renamed.map(\.from) == [legacy] && renamed.map(\.to) == [name])
+    #expect(try outbox.destinations() == [name])
+    #expect(try outbox.cursor(destination: name) == 2)
+    #expect(
+      try outbox.counts(destination: name)
+        == DestinationCounts(pending: 2, inFlight: 0, delivered: 1, filtered: 0, deadLetters: 1))
+    #expect(try outbox.deadLetters().map(\.destination) == [name])
+    for suffix in ["", "-wal"] {
+      let file = (try? Data(contentsOf: URL(fileURLWithPath: path + suffix))) ?? Data()
+      #expect(file.range(of: Data("SECRETPW".utf8)) == nil, "outbox.sqlite\(suffix)")
+    }
+    // Once renamed, nothing is left to rename.
+    #expect(try WebhookConfiguration.migrateCursorNames(in: outbox).isEmpty)
+  }
+
+  /// A legacy cursor whose new name is registered already merges into it: its dead letters
+  /// and counts join, and events both have settled leave the outbox.
+  @Test func renamingOntoARegisteredCursorMergesTheTwo() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    try outbox.register(destination: "old")
+    try outbox.register(destination: "new")
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let old = try #require(try outbox.takeBatch(limit: 3, destination: "old"))
+    try outbox.settle(old, delivered: ["e0", "e2"], rejected: ["e1": "HTTP 410"])
+    let new = try #require(try outbox.takeBatch(limit: 1, destination: "new"))
+    try outbox.settle(new, delivered: ["e0"], rejected: [:])
+    try outbox.renameDestination("old", to: "new")
+    #expect(try outbox.destinations() == ["new"])
+    #expect(try outbox.cursor(destination: "new") == 1)
+    #expect(
+      try outbox.counts(destination: "new")
+        == DestinationCounts(pending: 2, inFlight: 0, delivered: 3, filtered: 0, deadLetters: 1))
+    #expect(try outbox.counts().queued == 2)
+  }
+
+  /// Every destination gets the same rule: the file is written the readable events, one
+  /// line each, and the damaged one is dead-lettered for it alone.
+  @Test func anUnreadablePayloadIsDeadLetteredForTheFileToo() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("events.jsonl").path
+    let destination = JSONLinesFileDestination(configuration: .init(path: file))
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    try outbox.database.execute(#"UPDATE events SET payload = '{"id":"x"}' WHERE id = 'e1'"#)
+    let report = try await DestinationDelivery(outbox: outbox, destination: destination).flush()
+    #expect(report.delivered == 2 && report.rejected == 1 && report.stopped == nil)
+    let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+    #expect(lines == [#"{"id":"e0","type":"enter","n":0}"#, #"{"id":"e2","type":"enter","n":2}"#])
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e1"] && dead.map(\.destination) == ["file"])
+    #expect(
+      dead[0].reason
+        == #"the stored payload cannot be sent: has an "id" member (the outbox writes it)"#)
+  }
+
   @Test func cursorsHoldEventsUntilEveryDestinationHasThem() async throws {
     let outbox = try Outbox(path: path, clock: clock)
     try outbox.register(destination: "server")

@@ -101,6 +101,152 @@ import RetryTiming
     #expect(counts.queued == 0 && counts.deadLetters == 1 && counts.delivered == 5)
   }
 
+  /// A server's reasons and messages reach the dead letters and the report escaped, cut and
+  /// without the API key it echoed.
+  @Test func theServersTextIsEscapedAndTheKeyRedactedBeforeItIsStored() async throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 2))
+    let transport = FakeTransport(clock: clock)
+    transport.script = [
+      { [unowned transport] ids in
+        FakeTransport.accept(
+          ids, into: &transport.stored,
+          rejecting: [
+            "e0": "x\u{1B}[2Jcleared\nforged: line",
+            "e1": "Bearer SECRETKEY123 " + String(repeating: "y", count: 400),
+          ])
+      },
+      { _ in
+        FakeTransport.json(
+          401,
+          [
+            "error": [
+              "code": "unauthorized", "message": "key Bearer SECRETKEY123\u{1B}]0;pwned\u{07}",
+            ]
+          ])
+      },
+    ]
+    try outbox.enqueue(contentsOf: makeEvents(0..<3))
+    let report = try await OutboxUploader(
+      outbox: outbox, server: fakeServer, apiKey: "SECRETKEY123", transport: transport
+    ).flush()
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e0", "e1"])
+    #expect(dead[0].reason == #"x\u{1B}[2Jcleared\nforged: line"#)
+    #expect(
+      dead[1].reason
+        == "Bearer [redacted] " + String(repeating: "y", count: 282) + "... (418 characters)")
+    #expect(
+      report.stopped
+        == .refused(
+          status: 401, message: #"unauthorized: key Bearer [redacted]\u{1B}]0;pwned\u{07}"#))
+    #expect(try outbox.counts().pending == 1)
+  }
+
+  /// A payload damaged in the file (`{bad`) is dead-lettered alone before the request is
+  /// built; the rest of its batch is sent in a body that parses, and the queue drains.
+  @Test func anUnreadablePayloadIsDeadLetteredAloneAndTheRestIsSent() async throws {
+    let outbox = try open(OutboxConfiguration(maxBatchEvents: 3))
+    let transport = FakeTransport(clock: clock)
+    try outbox.enqueue(contentsOf: makeEvents(0..<5))
+    try outbox.database.execute("UPDATE events SET payload = '{bad' WHERE id = 'e0'")
+    try outbox.database.execute(#"UPDATE events SET payload = '["a"]' WHERE id = 'e4'"#)
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(transport.sent.map(\.ids) == [["e1", "e2"], ["e3"]])
+    for sent in transport.sent {
+      #expect((try? JSONSerialization.jsonObject(with: sent.request.body ?? Data())) != nil)
+    }
+    #expect(transport.sent.map(\.attempt) == [1, 1])
+    #expect(report.accepted == 3 && report.rejected == 2 && report.stopped == nil)
+    let dead = try outbox.deadLetters()
+    #expect(dead.map(\.id) == ["e0", "e4"])
+    #expect(
+      dead.map(\.reason) == [
+        "the stored payload cannot be sent: not JSON",
+        "the stored payload cannot be sent: not a JSON object",
+      ])
+    #expect(dead[0].payload == "{bad")
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  struct Contradiction: CustomTestStringConvertible, Sendable {
+    var name: String
+    var answer: @Sendable ([String]) -> [String: Any]
+    var why: String
+    var testDescription: String { name }
+  }
+
+  static let contradictions: [Contradiction] = [
+    Contradiction(
+      name: "every id accepted and rejected",
+      answer: {
+        ["accepted": $0, "duplicates": [], "rejected": $0.map { ["id": $0, "reason": "x"] }]
+      },
+      why: #"it lists "e0" in both accepted and rejected"#),
+    Contradiction(
+      name: "ids twice and also duplicates",
+      answer: { ["accepted": $0 + $0, "duplicates": $0, "rejected": []] },
+      why: #"it lists "e0" twice in accepted"#),
+    Contradiction(
+      name: "accepted and duplicate",
+      answer: { ["accepted": $0, "duplicates": [$0[1]], "rejected": []] },
+      why: #"it lists "e1" in both accepted and duplicates"#),
+    Contradiction(
+      name: "an id never sent",
+      answer: {
+        ["accepted": Array($0.dropLast()) + ["ev-notours"], "duplicates": [], "rejected": []]
+      },
+      why: #"it lists "ev-notours" in accepted, an id the batch did not send"#),
+    Contradiction(
+      name: "a number for an id",
+      answer: { _ in ["accepted": [1], "duplicates": [], "rejected": []] },
+      why: "unreadable body"),
+  ]
+
+  /// A `2xx` that is not a partition of the sent ids settles nothing: it is retried as an
+  /// unreadable body, and once the server answers consistently, each event counts once.
+  @Test(arguments: contradictions)
+  func aContradictoryAnswerSettlesNothingAndIsRetried(_ c: Contradiction) async throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    let bad: FakeTransport.Responder = { ids in FakeTransport.json(200, c.answer(ids)) }
+    transport.script = Array(repeating: bad, count: 3)
+    try outbox.enqueue(contentsOf: makeEvents(0..<4))
+    let uploader = OutboxUploader(
+      outbox: outbox, transport: transport, retryPolicy: RetryPolicy(maximumAttempts: 3))
+    let first = try await uploader.flush()
+    let why =
+      c.why == "unreadable body"
+      ? "HTTP 200 with an unreadable body"
+      : "HTTP 200 with an inconsistent answer: \(c.why)"
+    #expect(first.stopped == .retriesExhausted(lastFailure: why))
+    #expect(first.accepted == 0 && first.duplicates == 0 && first.rejected == 0)
+    #expect(try outbox.counts().pending == 4)
+    #expect(try outbox.deadLetters().isEmpty)
+    #expect(transport.sent.count == 3)
+    // The server comes to its senses: every event once.
+    let second = try await uploader.flush()
+    #expect(second.accepted == 4 && second.stopped == nil)
+    #expect(transport.stored == ["e0", "e1", "e2", "e3"])
+    #expect(try outbox.counts().queued == 0)
+  }
+
+  /// A rejection whose `id` is `null` (an event without a usable id, as the protocol allows)
+  /// names none of the batch: the rest of the answer stands.
+  @Test func aRejectionWithANullIDNamesNoEvent() async throws {
+    let outbox = try open()
+    let transport = FakeTransport(clock: clock)
+    transport.script = [
+      { ids in
+        FakeTransport.json(
+          200,
+          ["accepted": ids, "duplicates": [], "rejected": [["id": NSNull(), "reason": "no id"]]])
+      }
+    ]
+    try outbox.enqueue(contentsOf: makeEvents(0..<2))
+    let report = try await OutboxUploader(outbox: outbox, transport: transport).flush()
+    #expect(report.accepted == 2 && report.rejected == 0 && report.stopped == nil)
+  }
+
   @Test func retryWaitsAreExactAndRetryAfterIsHonoured() async throws {
     let seed: UInt64 = 0x5EED
     let outbox = try open()

@@ -27,8 +27,10 @@ enum CLI {
 
   /// Runs `geofence` in the package root with `input` as its standard input (nothing when nil)
   /// and waits for it (``CommandRunner/run(_:in:input:)``).
-  static func run(_ arguments: [String], input: Data? = nil) throws -> Output {
-    let r = try CommandRunner.run(arguments, input: input)
+  static func run(
+    _ arguments: [String], input: Data? = nil, environment: [String: String] = [:]
+  ) throws -> Output {
+    let r = try CommandRunner.run(arguments, input: input, environment: environment)
     return Output(status: r.status, stdout: r.stdout, stderr: r.stderr)
   }
 
@@ -80,6 +82,30 @@ enum CLI {
       else { return nil }
       return (id, payload)
     }
+  }
+
+  /// Runs one SQL statement with `parameters` on the SQLite file at `path`, with Python's
+  /// sqlite3 module (the CLI tests do not link SQLite): how a test writes what an older
+  /// version, or a damaged file, would hold.
+  /// - Returns: the rows it selected, as JSON text.
+  @discardableResult
+  static func sqlite(_ path: URL, _ sql: String, _ parameters: [String] = []) throws -> String {
+    let script = """
+      import json, sqlite3, sys
+      c = sqlite3.connect(sys.argv[1])
+      rows = c.execute(sys.argv[2], sys.argv[3:]).fetchall()
+      c.commit()
+      print(json.dumps(rows))
+      """
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", script, path.path, sql] + parameters
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
   }
 
   /// Whether `python3` is on the `PATH` (for reading SQLite files).

@@ -7,8 +7,28 @@ import Testing
 @Suite(
   .serialized, .enabled(if: ReferenceServer.isAvailable && CLI.hasPython, "python3 with fastapi"))
 struct OutboxAccountTests {
-  /// FNV-1a 64 of the key's UTF-8 bytes, 16 hex digits: the fingerprint `upload` documents.
-  static func fingerprint(_ key: String) -> String {
+  /// The fingerprint `upload` documents, computed by Python's hashlib (an independent
+  /// PBKDF2): `pbkdf2-sha256:` and the first 16 bytes of PBKDF2-HMAC-SHA256 of the key, salt
+  /// `geofence/api-key-fingerprint/v1`, 100,000 iterations, in hex.
+  static func fingerprint(_ key: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "python3", "-c",
+      "import hashlib, sys; print('pbkdf2-sha256:' + hashlib.pbkdf2_hmac('sha256', "
+        + "sys.argv[1].encode(), b'geofence/api-key-fingerprint/v1', 100000, 16).hex())", key,
+    ]
+    let out = Pipe()
+    process.standardOutput = out
+    try process.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines)
+  }
+
+  /// FNV-1a 64 of the key's UTF-8 bytes, 16 hex digits: the fingerprint earlier versions
+  /// stored.
+  static func legacyFingerprint(_ key: String) -> String {
     var hash: UInt64 = 0xcbf2_9ce4_8422_2325
     for byte in key.utf8 {
       hash ^= UInt64(byte)
@@ -28,8 +48,10 @@ struct OutboxAccountTests {
     let upload = ["upload", "--server", server.baseURL.absoluteString, "--store", store.path]
     let refused = try CLI.run(upload + ["--key", other])
     #expect(refused.status == 77, "\(refused.stderr)")
-    #expect(refused.stderr.contains(Self.fingerprint(owner)), "\(refused.stderr)")
-    #expect(refused.stderr.contains(Self.fingerprint(other)), "\(refused.stderr)")
+    #expect(
+      refused.stderr.contains(
+        "(key fingerprint \(try Self.fingerprint(owner))); this key's fingerprint is "
+          + (try Self.fingerprint(other))), "\(refused.stderr)")
     #expect(try await server.events(key: other)["event_count"] as? Int == 0)
     #expect(
       try CLI.outboxEvents(store: store).map(\.id) == queued, "the refusal changed the outbox")
@@ -58,6 +80,42 @@ struct OutboxAccountTests {
     defer { server.stop() }
     try await Self.checkAccount(
       server: server, store: store, owner: "account-a", other: "account-b")
+  }
+
+  /// A store whose outbox account an earlier version recorded as FNV-1a 64 of the key: the
+  /// owner's key is recognised and the fingerprint replaced by the current one; another key
+  /// is refused (77) without the old fingerprint in the message.
+  @Test func anEarlierVersionsFingerprintIsRecognisedAndReplaced() async throws {
+    let server = try await ReferenceServer.start(keys: ["account-a", "account-b"])
+    defer { server.stop() }
+    let dir = try CLI.scratch("outbox-account-legacy")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let store = dir.appendingPathComponent("store")
+    let run = try CLI.run([
+      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", "account-a",
+      "--store", store.path, "--regions", try CLI.writeEquatorGeofences(in: dir),
+      try CLI.writeEquatorTrack(in: dir),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let state = store.appendingPathComponent("state.sqlite")
+    let read = "SELECT value FROM engine_state WHERE key = 'outbox_account'"
+    #expect(try CLI.sqlite(state, read) == "[[\"\\\"\(try Self.fingerprint("account-a"))\\\"\"]]\n")
+    let legacy = Self.legacyFingerprint("account-a")
+    try CLI.sqlite(
+      state, "UPDATE engine_state SET value = ? WHERE key = 'outbox_account'", ["\"\(legacy)\""])
+
+    let upload = ["upload", "--server", server.baseURL.absoluteString, "--store", store.path]
+    let refused = try CLI.run(upload + ["--key", "account-b"])
+    #expect(refused.status == 77, "\(refused.stderr)")
+    #expect(
+      refused.stderr.contains(
+        "(its key's fingerprint, recorded by an earlier version, is not shown); this key's "
+          + "fingerprint is \(try Self.fingerprint("account-b"))"), "\(refused.stderr)")
+    #expect(!refused.stderr.contains(legacy))
+    let delivered = try CLI.run(upload + ["--key", "account-a"])
+    #expect(delivered.status == 0, "\(delivered.stderr)")
+    #expect(try await server.events(key: "account-a")["event_count"] as? Int == 8)
+    #expect(try CLI.sqlite(state, read) == "[[\"\\\"\(try Self.fingerprint("account-a"))\\\"\"]]\n")
   }
 
   @Test func eventsQueuedWithNoUploadGoOnlyToTheirAccount() async throws {

@@ -1,4 +1,6 @@
+import Foundation
 import GeofenceEngine
+import GeofenceSync
 import GeofenceGeometry
 import GeofenceTransitions
 import Testing
@@ -18,4 +20,19 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
   let later = try engine.ingest(LocationFix(coordinate: inside, time: 1.8e9), device: "a")
   #expect(later.map(\.type) == [.enter])
   #expect(later.first?.time == 1.8e9)
+}
+
+/// An API key with a line break would make URLSession drop the `Authorization` header and
+/// send the request without it: the engine refuses the configuration before opening anything.
+@Test func anAPIKeyWithALineBreakIsAnInvalidConfiguration() throws {
+  let server = try #require(URL(string: "http://127.0.0.1:9"))
+  let upload = GeofenceEngine.Configuration(
+    outbox: .init(), upload: .init(server: server, apiKey: "abc\r\nX-Injected: 1"))
+  let refused = #expect(throws: EngineError.self) { _ = try GeofenceEngine(configuration: upload) }
+  #expect(
+    refused?.description
+      == "invalid configuration: upload: the API key holds a line break (CR or LF)")
+  let sync = GeofenceEngine.Configuration(sync: SyncConfiguration(baseURL: server, apiKey: "\t"))
+  let blank = #expect(throws: EngineError.self) { _ = try GeofenceEngine(configuration: sync) }
+  #expect(blank?.description == "invalid configuration: sync: the API key holds only blanks")
 }

@@ -370,3 +370,102 @@ struct GeofenceSyncClientTests {
     #expect(server.requests.last?.query("near") == nil)
   }
 }
+
+@Suite("A server's text in a failed sync")
+struct SyncServerTextTests {
+  /// A `401` whose message echoes the `Authorization` header, with terminal escapes and a
+  /// newline that would forge a line of output.
+  @Test func theErrorAndTheStaleReasonAreEscapedAndRedacted() async throws {
+    let server = FakeSyncServer(key: "SECRETKEY123")
+    let body = try JSONSerialization.data(
+      withJSONObject: [
+        "error": [
+          "code": "unauthorized",
+          "message": "key Bearer SECRETKEY123 is not valid\u{1B}[31m RED \u{1B}]0;pwned\u{07}"
+            + "\nfake: line",
+        ]
+      ])
+    server.script(count: 1, result: .success(HTTPResponse(statusCode: 401, body: body))) { _ in
+      true
+    }
+    let client = try makeClient(server, key: "SECRETKEY123")
+    let message =
+      #"key Bearer [redacted] is not valid\u{1B}[31m RED \u{1B}]0;pwned\u{07}\nfake: line"#
+    await #expect(throws: SyncError.unauthorized(message: message)) { try await client.sync() }
+    #expect(try client.store.state().staleReason == "unauthorized (401): " + message)
+  }
+
+  @Test func anHTTPErrorsCodeAndMessageAreCutAndEscaped() async throws {
+    let server = FakeSyncServer()
+    let body = try JSONSerialization.data(
+      withJSONObject: [
+        "error": ["code": "bad\u{07}", "message": String(repeating: "x", count: 5_000)]
+      ])
+    server.script(count: 1, result: .success(HTTPResponse(statusCode: 400, body: body))) { _ in
+      true
+    }
+    let client = try makeClient(server)
+    let message = String(repeating: "x", count: 300) + "... (5000 characters)"
+    await #expect(
+      throws: SyncError.httpStatus(400, code: #"bad\u{07}"#, message: message)
+    ) { try await client.sync() }
+    #expect(try client.store.state().staleReason == #"HTTP 400 bad\u{07}: "# + message)
+  }
+
+  @Test func aGoneCodeInTheFullListingReasonIsEscaped() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(2))
+    let client = try makeClient(server)
+    _ = try await client.sync()
+    server.update(delete: ["g000"])
+    let body = try JSONSerialization.data(
+      withJSONObject: ["error": ["code": "pruned\u{1B}[2J\nforged", "message": "m"]])
+    server.script(result: .success(HTTPResponse(statusCode: 410, body: body))) {
+      $0.url.path == "/v1/geofences/changes"
+    }
+    let report = try await client.sync()
+    #expect(report.fullListingReason == #"410 pruned\u{1B}[2J\nforged"#)
+  }
+
+  @Test func aVersionInAProtocolComplaintIsEscaped() async throws {
+    let server = FakeSyncServer()
+    let body = #"{"version":"v1\u001b[2J\nforged","geofences":[],"next_cursor":null}"#
+    server.script(
+      count: 99,
+      result: .success(
+        HTTPResponse(statusCode: 200, headers: ["ETag": "\"v0\""], body: Data(body.utf8)))
+    ) { _ in true }
+    let client = try makeClient(server)
+    await #expect(throws: SyncError.self) { try await client.sync() }
+    let reason = try #require(try client.store.state().staleReason)
+    #expect(
+      reason
+        == #"invalid response body: listing page 1 has ETag ""v0"" but version "v1\u{1B}[2J\nforged""#
+    )
+  }
+}
+
+@Suite("The account fingerprint of a synced set")
+struct SyncAccountFingerprintTests {
+  /// A set listed by an earlier version, whose account is FNV-1a 64 of the key: the same key
+  /// is the same account (changes, not a new listing), and the fingerprint is replaced.
+  @Test func anEarlierVersionsFingerprintOfTheKeyIsTheSameAccount() async throws {
+    let server = FakeSyncServer(key: "k1")
+    server.publish(sampleSet(4))
+    let store = try GeofenceStore.inMemory()
+    _ = try await makeClient(server, store: store).sync()
+    #expect(
+      try store.state().accountFingerprint == "pbkdf2-sha256:311463e2be31fe355814d0c801012f62")
+    try store.replaceAccount(KeyFingerprint.of("k1"), with: KeyFingerprint.legacy("k1"))
+    #expect(try store.state().accountFingerprint == KeyFingerprint.legacy("k1"))
+    server.update(upsert: sampleSet(1, prefix: "n"))
+    let report = try await makeClient(server, store: store).sync()
+    #expect(report.kind == .incremental)
+    #expect(report.diff.counts.added == 1)
+    #expect(try store.state().accountFingerprint == KeyFingerprint.of("k1"))
+    // Another key's old fingerprint is another account.
+    try store.replaceAccount(KeyFingerprint.of("k1"), with: KeyFingerprint.legacy("k0"))
+    let other = try await makeClient(server, store: store).sync()
+    #expect(other.fullListingReason == "key changed")
+  }
+}

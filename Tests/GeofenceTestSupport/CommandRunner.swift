@@ -32,9 +32,12 @@ public enum CommandRunner {
 
   /// Runs `geofence` with `arguments` in `directory` (default the package root), with
   /// `input` as its standard input (nothing when nil), and waits for it.
+  /// - Parameter environment: variables set (or replaced) in the child's environment, which
+  ///   is otherwise this process's. Default none.
   /// - Throws: when the executable is missing or cannot be started.
   public static func run(
-    _ arguments: [String], in directory: URL = TestPaths.packageRoot, input: Data? = nil
+    _ arguments: [String], in directory: URL = TestPaths.packageRoot, input: Data? = nil,
+    environment: [String: String] = [:]
   ) throws -> Output {
     guard let executable else {
       throw CocoaError(.fileNoSuchFile, userInfo: [NSLocalizedDescriptionKey: "geofence not built"])
@@ -43,6 +46,9 @@ public enum CommandRunner {
     process.executableURL = executable
     process.arguments = arguments
     process.currentDirectoryURL = directory
+    if !environment.isEmpty {
+      process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    }
     let out = Pipe()
     let err = Pipe()
     let inPipe = Pipe()

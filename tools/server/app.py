@@ -179,6 +179,9 @@ def create_app(
 
     @app.exception_handler(Exception)
     async def _unexpected(_request: Request, exc: Exception) -> Response:
+        if isinstance(exc, RecursionError):
+            # A body that parsed but is too deep to handle further (to store, to validate).
+            return error_response(400, "invalid_json", TOO_DEEP)
         return error_response(500, "internal_error", f"{type(exc).__name__}: {exc}")
 
     def authenticate(request: Request) -> str:
@@ -253,10 +256,7 @@ def create_app(
             body.extend(chunk)
             if len(body) > limits.max_batch_bytes:
                 raise too_large
-        try:
-            payload = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise ApiError(400, "invalid_json", "request body is not JSON") from None
+        payload = load_json_body(bytes(body))
         if not isinstance(payload, dict) or not isinstance(payload.get("events"), list):
             raise ApiError(400, "invalid_request", 'body must be {"events": [...]}')
         events = payload["events"]
@@ -318,11 +318,23 @@ def _definitions(items: Any, what: str) -> list:
     return definitions
 
 
-async def _json_body(request: Request) -> Any:
+TOO_DEEP = "request body nests arrays or objects too deeply"
+
+
+def load_json_body(body: bytes) -> Any:
+    """The request body as JSON, or a 400 ``invalid_json``: for text that is not JSON, and for
+    nesting so deep that Python's parser runs out of recursion (``'[' * 100000``), which
+    would otherwise be a 500 carrying Python's ``RecursionError`` text."""
     try:
-        return json.loads(await request.body())
+        return json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise ApiError(400, "invalid_json", "request body is not JSON") from None
+    except RecursionError:
+        raise ApiError(400, "invalid_json", TOO_DEEP) from None
+
+
+async def _json_body(request: Request) -> Any:
+    return load_json_body(await request.body())
 
 
 def _add_admin_routes(app: FastAPI, store: Store, registry: FaultRegistry,

@@ -99,7 +99,7 @@ def parse_event(body: bytes) -> dict[str, Any] | None:
     """The body as a JSON object with a non-empty string ``id``, else ``None``."""
     try:
         event = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         return None
     if not isinstance(event, dict) or not isinstance(event.get("id"), str) or not event["id"]:
         return None

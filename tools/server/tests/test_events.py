@@ -146,3 +146,39 @@ def test_malformed_bodies_are_400(server: Server) -> None:
 def test_events_need_a_valid_key(server: Server) -> None:
     r = server.post_events("not-a-key", [event("e")])
     assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+
+
+DEEP = "[" * 100_000
+
+
+@pytest.mark.parametrize("method, path, body", [
+    ("POST", "/v1/events", DEEP),
+    ("POST", "/v1/events", '{"events": ' + DEEP),
+    ("POST", "/v1/events", '{"events": [' + '{"a":' * 100_000),
+    ("PUT", "/admin/accounts/deep/geofences", DEEP),
+    ("PATCH", "/admin/accounts/deep/geofences", DEEP),
+    ("POST", "/admin/faults", DEEP),
+], ids=["events-array", "events-member", "events-object", "put-geofences", "patch-geofences",
+        "faults"])
+def test_a_body_nested_too_deeply_is_a_400_not_a_500(server: Server, method: str, path: str,
+                                                     body: str) -> None:
+    key = server.new_key()
+    r = server.http.request(method, path, content=body.encode(),
+                            headers={"Authorization": f"Bearer {key}",
+                                     "Content-Type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert r.json() == {"error": {"code": "invalid_json",
+                                  "message": "request body nests arrays or objects too deeply"}}
+    # The server goes on answering.
+    assert server.post_events(key, [event("after")]).json()["accepted"] == ["after"]
+
+
+def test_an_event_nested_deeply_but_readable_is_answered(server: Server) -> None:
+    key = server.new_key()
+    deep = event("deep")
+    deep["metadata"] = json.loads("[" * 900 + "]" * 900)
+    r = server.http.post("/v1/events", content=json.dumps({"events": [deep]}).encode(),
+                         headers={"Authorization": f"Bearer {key}",
+                                  "Content-Type": "application/json"})
+    assert r.status_code in (200, 400), r.text
+    assert "RecursionError" not in r.text
