@@ -57,7 +57,9 @@ enum StreamCommand {
                               may be written again, identical and with the same "id", so a
                               consumer keyed by id sees each event once (a kill mid-write
                               can cut the last line short: drop a last line without its
-                              newline). With --store, DIR must be the store.
+                              newline). With --store, DIR must be the store. One process
+                              at a time: it holds an exclusive lock (flock) on
+                              DIR/state.lock while it runs, and a second one exits 75.
       --processing-time       also write "processed_at" (then a repeated line differs there)
     \(checkpointRecordHelp)
 
@@ -67,7 +69,8 @@ enum StreamCommand {
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
     geofence file, the CSV header or a line of the --state-in FILE could not be parsed; 66 an
     input file is missing; 69 the store holds no geofence set; 73 the --state directory cannot
-    be created; 74 an input cannot be read, or standard output or the state cannot be written.
+    be created; 74 an input cannot be read, or standard output or the state cannot be written;
+    75 another process is streaming with the same --state DIR (it holds DIR/state.lock).
     """
 
   /// The bound on each sync while streaming, seconds: a sync holds up the input, so it gets
@@ -178,6 +181,25 @@ enum StreamCommand {
       printError("geofence stream: --state \(reason)")
       return ExitStatus.cannotCreate
     }
+    // One process at a time checkpoints into a --state DIR (see StateDirectoryLock).
+    var stateLock: StateDirectoryLock?
+    if let stateDirectory {
+      do {
+        stateLock = try StateDirectoryLock(directory: stateDirectory)
+      } catch {
+        switch error {
+        case .held(let path):
+          printError(
+            "geofence stream: --state \(stateDirectory) is in use by another process (it holds "
+              + "\(path)); one process at a time may checkpoint into a state directory")
+          return ExitStatus.temporaryFailure
+        case .unavailable(let path, let reason):
+          printError("geofence stream: --state \(stateDirectory): cannot lock \(path): \(reason)")
+          return ExitStatus.ioError
+        }
+      }
+    }
+    defer { withExtendedLifetime(stateLock) {} }
     let engine: GeofenceEngine
     do {
       engine = try GeofenceEngine(
