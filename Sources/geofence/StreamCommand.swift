@@ -67,10 +67,12 @@ enum StreamCommand {
     --loitering-delay, --no-dwell, ...). --quiet: only errors on standard error.
 
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
-    geofence file, the CSV header or a line of the --state-in FILE could not be parsed; 66 an
-    input file is missing; 69 the store holds no geofence set; 73 the --state directory cannot
-    be created; 74 an input cannot be read, or standard output or the state cannot be written;
-    75 another process is streaming with the same --state DIR (it holds DIR/state.lock).
+    geofence file, the CSV header or a line of the --state-in FILE could not be parsed, or a
+    device's checkpoint in the --state DIR is damaged (named on standard error; its fixes are
+    held back while the other devices go on; 'geofence repair --store DIR' removes the row);
+    66 an input file is missing; 69 the store holds no geofence set; 73 the --state directory
+    cannot be created; 74 an input cannot be read, or standard output or the state cannot be
+    written; 75 another process is streaming with the same --state DIR (it holds DIR/state.lock).
     """
 
   /// The bound on each sync while streaming, seconds: a sync holds up the input, so it gets
@@ -94,6 +96,8 @@ enum StreamCommand {
     var syncs = 0
     var syncFailures = 0
     var restoredDevices = 0
+    /// Fixes of devices whose checkpoint in the --state DIR is damaged, not taken.
+    var heldBackFixes = 0
   }
 
   static func run(_ argv: [String]) async -> Int32 {
@@ -285,6 +289,12 @@ enum StreamCommand {
       let s = writeRecords(of: &stream, to: path)
       if s != ExitStatus.ok { status = s }
     }
+    if !stream.damagedDevices.isEmpty, let stateDirectory {
+      printError(
+        "geofence stream: run 'geofence repair --store \(stateDirectory)' to remove the "
+          + "damaged checkpoint(s); those devices then start afresh")
+      if status == ExitStatus.ok { status = ExitStatus.dataError }
+    }
     if !quiet {
       let c = stream.counts
       let r = engine.report
@@ -292,6 +302,11 @@ enum StreamCommand {
         "stream: \(c.lines) lines, \(c.fixes) fixes, \(c.badLines) bad lines skipped, "
         + "\(c.alreadySeen) already seen, \(c.batches) batches"
       if records.input != nil { line += ", \(c.restoredDevices) devices restored" }
+      if !stream.damagedDevices.isEmpty {
+        line +=
+          ", \(stream.damagedDevices.count) devices with a damaged checkpoint "
+          + "(\(c.heldBackFixes) fixes held back)"
+      }
       if stream.scheduler != nil { line += ", syncs \(c.syncs) (failed \(c.syncFailures))" }
       printError(line)
       let drops = r.dropCounts.nonZero.map { "\($0.reason.rawValue) \($0.count)" }
@@ -331,6 +346,9 @@ enum StreamCommand {
     var eventEnds: [Int] = []
     /// Each device's checkpointed fix time when this process first saw it.
     var restored: [String: Double] = [:]
+    /// Devices whose row in `state.sqlite` cannot be restored: reported once, their fixes
+    /// held back (neither taken nor started afresh), the row left for `geofence repair`.
+    var damagedDevices: Set<String> = []
     var csv: CSVLineReader?
     var format: String?
 
@@ -723,6 +741,10 @@ enum StreamCommand {
           runPositions.append(Int32(k))
         }
         guard !fixes.isEmpty else { continue }
+        if damagedDevices.contains(device) {
+          counts.heldBackFixes += fixes.count
+          continue
+        }
         eventEnds.removeAll(keepingCapacity: true)
         var from = eventBytes.count
         do {
@@ -731,6 +753,15 @@ enum StreamCommand {
               run, device: device, encoder: &encoder, into: &eventBytes, eventEnds: &eventEnds)
           }
         } catch {
+          if case .damagedCheckpoint = error {
+            // Starting the device afresh would lose its visits (a pending EXIT) and break
+            // the restart promise; the other devices go on.
+            damagedDevices.insert(device)
+            counts.heldBackFixes += fixes.count
+            printError(
+              "geofence stream: \(error); its fixes are held back and its row is kept")
+            continue
+          }
           printError("geofence stream: \(error)")
           return ExitStatus.ioError
         }
