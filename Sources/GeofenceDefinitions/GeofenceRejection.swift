@@ -12,6 +12,8 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
   case missing(DefinitionField)
   /// The id is empty or only whitespace.
   case emptyID
+  /// The id is one the engine gives a region of its own (``GeofenceValidator/reservedIDs``).
+  case reservedID(String)
   /// A field holds a value of the wrong JSON type, for example a radius given as a string.
   /// `found` is the JSON type name (see ``JSONValue/typeName``).
   case wrongType(DefinitionField, expected: String, found: String)
@@ -44,6 +46,8 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
     switch self {
     case .missing(let field): return "\(field) is missing"
     case .emptyID: return "id is empty"
+    case .reservedID(let id):
+      return "id \"\(id)\" is reserved (the region budget planner's refresh circle)"
     case .wrongType(let field, let expected, let found):
       return "\(field) must be \(expected), found \(found)"
     case .notANumber(let field, let text): return "\(field) \"\(text)\" is not a number"

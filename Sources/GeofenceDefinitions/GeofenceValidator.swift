@@ -54,12 +54,20 @@ struct ValidatedDefinition {
 /// Validates single geofence definitions. Stateless; the file readers and the sync client share
 /// it so that a definition is accepted or rejected for the same reason wherever it comes from.
 public enum GeofenceValidator {
+  /// Ids no geofence may have, because the engine names a region of its own with them:
+  /// `geofence.refresh`, the region budget planner's refresh circle
+  /// (`RegionBudgetPlanner.refreshIdentifier` in `GeofenceTransitions`, which this module
+  /// does not import; a test keeps the two equal). A geofence with that id would be listed
+  /// twice by the planner and taken for the refresh circle by the OS.
+  public static let reservedIDs: Set<String> = ["geofence.refresh"]
+
   /// Validates one definition and builds its geofence.
   ///
   /// Rules, checked in this order (the first failure is returned):
   /// - **id**: a string, or an integral JSON number (written in decimal, `42`). Surrounding
-  ///   whitespace is removed; an empty result is ``DefinitionProblem/emptyID``. Absent or
-  ///   `null` is `.missing(.id)`.
+  ///   whitespace is removed; an empty result is ``DefinitionProblem/emptyID``, one of
+  ///   ``reservedIDs`` is ``DefinitionProblem/reservedID(_:)``. Absent or `null` is
+  ///   `.missing(.id)`.
   /// - **latitude**, **longitude**: numbers in degrees; finite, latitude in [-90, 90],
   ///   longitude in [-180, 180] (both -180 and 180 accepted). Absent or `null` is `.missing`.
   /// - **radius**: a number in metres, finite and > 0. When absent or `null`,
@@ -207,7 +215,9 @@ public enum GeofenceValidator {
       return .failure(.missing(.id))
     case .string(let s)?:
       let trimmed = s.trimmingWhitespace()
-      return trimmed.isEmpty ? .failure(.emptyID) : .success(trimmed)
+      if trimmed.isEmpty { return .failure(.emptyID) }
+      if reservedIDs.contains(trimmed) { return .failure(.reservedID(trimmed)) }
+      return .success(trimmed)
     case .number(let x)?:
       guard x.isFinite, x == x.rounded(), abs(x) < 9_007_199_254_740_992 else {
         return .failure(.wrongType(.id, expected: "a string or an integer", found: "number"))

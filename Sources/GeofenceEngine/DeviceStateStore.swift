@@ -65,9 +65,10 @@ final class DeviceStateStore {
     decoder = DeviceCheckpoint.makeDecoder()
   }
 
-  /// The saved device, or nil (none saved, or a row that cannot be decoded: the device
-  /// starts afresh).
-  func load(device: String) throws(SQLiteError) -> DeviceCheckpoint? {
+  /// The saved device, or nil when none is saved. A row whose checkpoint cannot be decoded is
+  /// returned as ``StoredCheckpoint/damaged(_:)`` with the reason, never taken for "none
+  /// saved": starting such a device afresh would lose its visits without a word.
+  func load(device: String) throws(SQLiteError) -> StoredCheckpoint? {
     let statement: Statement
     if let prepared = loadStatement {
       statement = prepared
@@ -78,8 +79,20 @@ final class DeviceStateStore {
     // Reset after reading: a statement left open would pin the write-ahead log's snapshot.
     defer { statement.reset() }
     try statement.bind(device, at: 1)
-    guard try statement.step(), let text = statement.string(at: 0) else { return nil }
-    return try? DeviceCheckpoint(json: Array(text.utf8))
+    guard try statement.step() else { return nil }
+    guard let text = statement.string(at: 0) else { return .damaged("the checkpoint is not text") }
+    do {
+      return .intact(try DeviceCheckpoint(json: Array(text.utf8)))
+    } catch {
+      return .damaged(error.description)
+    }
+  }
+
+  /// One row of `device_state` as read.
+  enum StoredCheckpoint {
+    case intact(DeviceCheckpoint)
+    /// The row's checkpoint cannot be decoded; why.
+    case damaged(String)
   }
 
   /// Number of saved devices.

@@ -145,13 +145,25 @@ extension GeofenceEngine {
   }
 
   /// The device in memory, else restored from the store, else nil.
+  /// - Throws: ``EngineError/damagedCheckpoint(device:reason:)`` when the store holds a row
+  ///   for the device that cannot be decoded or restored (the row is left as it is);
+  ///   ``EngineError/store(_:)`` when the store cannot be read.
   func loadedDevice(_ device: String) throws(EngineError) -> Device? {
     if let d = devices[device] { return d }
     guard configuration.checkpoints != .none else { return nil }
-    let saved: DeviceCheckpoint?
-    do { saved = try stateStore.load(device: device) } catch { throw .store("\(error)") }
-    guard let saved else { return nil }
-    return restoredDevice(from: saved)
+    let stored: DeviceStateStore.StoredCheckpoint?
+    do { stored = try stateStore.load(device: device) } catch { throw .store("\(error)") }
+    switch stored {
+    case nil: return nil
+    case .damaged(let reason)?: throw .damagedCheckpoint(device: device, reason: reason)
+    case .intact(let saved)?:
+      guard let d = restoredDevice(from: saved) else {
+        throw .damagedCheckpoint(
+          device: device,
+          reason: "inconsistent checkpoint (a coordinate out of range, a negative count)")
+      }
+      return d
+    }
   }
 
   /// A device restored from `saved` against the live set, or nil when the checkpoint is

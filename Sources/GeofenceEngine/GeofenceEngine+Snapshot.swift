@@ -73,6 +73,41 @@ extension GeofenceEngine {
     }
   }
 
+  /// What ``snapshotStatus(directory:store:)`` found.
+  public enum SnapshotStatus: Hashable, Sendable {
+    /// The snapshot opens as an engine would open it: built from the stored set as it is
+    /// now, its checksum and layout intact.
+    case current
+    /// No snapshot file.
+    case missing
+    /// An intact snapshot of another version of the set.
+    case stale
+    /// The file cannot be used (`reason`: a checksum that does not match, a file cut short,
+    /// another format or layout, or a file that cannot be read); the next engine rebuilds it.
+    case unusable(reason: String)
+  }
+
+  /// Whether the snapshot of the store directory `directory`, whose synced set `store` is,
+  /// is the one an engine would open, checked as the engine checks it (identity, checksum,
+  /// layout), without creating an engine (which would rebuild it).
+  /// - Complexity: one open of the snapshot: it is mapped, hashed and decoded, O(n) in its
+  ///   size.
+  public static func snapshotStatus(directory: String, store: GeofenceStore) -> SnapshotStatus {
+    let path = snapshotPath(directory)
+    guard FileManager.default.fileExists(atPath: path) else { return .missing }
+    do {
+      let identity = try store.setIdentity()
+      _ = try openSnapshotFile(path, identity: identity)
+      return .current
+    } catch SnapshotError.stale {
+      return .stale
+    } catch let error as SnapshotError {
+      return .unusable(reason: error.description)
+    } catch {
+      return .unusable(reason: "\(error)")
+    }
+  }
+
   /// The store identity a snapshot was built from, its first values after the format version.
   private static func readIdentity(_ reader: inout SnapshotReader) throws(SnapshotError) -> (
     instance: String, generation: Int64

@@ -5,6 +5,7 @@ import GeofenceGeometry
 import GeofenceIndex
 import GeofenceSync
 import GeofenceTransitions
+import JSONText
 import LocationAuthorization
 import Networking
 import RetryTiming
@@ -533,6 +534,10 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   /// A checkpoint record cannot be restored (the message says why; see
   /// ``GeofenceEngine/restoreDevice(fromCheckpointRecord:)``).
   case invalidCheckpoint(String)
+  /// The device's row in `state.sqlite` cannot be decoded or restored (`reason` says why).
+  /// The engine neither starts the device afresh (its visits would be lost without a word)
+  /// nor changes the row: `geofence repair` (``StoreRepair``) reports and removes such rows.
+  case damagedCheckpoint(device: String, reason: String)
 
   public var description: String {
     switch self {
@@ -551,6 +556,9 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
         + "\(given)"
     case .invalidCheckpoint(let m): return "invalid checkpoint record: \(m)"
     case .invalidUserID(let m): return "invalid user id: \(m)"
+    case .damagedCheckpoint(let device, let reason):
+      return
+        "state.sqlite: the checkpoint of device \(JSONText.quoted(device)) is damaged: \(reason)"
     }
   }
 }

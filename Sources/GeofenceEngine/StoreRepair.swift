@@ -36,6 +36,8 @@ public struct StoreRepairOutcome: Hashable, Sendable, CustomStringConvertible {
 /// `PRAGMA quick_check` reports anything but `ok` (a truncated file, torn pages). An empty
 /// SQLite file is a valid empty database, not damage. `identity.json` is damaged when it is
 /// not a JSON object with string `device_id` and `anonymous_id` (an empty file included).
+/// `state.sqlite` is also damaged when a device row holds a checkpoint the engine cannot
+/// restore (see `StoreRepair+Checkpoints.swift`); repair copies every other row.
 ///
 /// **Repair** never deletes: the damaged file is renamed `NAME.corrupt-YYYYMMDDTHHMMSSZ` (with
 /// its `-wal`/`-shm`), so nothing is lost. For a SQLite file, a new file is then written with
@@ -56,7 +58,11 @@ public enum StoreRepair {
     fileNames.compactMap { name in
       let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
       guard FileManager.default.fileExists(atPath: path) else { return nil }
-      let problem = name.hasSuffix(".json") ? identityProblem(path) : sqliteProblem(path)
+      var problem = name.hasSuffix(".json") ? identityProblem(path) : sqliteProblem(path)
+      if problem == nil, name == "state.sqlite" {
+        let damaged = damagedCheckpoints(path)
+        if !damaged.isEmpty { problem = checkpointProblem(damaged) }
+      }
       return problem.map { StoreDamage(path: path, problem: $0) }
     }
   }
@@ -69,6 +75,9 @@ public enum StoreRepair {
   public static func repair(directory: String, at time: Double) throws -> [StoreRepairOutcome] {
     var outcomes: [StoreRepairOutcome] = []
     for damage in check(directory: directory) {
+      // Read before the move: the rows the new file must not copy.
+      let dropped =
+        damage.path.hasSuffix("state.sqlite") ? damagedCheckpoints(damage.path) : []
       let moved = damage.path + ".corrupt-" + stamp(time)
       let manager = FileManager.default
       try manager.moveItem(atPath: damage.path, toPath: moved)
@@ -80,7 +89,8 @@ public enum StoreRepair {
         _ = try MonitoringIdentity(fileURL: URL(fileURLWithPath: damage.path))
         kept = "nothing (a new identity was made)"
       } else {
-        kept = try salvage(from: moved, to: damage.path)
+        kept = try salvageRows(
+          from: moved, to: damage.path, droppingDevices: Set(dropped.map(\.device)))
       }
       outcomes.append(StoreRepairOutcome(damage: damage, movedTo: moved, kept: kept))
     }
@@ -123,12 +133,6 @@ public enum StoreRepair {
     }
   }
 
-  /// Copies what can be read of the SQLite file at `source` into a new file at `target`.
-  /// - Returns: what was kept.
-  static func salvage(from source: String, to target: String) throws -> String {
-    try salvageRows(from: source, to: target)
-  }
-
   /// A copy of `source` to read from, padded with zero bytes up to the page count its header
   /// gives: SQLite refuses every read of a truncated file, while the padded copy gives back
   /// the pages that were written (the zero pages read as damaged, and their rows are lost).
@@ -166,8 +170,10 @@ public enum StoreRepair {
 
   /// Creates `target` afresh with its store's own schema, then copies into it every row
   /// that can still be read from `source`, table by table (a row of the same key replaces
-  /// the seed row).
-  static func salvageRows(from source: String, to target: String) throws -> String {
+  /// the seed row), except the `device_state` rows of `droppedDevices`.
+  static func salvageRows(
+    from source: String, to target: String, droppingDevices droppedDevices: Set<String> = []
+  ) throws -> String {
     try createFresh((target as NSString).lastPathComponent, at: target)
     let reading = try readableCopy(of: source)
     defer {
@@ -204,6 +210,7 @@ public enum StoreRepair {
         continue
       }
       var copied = 0
+      var dropped = 0
       var complete = true
       while true {
         do {
@@ -213,10 +220,18 @@ public enum StoreRepair {
           break
         }
         let values = (0..<columns.count).map { statement.value(at: $0) }
+        if name == "device_state", case .text(let device)? = values.first,
+          droppedDevices.contains(device)
+        {
+          dropped += 1
+          continue
+        }
         insert.reset()
         if (try? insert.bind(values)) != nil, (try? insert.step()) != nil { copied += 1 }
       }
-      kept.append("\(copied) rows of \(name)" + (complete ? "" : " (the rest unreadable)"))
+      kept.append(
+        "\(copied) rows of \(name)" + (complete ? "" : " (the rest unreadable)")
+          + (dropped > 0 ? " (\(dropped) damaged checkpoint(s) left out)" : ""))
     }
     return kept.isEmpty ? "nothing (no table could be read)" : kept.joined(separator: ", ")
   }

@@ -229,7 +229,7 @@ public struct PolygonRegion: Hashable, Sendable {
 
   /// Whether the closed region contains `point` (a point on the boundary is inside).
   /// - Complexity: O(k) for the k edges of the point's band, tried for at most two longitudes
-  ///   (λ and λ + 360); a point outside the longitude/latitude box is answered from the box
+  ///   (λ and λ + 360, or −180 and 180 for a point at 180); a point outside the longitude/latitude box is answered from the box
   ///   alone. No allocation, no trigonometry, no division.
   @inlinable
   public func contains(_ point: Coordinate) -> Bool {
@@ -267,7 +267,8 @@ public struct PolygonRegion: Hashable, Sendable {
   /// grown by 1e-9° on every side (far above the rounding of a caller's cell arithmetic), so a
   /// caller may answer a point it files in that cell without the edge test; a cell in neither
   /// mask is undecided (an edge comes near it). Longitudes as queries give them, in
-  /// [−180, 180]; a region whose frame reaches 180 decides no cell (both masks 0).
+  /// [−180, 180]; a region whose frame reaches 180 or starts at −180 decides no cell (both
+  /// masks 0).
   /// - Parameters:
   ///   - minLongitude: the block's west side (degrees).
   ///   - minLatitude: the block's south side (degrees).

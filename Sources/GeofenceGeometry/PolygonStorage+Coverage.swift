@@ -17,8 +17,9 @@ extension PolygonStorage {
       return (.zero, .zero)
     }
     // Query longitudes are in [−180, 180]: a region reaching 180 also answers λ + 360 (−180
-    // as 180), which the frame of this block does not see.
-    guard maxX < 180 else { return (.zero, .zero) }
+    // as 180), and one starting at −180 answers 180 as −180, which the frame of this block
+    // does not see.
+    guard maxX < 180, minX > -180 else { return (.zero, .zero) }
     let x1 = x0 + Double(side) * w
     let y1 = y0 + Double(side) * h
     let reach = 2 * Self.gridMarginDegrees

@@ -183,8 +183,9 @@ final class PolygonStorage: @unchecked Sendable {
   final func contains(x longitude: Double, y: Double) -> Bool {
     guard y >= minY, y <= maxY else { return false }
     var x = longitude
-    // The region's frame starts at minX in [−180, 180): λ below it is tried as λ + 360.
-    if x < minX { x += 360 }
+    // The region's frame starts at minX in [−180, 180): λ below it is tried as λ + 360, and
+    // 180 in a frame that starts at −180 as −180 (the same meridian; then also as 180).
+    if x < minX { x += 360 } else if x - 360 >= minX { x -= 360 }
     guard x <= maxX else { return false }
     if planarContains(x: x, y: y) { return true }
     x += 360

@@ -16,8 +16,9 @@
 ///   at 180°, 0.4 m) outside a box may be reported. Rounding to nearest is monotonic, so a point
 ///   inside a box is never rounded outside it.
 /// - **Longitudes**: a box is given in its own frame, `minLongitude` in [−180, 180) and
-///   `maxLongitude` up to `minLongitude + 360`; the part past 180 is filed again 360° lower, so
-///   that a query longitude λ in [−180, 180] finds a box that holds λ or λ + 360. A box spanning
+///   `maxLongitude` up to `minLongitude + 360`; the part past 180 is filed again 360° lower, and
+///   a box whose west side is −180 is filed again at 180 (the same meridian), so that a query
+///   longitude λ in [−180, 180] finds a box that holds λ, λ + 360 or λ − 360. A box spanning
 ///   more than 359.999° is filed as all longitudes.
 /// - **Domain**: latitude in [−90, 90], longitude in [−180, 180]; a caller must answer other
 ///   points (NaN, or out of range through `Coordinate(uncheckedLatitude:longitude:)`) itself.
@@ -250,8 +251,9 @@ public struct BoxGridIndex: Sendable {
     self.widePayloads = widePayloads
   }
 
-  /// The parts of `box` within longitudes [−180, 180]: the box itself, and its part past 180
-  /// moved 360° lower; all longitudes for a box spanning more than 359.999°.
+  /// The parts of `box` within longitudes [−180, 180]: the box itself, its part past 180
+  /// moved 360° lower, and its west side at −180 again as 180 (a query at 180 is the same
+  /// place); all longitudes for a box spanning more than 359.999°.
   static func pieces(of box: Box) -> [SIMD4<Double>] {
     let y0 = box.minLatitude
     let y1 = box.maxLatitude
@@ -263,6 +265,7 @@ public struct BoxGridIndex: Sendable {
     if box.maxLongitude >= 180 {
       result.append(SIMD4(-180, y0, Swift.min(box.maxLongitude - 360, 180), y1))
     }
+    if box.minLongitude <= -180 { result.append(SIMD4(180, y0, 180, y1)) }
     return result
   }
 

@@ -162,16 +162,43 @@ public final class Database {
   /// Brings the schema up to date.
   ///
   /// `migrations[i]` takes the schema from version `i` to `i + 1` (SQL, possibly several
-  /// statements). Those with index `>= userVersion()` run in order, each in its own transaction
-  /// that also sets `PRAGMA user_version = i + 1`, so a failed migration leaves the database at
-  /// the previous version. Already applied migrations never run again: never edit or reorder
-  /// them, only append.
+  /// statements). Those with index `>= userVersion()` run in order in one transaction
+  /// (`BEGIN IMMEDIATE`), which also sets `PRAGMA user_version` to `migrations.count`, so a
+  /// failed migration leaves the database as it was. Already applied migrations never run
+  /// again: never edit or reorder them, only append.
+  ///
+  /// **Concurrent openers.** The version is read inside the transaction, after the write
+  /// lock is taken: when several connections (in one process or several) open a new file at
+  /// once, the first creates the schema and the others wait for it (up to the busy timeout),
+  /// then find it up to date. An up-to-date database is checked without taking the write lock.
   /// - Parameter migrations: every migration since version 0, in order.
-  /// - Returns: how many migrations ran (0 when up to date).
+  /// - Returns: how many migrations this call ran (0 when up to date).
   /// - Throws: ``SQLiteError`` from a failing migration (naming its SQL), or
   ///   ``SQLiteError/Code/error`` when the database's version is newer than `migrations.count`.
   @discardableResult
   public func migrate(_ migrations: [String]) throws(SQLiteError) -> Int {
+    if try checkedVersion(migrations) == migrations.count { return 0 }
+    do {
+      return try transaction { () throws(SQLiteError) -> Int in
+        let current = try checkedVersion(migrations)
+        for version in current..<migrations.count {
+          try execute(migrations[version])
+        }
+        if current < migrations.count {
+          try execute("PRAGMA user_version = \(migrations.count)")
+        }
+        return migrations.count - current
+      }
+    } catch let error as SQLiteError {
+      throw error
+    } catch {
+      // The body only throws SQLiteError.
+      throw SQLiteError(extendedCode: SQLITE_ERROR, message: "\(error)")
+    }
+  }
+
+  /// ``userVersion()``, checked against the migrations known to this build.
+  private func checkedVersion(_ migrations: [String]) throws(SQLiteError) -> Int {
     let current = try userVersion()
     guard current <= migrations.count else {
       throw SQLiteError(
@@ -180,20 +207,7 @@ public final class Database {
           "database schema version \(current) is newer than the \(migrations.count) known "
           + "migrations")
     }
-    for version in current..<migrations.count {
-      do {
-        try transaction {
-          try execute(migrations[version])
-          try execute("PRAGMA user_version = \(version + 1)")
-        }
-      } catch let error as SQLiteError {
-        throw error
-      } catch {
-        // The body only throws SQLiteError.
-        throw SQLiteError(extendedCode: SQLITE_ERROR, message: "\(error)")
-      }
-    }
-    return migrations.count - current
+    return current
   }
 
   /// The rowid of the last successful `INSERT` on this connection (`sqlite3_last_insert_rowid`).

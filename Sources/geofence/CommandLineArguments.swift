@@ -127,6 +127,8 @@ enum ExitStatus {
   static let cannotCreate: Int32 = 73
   /// EX_IOERR: an input/output error (for example standard output closed).
   static let ioError: Int32 = 74
+  /// EX_TEMPFAIL: try again later (for example another process holds the --state DIR).
+  static let temporaryFailure: Int32 = 75
   /// EX_SOFTWARE: an internal error.
   static let software: Int32 = 70
 }

@@ -12,7 +12,9 @@ enum RepairCommand {
     SQLite can still read of it (every readable table, its rows up to the first unreadable
     one). A file with no readable schema starts afresh: an empty outbox or device state, or
     an empty geofence set that the next 'geofence sync' lists in full. A damaged
-    identity.json is replaced by a new identity.
+    identity.json is replaced by a new identity. A device row of state.sqlite whose
+    checkpoint cannot be restored is damage too: it is named, and the new file holds every
+    other row (that device starts afresh).
 
     Every command that opens a store exits 65 naming the damaged file when it meets one, and
     points here.

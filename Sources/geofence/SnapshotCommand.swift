@@ -15,9 +15,11 @@ enum SnapshotCommand {
     is written again, and the time to open it.
 
       --store DIR   the store
-      --check       write nothing: say whether the snapshot is current (exit 0) or not (exit 1)
+      --check       write nothing: open the snapshot as an engine would (identity, checksum,
+                    layout) and say whether it is current (exit 0), or missing, stale or
+                    damaged (exit 1, with the reason)
 
-    exit status: 0; 1 (--check) the snapshot is missing or stale; 64 usage error; 66 no
+    exit status: 0; 1 (--check) the snapshot is missing, stale or damaged; 64 usage error; 66 no
     geofence store in DIR; 74 the store cannot be read or the snapshot written.
     """
 
@@ -46,10 +48,17 @@ enum SnapshotCommand {
     if args.flag("check") {
       // Without an engine, which would rebuild a stale snapshot before it could be judged.
       do {
-        let current = GeofenceEngine.snapshotIsCurrent(
+        let status = GeofenceEngine.snapshotStatus(
           directory: store, store: try GeofenceStore(path: path))
-        print("snapshot: \(current ? "current" : "missing or stale")")
-        return current ? ExitStatus.ok : 1
+        switch status {
+        case .current: print("snapshot: current")
+        case .missing: print("snapshot: missing")
+        case .stale: print("snapshot: stale (built from another version of the set)")
+        case .unusable(let reason):
+          print(
+            "snapshot: damaged or unusable: \(reason); the next engine on the store rebuilds it")
+        }
+        return status == .current ? ExitStatus.ok : 1
       } catch {
         if let status = damagedStoreStatus(store, command: "snapshot") { return status }
         printError("geofence snapshot: cannot read \(path): \(error)")

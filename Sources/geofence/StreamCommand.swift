@@ -58,7 +58,9 @@ enum StreamCommand {
                               may be written again, identical and with the same "id", so a
                               consumer keyed by id sees each event once (a kill mid-write
                               can cut the last line short: drop a last line without its
-                              newline). With --store, DIR must be the store.
+                              newline). With --store, DIR must be the store. One process
+                              at a time: it holds an exclusive lock (flock) on
+                              DIR/state.lock while it runs, and a second one exits 75.
       --processing-time       also write "processed_at" (then a repeated line differs there)
     \(checkpointRecordHelp)
 
@@ -66,9 +68,12 @@ enum StreamCommand {
     --loitering-delay, --no-dwell, ...). --quiet: only errors on standard error.
 
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
-    geofence file, the CSV header or a line of the --state-in FILE could not be parsed; 66 an
-    input file is missing; 69 the store holds no geofence set; 73 the --state directory cannot
-    be created; 74 an input cannot be read, or standard output or the state cannot be written.
+    geofence file, the CSV header or a line of the --state-in FILE could not be parsed, or a
+    device's checkpoint in the --state DIR is damaged (named on standard error; its fixes are
+    held back while the other devices go on; 'geofence repair --store DIR' removes the row);
+    66 an input file is missing; 69 the store holds no geofence set; 73 the --state directory
+    cannot be created; 74 an input cannot be read, or standard output or the state cannot be
+    written; 75 another process is streaming with the same --state DIR (it holds DIR/state.lock).
     """
 
   /// The bound on each sync while streaming, seconds: a sync holds up the input, so it gets
@@ -92,6 +97,8 @@ enum StreamCommand {
     var syncs = 0
     var syncFailures = 0
     var restoredDevices = 0
+    /// Fixes of devices whose checkpoint in the --state DIR is damaged, not taken.
+    var heldBackFixes = 0
   }
 
   static func run(_ argv: [String]) async -> Int32 {
@@ -183,6 +190,25 @@ enum StreamCommand {
       printError("geofence stream: --state \(reason)")
       return ExitStatus.cannotCreate
     }
+    // One process at a time checkpoints into a --state DIR (see StateDirectoryLock).
+    var stateLock: StateDirectoryLock?
+    if let stateDirectory {
+      do {
+        stateLock = try StateDirectoryLock(directory: stateDirectory)
+      } catch {
+        switch error {
+        case .held(let path):
+          printError(
+            "geofence stream: --state \(stateDirectory) is in use by another process (it holds "
+              + "\(path)); one process at a time may checkpoint into a state directory")
+          return ExitStatus.temporaryFailure
+        case .unavailable(let path, let reason):
+          printError("geofence stream: --state \(stateDirectory): cannot lock \(path): \(reason)")
+          return ExitStatus.ioError
+        }
+      }
+    }
+    defer { withExtendedLifetime(stateLock) {} }
     let engine: GeofenceEngine
     do {
       engine = try GeofenceEngine(
@@ -268,6 +294,12 @@ enum StreamCommand {
       let s = writeRecords(of: &stream, to: path)
       if s != ExitStatus.ok { status = s }
     }
+    if !stream.damagedDevices.isEmpty, let stateDirectory {
+      printError(
+        "geofence stream: run 'geofence repair --store \(stateDirectory)' to remove the "
+          + "damaged checkpoint(s); those devices then start afresh")
+      if status == ExitStatus.ok { status = ExitStatus.dataError }
+    }
     if !quiet {
       let c = stream.counts
       let r = engine.report
@@ -275,6 +307,11 @@ enum StreamCommand {
         "stream: \(c.lines) lines, \(c.fixes) fixes, \(c.badLines) bad lines skipped, "
         + "\(c.alreadySeen) already seen, \(c.batches) batches"
       if records.input != nil { line += ", \(c.restoredDevices) devices restored" }
+      if !stream.damagedDevices.isEmpty {
+        line +=
+          ", \(stream.damagedDevices.count) devices with a damaged checkpoint "
+          + "(\(c.heldBackFixes) fixes held back)"
+      }
       if stream.scheduler != nil { line += ", syncs \(c.syncs) (failed \(c.syncFailures))" }
       printError(line)
       let drops = r.dropCounts.nonZero.map { "\($0.reason.rawValue) \($0.count)" }
@@ -314,6 +351,9 @@ enum StreamCommand {
     var eventEnds: [Int] = []
     /// Each device's checkpointed fix time when this process first saw it.
     var restored: [String: Double] = [:]
+    /// Devices whose row in `state.sqlite` cannot be restored: reported once, their fixes
+    /// held back (neither taken nor started afresh), the row left for `geofence repair`.
+    var damagedDevices: Set<String> = []
     var csv: CSVLineReader?
     var format: String?
 
@@ -706,6 +746,10 @@ enum StreamCommand {
           runPositions.append(Int32(k))
         }
         guard !fixes.isEmpty else { continue }
+        if damagedDevices.contains(device) {
+          counts.heldBackFixes += fixes.count
+          continue
+        }
         eventEnds.removeAll(keepingCapacity: true)
         var from = eventBytes.count
         do {
@@ -714,6 +758,15 @@ enum StreamCommand {
               run, device: device, encoder: &encoder, into: &eventBytes, eventEnds: &eventEnds)
           }
         } catch {
+          if case .damagedCheckpoint = error {
+            // Starting the device afresh would lose its visits (a pending EXIT) and break
+            // the restart promise; the other devices go on.
+            damagedDevices.insert(device)
+            counts.heldBackFixes += fixes.count
+            printError(
+              "geofence stream: \(error); its fixes are held back and its row is kept")
+            continue
+          }
           printError("geofence stream: \(error)")
           return ExitStatus.ioError
         }

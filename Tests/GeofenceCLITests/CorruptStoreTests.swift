@@ -33,6 +33,75 @@ import Testing
     }
   }
 
+  /// Runs one SQL statement on the SQLite file at `path` with Python's sqlite3 module (the CLI
+  /// tests do not link SQLite).
+  func executeSQL(_ sql: String, on path: String) throws {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = [
+      "python3", "-c",
+      "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute(sys.argv[2]); c.commit()",
+      path, sql,
+    ]
+    try process.run()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+  }
+
+  /// A device row of state.sqlite that cannot be decoded is named (not taken for "never
+  /// seen", which would lose d1's pending EXIT), its device's fixes are held back while d2's
+  /// EXIT goes out, the run exits 65; `repair` names the row and leaves it out.
+  @Test func aDamagedCheckpointRowHoldsBackItsDeviceUntilRepaired() throws {
+    let dir = try CLI.scratch("damaged-checkpoint")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = dir.appendingPathComponent("r.csv")
+    try "id,name,latitude,longitude,radius\nA,Alpha,46.0,7.0,1000\n".write(
+      to: regions, atomically: true, encoding: .utf8)
+    func fixes(_ time: String, longitude: Double) -> Data {
+      Data(
+        ["d1", "d2"].map {
+          #"{"device_id":"\#($0)","time":"\#(time)","latitude":46.0,"longitude":\#(longitude)}"#
+            + "\n"
+        }.joined().utf8)
+    }
+    let state = dir.appendingPathComponent("state")
+    let stream = ["stream", "--regions", regions.path, "--state", state.path]
+    let first = try CLI.run(stream, input: fixes("2024-01-01T00:00:00Z", longitude: 7.0))
+    #expect(first.status == 0, "\(first.stderr)")
+    #expect(CLI.objects(first.stdout).map { $0["type"] as? String } == ["enter", "enter"])
+    let stateFile = state.appendingPathComponent("state.sqlite").path
+    try executeSQL(
+      "UPDATE device_state SET checkpoint = '{bad' WHERE device_id = 'd1'", on: stateFile)
+
+    let later = fixes("2024-01-01T00:30:00Z", longitude: 7.5)
+    let damaged = try CLI.run(stream, input: later)
+    #expect(damaged.status == 65, "\(damaged.stderr)")
+    let events = CLI.objects(damaged.stdout)
+    #expect(events.map { "\($0["type"] ?? "") \($0["device_id"] ?? "")" } == ["exit d2"])
+    #expect(
+      damaged.stderr.contains(#"state.sqlite: the checkpoint of device "d1" is damaged: "#),
+      "\(damaged.stderr)")
+    #expect(damaged.stderr.contains("1 devices with a damaged checkpoint (1 fixes held back)"))
+    #expect(damaged.stderr.contains("run 'geofence repair --store \(state.path)'"))
+
+    let check = try CLI.run(["repair", "--store", state.path, "--check"])
+    #expect(check.status == 65)
+    #expect(
+      check.stderr.contains(#"1 device checkpoint(s) cannot be restored: device "d1": "#),
+      "\(check.stderr)")
+    let repair = try CLI.run(["repair", "--store", state.path])
+    #expect(repair.status == 0)
+    #expect(
+      repair.stderr.contains("kept 1 rows of device_state (1 damaged checkpoint(s) left out)"),
+      "\(repair.stderr)")
+    #expect(try corruptCopies(state, "state.sqlite").count == 1)
+    // d2's fix was checkpointed; d1 starts afresh, outside A.
+    let after = try CLI.run(stream, input: later)
+    #expect(after.status == 0, "\(after.stderr)")
+    #expect(after.stdout.isEmpty)
+    #expect(after.stderr.contains("1 already seen"), "\(after.stderr)")
+  }
+
   @Test func emptyIdentityIsNamedAndReplaced() throws {
     let (store, run) = try makeStore()
     let identity = store.appendingPathComponent("identity.json")

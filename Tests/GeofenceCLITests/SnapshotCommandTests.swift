@@ -15,6 +15,42 @@ import Testing
     #expect(missing.status == 66, "\(missing.stderr)")
   }
 
+  /// `--check` opens the snapshot as an engine would: a file cut short or with one byte
+  /// changed fails its checksum and is reported damaged (exit 1), not "current".
+  @Test func checkReportsATruncatedOrAlteredSnapshotAsDamaged() throws {
+    let dir = try CLI.scratch("snapshot-damaged")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    // A store with a (never synced, empty) set, as `stream --state` leaves it.
+    let store = dir.appendingPathComponent("store").path
+    let made = try CLI.run(["stream", "--quiet", "--regions", regions, "--state", store])
+    #expect(made.status == 0, "\(made.stderr)")
+    let written = try CLI.run(["snapshot", "--store", store])
+    #expect(written.status == 0, "\(written.stderr)")
+    let current = try CLI.run(["snapshot", "--store", store, "--check"])
+    #expect(current.status == 0 && current.stdout == "snapshot: current\n", "\(current.stdout)")
+
+    let snapshot = URL(fileURLWithPath: store).appendingPathComponent("geofences.snapshot")
+    let intact = try Data(contentsOf: snapshot)
+    #expect(intact.count > 200)
+    try intact.prefix(100).write(to: snapshot)
+    let truncated = try CLI.run(["snapshot", "--store", store, "--check"])
+    #expect(truncated.status == 1, "\(truncated.stdout)")
+    #expect(
+      truncated.stdout.hasPrefix("snapshot: damaged or unusable: the checksum does not match"),
+      "\(truncated.stdout)")
+
+    var altered = intact
+    altered[intact.count / 2] ^= 0xFF
+    try altered.write(to: snapshot)
+    let flipped = try CLI.run(["snapshot", "--store", store, "--check"])
+    #expect(flipped.status == 1, "\(flipped.stdout)")
+    #expect(flipped.stdout.hasPrefix("snapshot: damaged or unusable: "), "\(flipped.stdout)")
+
+    try intact.write(to: snapshot)
+    #expect(try CLI.run(["snapshot", "--store", store, "--check"]).status == 0)
+  }
+
   @Test(.enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
   func syncWritesItAChangeMakesItStaleAndTheNextSyncWritesItAgain() async throws {
     let server = try await ReferenceServer.start(keys: ["snapshot-key"])

@@ -2,6 +2,10 @@ import Foundation
 import GeofenceTestSupport
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `geofence stream` on input with bad lines: each is reported with its line number and
 /// skipped, the good fixes still give their events, and the exit status stays 0.
 @Suite struct StreamCommandTests {
@@ -96,6 +100,35 @@ import Testing
     let events = CLI.objects(r.stdout)
     #expect(Self.summary(events) == [Self.expected[0]])
     #expect(events.first?["device_id"] as? String == "-")
+  }
+
+  /// A second `stream --state DIR` while another process holds DIR is refused (75, naming the
+  /// lock file) and writes nothing; once the holder lets go, a stream on DIR runs.
+  @Test func aSecondStreamOnTheSameStateDirectoryIsRefused() throws {
+    let dir = try CLI.scratch("stream-state-lock")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    let state = dir.appendingPathComponent("state")
+    try FileManager.default.createDirectory(at: state, withIntermediateDirectories: true)
+    let lockPath = state.appendingPathComponent("state.lock").path
+    // The other process's claim, as `stream` takes it.
+    let holder = open(lockPath, O_RDWR | O_CREAT, 0o644)
+    #expect(holder >= 0)
+    #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+    let input = Data("time,latitude,longitude\n1796014800,0,-0.0027\n1796014840,0,0.0015\n".utf8)
+    let refused = try CLI.run(
+      ["stream", "--quiet", "--regions", regions, "--state", state.path], input: input)
+    #expect(refused.status == 75, "\(refused.stderr)")
+    #expect(refused.stdout.isEmpty)
+    #expect(
+      refused.stderr.contains("--state \(state.path) is in use by another process")
+        && refused.stderr.contains(lockPath), "\(refused.stderr)")
+    close(holder)
+
+    let ran = try CLI.run(
+      ["stream", "--quiet", "--regions", regions, "--state", state.path], input: input)
+    #expect(ran.status == 0, "\(ran.stderr)")
+    #expect(Self.summary(CLI.objects(ran.stdout)) == [Self.expected[0]])
   }
 
   /// A producer that writes a fix and then waits sees the fix's events while its pipe is

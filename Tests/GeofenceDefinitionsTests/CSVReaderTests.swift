@@ -152,3 +152,27 @@ private func at(_ line: Int) -> DefinitionLocation {
       == #"{"a\"q":"say \"hi\"","zeta":"back\\slash","Émile":"é"}"#)
   #expect(result.geofences.last?.metadataJSON == nil)
 }
+
+@Test func theRefreshCircleIdIsRejectedAsReservedInEveryFormat() throws {
+  // The planner names its refresh circle geofence.refresh: a geofence with that id would be
+  // listed twice by `plan` and push out the real one.
+  let csvResult = try read(
+    "id,name,latitude,longitude,radius\n geofence.refresh ,Real,46,7,100\nB,B,46,7.001,100\n",
+    radius: nil)
+  #expect(csvResult.geofences.map(\.id) == ["B"])
+  #expect(
+    csvResult.rejected == [
+      GeofenceRejection(location: at(2), id: nil, reason: .reservedID("geofence.refresh"))
+    ])
+  #expect(
+    csvResult.rejected.first?.reason.description
+      == #"id "geofence.refresh" is reserved (the region budget planner's refresh circle)"#)
+
+  let json = try GeofenceFileReader.read(
+    data: Data(
+      #"[{"id":"geofence.refresh","latitude":46,"longitude":7,"radius":100},{"id":"geofence.refresh2","latitude":46,"longitude":7,"radius":100}]"#
+        .utf8),
+    format: .json, fileName: "test.json", defaultRadiusMeters: nil)
+  #expect(json.geofences.map(\.id) == ["geofence.refresh2"])
+  #expect(json.rejected.map(\.reason) == [.reservedID("geofence.refresh")])
+}

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceDefinitions
 import GeofenceGeometry
+import GeofenceTransitions
 import Testing
 
 @testable import GeofenceEngine
@@ -65,4 +66,10 @@ import Testing
     #expect(a == b)
     if k == 1 { #expect(!a.isEmpty) }
   }
+}
+
+/// The validator refuses the id the planner gives its refresh circle; the two modules do not
+/// import each other, so this keeps their constants equal.
+@Test func theValidatorReservesThePlannersRefreshIdentifier() {
+  #expect(GeofenceValidator.reservedIDs == [RegionBudgetPlanner.refreshIdentifier])
 }

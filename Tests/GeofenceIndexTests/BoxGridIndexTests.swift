@@ -24,10 +24,13 @@ private func randomBox(using rng: inout SeededGenerator) -> BoxGridIndex.Box {
   return box
 }
 
-/// Whether `box` holds (x, y) for some frame shift: x or x + 360 within its longitudes.
+/// Whether `box` holds (x, y) for some frame shift: x, x + 360 or x − 360 within its
+/// longitudes (a box whose west side is −180 holds x = 180, the same meridian).
 private func holds(_ box: BoxGridIndex.Box, _ x: Double, _ y: Double, slack: Double = 0) -> Bool {
   guard y >= box.minLatitude - slack, y <= box.maxLatitude + slack else { return false }
-  return [x, x + 360].contains { $0 >= box.minLongitude - slack && $0 <= box.maxLongitude + slack }
+  return [x - 360, x, x + 360].contains {
+    $0 >= box.minLongitude - slack && $0 <= box.maxLongitude + slack
+  }
 }
 
 @Suite struct BoxGridIndexTests {

@@ -155,6 +155,33 @@ private func indexed(_ set: RegionSet, _ point: Coordinate) -> [Int32] {
     #expect(matches > 1_000, "seed \(seed): too few matches to test anything")
   }
 
+  /// A polygon whose west side is the meridian −180 (not crossing it): a point on that side is
+  /// on the boundary, so inside, whether it is written −180 or 180; the mirror polygon ending
+  /// at 180 the same. Checked by hand (the squares' sides), through the index and the edge
+  /// test.
+  @Test func aPointOnTheMeridian180IsInsideWhicheverWayItIsWritten() throws {
+    let west: [SIMD2<Double>] = [[-180, 0], [-179, 0], [-179, 1], [-180, 1], [-180, 0]]
+    let east: [SIMD2<Double>] = [[179, 2], [180, 2], [180, 3], [179, 3], [179, 2]]
+    let set = RegionSet(geofences: [
+      Geofence(
+        id: "west",
+        shape: .polygon(try PolygonRegion(polygons: PolygonRegion.normalizedPolygons([[west]])))),
+      Geofence(
+        id: "east",
+        shape: .polygon(try PolygonRegion(polygons: PolygonRegion.normalizedPolygons([[east]])))),
+    ])
+    let cases: [(latitude: Double, longitude: Double, slots: [Int32])] = [
+      (0.5, -180, [0]), (0.5, 180, [0]), (0.5, -179.5, [0]), (0.5, 179.5, []),
+      (0, 180, [0]), (1, -180, [0]), (0.5, -178.9, []),
+      (2.5, 180, [1]), (2.5, -180, [1]), (2.5, 179.5, [1]), (2.5, -179.5, []),
+    ]
+    for c in cases {
+      let point = Coordinate(uncheckedLatitude: c.latitude, longitude: c.longitude)
+      #expect(bruteForce(set, point) == c.slots, "edge test at \(point)")
+      #expect(indexed(set, point) == c.slots, "index at \(point)")
+    }
+  }
+
   @Test(arguments: [11, 12, 13] as [UInt64])
   func aDenseCityOfStarsEqualsTheEdgeTest(seed: UInt64) throws {
     // Many small, jagged, overlapping polygons in a few kilometres (as the polygon benchmark

@@ -203,3 +203,49 @@ private struct Abort: Error, Equatable {}
     try Database(path: dir.appendingPathComponent("no/such/dir.sqlite").path)
   }
 }
+
+@Test func aSecondOpenerWaitsForTheSchemaInsteadOfCreatingItAgain() throws {
+  // Two processes opening a new store at once: the first holds the write lock while it
+  // creates the schema; the second must not create it again once the lock is free.
+  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "sqlite-store-\(UUID().uuidString)")
+  try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+  defer { try? FileManager.default.removeItem(at: dir) }
+  let path = dir.appendingPathComponent("store.sqlite").path
+  let migrations = [
+    "CREATE TABLE device_state (device_id TEXT PRIMARY KEY)",
+    "CREATE TABLE engine_state (key TEXT PRIMARY KEY)",
+  ]
+  let first = try Database(path: path, options: .init(writeAheadLogging: true))
+  try first.execute("BEGIN IMMEDIATE")
+
+  let outcome = Outcome()
+  let finished = DispatchSemaphore(value: 0)
+  Thread.detachNewThread {
+    let result: String
+    do {
+      let second = try Database(path: path, options: .init(writeAheadLogging: true))
+      result = "ran \(try second.migrate(migrations)), version \(try second.userVersion())"
+    } catch {
+      result = "\(error)"
+    }
+    outcome.set(result)
+    finished.signal()
+  }
+  // Give the second opener time to read the version and wait for the lock (its busy
+  // timeout is 5 s); then create the schema under the first one's lock.
+  Thread.sleep(forTimeInterval: 0.3)
+  try first.execute(migrations.joined(separator: "; "))
+  try first.execute("PRAGMA user_version = 2")
+  try first.execute("COMMIT")
+  finished.wait()
+  #expect(outcome.value == "ran 0, version 2")
+}
+
+/// What a test's second thread reports.
+private final class Outcome: @unchecked Sendable {
+  private let lock = NSLock()
+  private var text: String?
+  func set(_ value: String) { lock.withLock { text = value } }
+  var value: String? { lock.withLock { text } }
+}
