@@ -332,6 +332,15 @@ struct GeofenceLoadAccumulator {
         reason: error)
       return
     }
+    add(valid, at: position, line: line)
+  }
+
+  /// Records the geofence of a definition that passed ``GeofenceValidator`` (or a reader's
+  /// equal checks), found at `position`: a row, or a duplicate-id rejection naming the row
+  /// that holds the id.
+  mutating func add(
+    _ valid: ValidatedDefinition, at position: DefinitionLocation.Position, line: Int? = nil
+  ) {
     if let first = result.append(
       id: valid.id, circle: valid.circle, polygon: valid.polygon, name: valid.name,
       metadataJSON: valid.metadataJSON, position: position, line: line)
