@@ -95,8 +95,11 @@ extension GeofenceFileReader {
     var nameColumn: Int?
     var radiusColumn: Int?
     /// Metadata keys in canonical order (UTF-8 bytes), the first column of a repeated name
-    /// winning, each pre-rendered as the UTF-8 bytes of `"key":`.
-    var metadataKeys: [(index: Int, prefix: [UInt8])]
+    /// winning, each pre-rendered as `"key":`: the column, and the range of its prefix in
+    /// ``metadataKeyText``.
+    var metadataKeys: [(index: Int, prefix: Range<Int>)]
+    /// The UTF-8 bytes of every `"key":` of ``metadataKeys``, one after the other.
+    var metadataKeyText: [UInt8]
 
     /// - Throws: ``GeofenceFileError/Reason/missingCSVHeader(found:)`` when `id`, `latitude`
     ///   or `longitude` has no column.
@@ -125,16 +128,20 @@ extension GeofenceFileReader {
       self.latitudeColumn = latitudeColumn
       self.longitudeColumn = longitudeColumn
       var seenKeys: Set<String> = []
-      metadataKeys =
+      metadataKeys = []
+      metadataKeyText = []
+      for column in
         metadataColumns
-        .filter { seenKeys.insert($0.key).inserted }
-        .sorted { JSONValue.utf8Precedes($0.key, $1.key) }
-        .map { column in
-          var prefix = ""
-          JSONValue.writeString(column.key, to: &prefix)
-          prefix += ":"
-          return (column.index, Array(prefix.utf8))
-        }
+        .filter({ seenKeys.insert($0.key).inserted })
+        .sorted(by: { JSONValue.utf8Precedes($0.key, $1.key) })
+      {
+        var prefix = ""
+        JSONValue.writeString(column.key, to: &prefix)
+        prefix += ":"
+        let start = metadataKeyText.count
+        metadataKeyText += prefix.utf8
+        metadataKeys.append((column.index, start..<metadataKeyText.count))
+      }
       nameColumn = columnOf[.name]
       radiusColumn = columnOf[.radius]
     }
@@ -212,7 +219,7 @@ extension GeofenceFileReader {
           continue
         }
         metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        metadata += prefix
+        metadata += layout.metadataKeyText[prefix]
         if let trimmed {
           JSONText.appendQuoted(trimmed, to: &metadata)
         } else {

@@ -1,5 +1,6 @@
 import DelimitedText
 import GeofenceGeometry
+import JSONText
 import NumberText
 
 extension GeofenceFileReader.CSVRowReader {
@@ -46,9 +47,46 @@ extension GeofenceFileReader.CSVRowReader {
     if let text = name, text.isBlankText { name = nil }
     let valid = ValidatedDefinition(
       id: String(decoding: idCell, as: UTF8.self), name: name, circle: circle, polygon: nil,
-      metadataJSON: renderMetadata(fields))
+      metadataJSON: metadataText(fields))
     accumulator.add(valid, at: .line(line))
     return true
+  }
+
+  /// ``renderMetadata(_:)``'s text, written straight into the `String`'s storage when each
+  /// metadata cell is plain or empty (an empty cell is left out there too): measured first
+  /// (``JSONText/JSONText/quotedCount(utf8:)``), then written once, with no buffer between.
+  /// A row with another cell (blank, padded, starting or ending beyond ASCII) is rendered by
+  /// ``renderMetadata(_:)``.
+  /// - Complexity: O(n) in the metadata cells' length; allocates the `String` only (none up to
+  ///   15 bytes).
+  mutating func metadataText(_ fields: DelimitedFields) -> String? {
+    let count = fields.count
+    var length = 0
+    for (index, prefix) in layout.metadataKeys where index < count {
+      let cell = fields[index]
+      if cell.isEmpty { continue }
+      guard GeofenceFileReader.isPlainCell(cell) else { return renderMetadata(fields) }
+      length += 1 + prefix.count + JSONText.quotedCount(utf8: cell)
+    }
+    if length == 0 { return nil }
+    length += 1
+    return layout.metadataKeyText.withUnsafeBufferPointer { keyText in
+      String(unsafeUninitializedCapacity: length) { out in
+        var at = 0
+        for (index, prefix) in layout.metadataKeys where index < count {
+          let cell = fields[index]
+          if cell.isEmpty { continue }
+          out[at] = at == 0 ? UInt8(ascii: "{") : UInt8(ascii: ",")
+          at += 1
+          _ = UnsafeMutableBufferPointer(rebasing: out[at..<(at + prefix.count)]).initialize(
+            fromContentsOf: UnsafeBufferPointer(rebasing: keyText[prefix]))
+          at += prefix.count
+          at = JSONText.writeQuoted(utf8: cell, into: out, at: at)
+        }
+        out[at] = UInt8(ascii: "}")
+        return at + 1
+      }
+    }
   }
 
   /// The number in cell `index` when the row has it, the cell is plain and it parses; else nil

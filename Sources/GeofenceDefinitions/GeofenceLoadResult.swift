@@ -103,11 +103,14 @@ public struct GeofenceColumns: Sendable {
     id: String, circle: PackedCircle, polygon: PolygonRegion?, name: String?,
     metadataJSON: String?, checkingDuplicates: Bool = true
   ) -> Int32? {
-    if checkingDuplicates, let first = lookup.find(id, in: ids) { return first }
     let row = Int32(ids.count)
-    ids.append(id)
+    if checkingDuplicates {
+      if let first = lookup.findOrAppend(id, to: &ids) { return first }
+    } else {
+      ids.append(id)
+      lookup.insert(row, ids: ids)
+    }
     circles.append(circle)
-    lookup.insert(row, ids: ids)
     if let polygon {
       polygons.append(polygon)
       polygonRows.append(row)
