@@ -104,7 +104,9 @@ let package = Package(
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(
       name: "GeofenceDefinitionsTests",
-      dependencies: ["GeofenceDefinitions", "GeofenceGeometry", "GeofenceTestSupport"]),
+      dependencies: [
+        "GeofenceDefinitions", "GeofenceGeometry", "GeofenceTestSupport", "DelimitedText",
+      ]),
     .testTarget(
       name: "TrackFormatsTests",
       dependencies: ["TrackFormats", "GeofenceGeometry", "GeofenceTestSupport"]),

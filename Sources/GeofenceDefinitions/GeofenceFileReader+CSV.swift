@@ -26,13 +26,16 @@ extension GeofenceFileReader {
   ///   delimiter, a decimal comma (`46,5`) is accepted.
   /// - A row with more non-empty fields than the header is rejected; a shorter row has its
   ///   last cells absent.
-  static func readCSV(_ data: Data, into accumulator: inout GeofenceLoadAccumulator)
-    throws(GeofenceFileError)
-  {
+  /// - Parameter rows: how data rows are read: ``CSVRowPath/direct`` (the default) tries
+  ///   each row from its bytes first; ``CSVRowPath/general`` takes every row through a
+  ///   ``RawGeofenceDefinition`` (the tests' oracle for the direct path).
+  static func readCSV(
+    _ data: Data, into accumulator: inout GeofenceLoadAccumulator, rows: CSVRowPath = .direct
+  ) throws(GeofenceFileError) {
     let file = accumulator.file
     // The file as UTF-8 bytes: rows are split and parsed from them, and a `String` is made only
     // for the cells that stay one (id, name, metadata values).
-    var layout: CSVLayout?
+    var reader: CSVRowReader?
     var headerError: GeofenceFileError?
     let issues = DelimitedText.withDecodedUTF8(data) { bytes in
       let firstLineEnd = bytes.firstIndex { $0 == 0x0A || $0 == 0x0D } ?? bytes.count
@@ -40,30 +43,40 @@ extension GeofenceFileReader {
         decoding: UnsafeBufferPointer(rebasing: bytes[..<firstLineEnd]), as: UTF8.self)
       let delimiter = DelimitedText.detectDelimiter(in: firstLine[...])
       let decimalComma = delimiter != UInt8(ascii: ",")
-      var metadata: [UInt8] = []
+      var haveHeader = false
       return DelimitedText.forEachRecord(utf8: bytes, delimiter: delimiter) { fields, line in
-        if headerError != nil { return }
-        guard let columns = layout else {
-          do throws(GeofenceFileError) {
-            layout = try CSVLayout(
-              header: (0..<fields.count).map { fields.string($0) }, file: file)
-          } catch {
-            headerError = error
-            return
-          }
-          accumulator.reserveCapacity(Self.lineCount(bytes))
+        if haveHeader {
+          // In place: the reader's layout is not copied (nor its arrays retained) per row.
+          reader?.read(fields, line: line, into: &accumulator)
           return
         }
-        Self.readCSVRow(
-          fields, line: line, layout: columns, decimalComma: decimalComma,
-          metadata: &metadata, into: &accumulator)
+        if headerError != nil { return }
+        do throws(GeofenceFileError) {
+          let layout = try CSVLayout(
+            header: (0..<fields.count).map { fields.string($0) }, file: file)
+          reader = CSVRowReader(layout: layout, decimalComma: decimalComma, path: rows)
+          haveHeader = true
+        } catch {
+          headerError = error
+          return
+        }
+        accumulator.reserveCapacity(Self.lineCount(bytes))
       }
     }.result
     if let headerError { throw headerError }
-    if layout == nil { throw GeofenceFileError(file: file, reason: .empty) }
+    if reader == nil { throw GeofenceFileError(file: file, reason: .empty) }
     for issue in issues {
       accumulator.reject(at: .line(issue.line), id: nil, reason: .malformedRecord(issue.message))
     }
+  }
+
+  /// How ``readCSV(_:into:rows:)`` reads data rows.
+  enum CSVRowPath {
+    /// From the row's bytes straight into the columns when every cell it needs is in the
+    /// common form (``CSVRowReader/readDirectly(_:line:into:)``); else as ``general``.
+    case direct
+    /// Through a ``RawGeofenceDefinition`` and ``GeofenceValidator``, every row.
+    case general
   }
 
   /// Line ends in `bytes`: an upper bound on its records, to reserve room once. O(n), no
@@ -82,8 +95,11 @@ extension GeofenceFileReader {
     var nameColumn: Int?
     var radiusColumn: Int?
     /// Metadata keys in canonical order (UTF-8 bytes), the first column of a repeated name
-    /// winning, each pre-rendered as `"key":`.
-    var metadataKeys: [(index: Int, prefix: String)]
+    /// winning, each pre-rendered as `"key":`: the column, and the range of its prefix in
+    /// ``metadataKeyText``.
+    var metadataKeys: [(index: Int, prefix: Range<Int>)]
+    /// The UTF-8 bytes of every `"key":` of ``metadataKeys``, one after the other.
+    var metadataKeyText: [UInt8]
 
     /// - Throws: ``GeofenceFileError/Reason/missingCSVHeader(found:)`` when `id`, `latitude`
     ///   or `longitude` has no column.
@@ -112,86 +128,120 @@ extension GeofenceFileReader {
       self.latitudeColumn = latitudeColumn
       self.longitudeColumn = longitudeColumn
       var seenKeys: Set<String> = []
-      metadataKeys =
+      metadataKeys = []
+      metadataKeyText = []
+      for column in
         metadataColumns
-        .filter { seenKeys.insert($0.key).inserted }
-        .sorted { JSONValue.utf8Precedes($0.key, $1.key) }
-        .map { column in
-          var prefix = ""
-          JSONValue.writeString(column.key, to: &prefix)
-          prefix += ":"
-          return (column.index, prefix)
-        }
+        .filter({ seenKeys.insert($0.key).inserted })
+        .sorted(by: { JSONValue.utf8Precedes($0.key, $1.key) })
+      {
+        var prefix = ""
+        JSONValue.writeString(column.key, to: &prefix)
+        prefix += ":"
+        let start = metadataKeyText.count
+        metadataKeyText += prefix.utf8
+        metadataKeys.append((column.index, start..<metadataKeyText.count))
+      }
       nameColumn = columnOf[.name]
       radiusColumn = columnOf[.radius]
     }
   }
 
-  /// Validates one data row and records its geofence or its rejection. `metadata` is a
-  /// buffer reused from row to row.
-  private static func readCSVRow(
-    _ fields: DelimitedFields, line: Int, layout: CSVLayout, decimalComma: Bool,
-    metadata: inout [UInt8], into accumulator: inout GeofenceLoadAccumulator
-  ) {
-    let names = layout.names
-    if fields.count > names.count,
-      (names.count..<fields.count).contains(where: {
-        !fields.string($0).allSatisfy(\.isWhitespace)
-      })
-    {
-      accumulator.reject(
-        at: .line(line),
-        id: cellText(fields, layout.idColumn),
-        reason: .malformedRecord(
-          "row has \(fields.count) fields, the header has \(names.count)"))
-      return
+  /// Reads the data rows of one file once its header is known: the layout, the number
+  /// convention, and a metadata buffer reused from row to row.
+  struct CSVRowReader {
+    let layout: CSVLayout
+    let decimalComma: Bool
+    let path: CSVRowPath
+    var metadata: [UInt8] = []
+
+    init(layout: CSVLayout, decimalComma: Bool, path: CSVRowPath) {
+      self.layout = layout
+      self.decimalComma = decimalComma
+      self.path = path
     }
-    metadata.removeAll(keepingCapacity: true)
-    for (index, prefix) in layout.metadataKeys {
-      guard index < fields.count else { continue }
-      let cell = fields[index]
-      // A plain cell is escaped from its bytes; another is trimmed first, and left out when
-      // blank.
-      let trimmed: String?
-      if isPlainCell(cell) {
-        trimmed = nil
-      } else if let text = cellText(fields, index) {
-        trimmed = text
-      } else {
-        continue
-      }
-      metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-      metadata += prefix.utf8
-      if let trimmed {
-        JSONText.appendQuoted(trimmed, to: &metadata)
-      } else {
-        JSONText.appendQuoted(utf8: cell, to: &metadata)
-      }
+
+    /// Validates one data row and records its geofence or its rejection.
+    mutating func read(
+      _ fields: DelimitedFields, line: Int, into accumulator: inout GeofenceLoadAccumulator
+    ) {
+      if path == .direct, readDirectly(fields, line: line, into: &accumulator) { return }
+      readGeneral(fields, line: line, into: &accumulator)
     }
-    var definition = RawGeofenceDefinition(
-      id: cellText(fields, layout.idColumn).map(JSONValue.string),
-      latitude: numberCell(fields, layout.latitudeColumn, decimalComma: decimalComma),
-      longitude: numberCell(fields, layout.longitudeColumn, decimalComma: decimalComma),
-      radius: layout.radiusColumn.flatMap { numberCell(fields, $0, decimalComma: decimalComma) },
-      name: layout.nameColumn.flatMap { cellText(fields, $0) }.map(JSONValue.string),
-      isFromText: true)
-    if !metadata.isEmpty {
+
+    /// The general path: the row as a ``RawGeofenceDefinition``, validated by
+    /// ``GeofenceValidator``. Every row may take it; it alone names what is wrong with a row.
+    mutating func readGeneral(
+      _ fields: DelimitedFields, line: Int, into accumulator: inout GeofenceLoadAccumulator
+    ) {
+      let names = layout.names
+      if fields.count > names.count,
+        (names.count..<fields.count).contains(where: {
+          !fields.string($0).allSatisfy(\.isWhitespace)
+        })
+      {
+        accumulator.reject(
+          at: .line(line),
+          id: cellText(fields, layout.idColumn),
+          reason: .malformedRecord(
+            "row has \(fields.count) fields, the header has \(names.count)"))
+        return
+      }
+      let metadataJSON = renderMetadata(fields)
+      var definition = RawGeofenceDefinition(
+        id: cellText(fields, layout.idColumn).map(JSONValue.string),
+        latitude: numberCell(fields, layout.latitudeColumn, decimalComma: decimalComma),
+        longitude: numberCell(fields, layout.longitudeColumn, decimalComma: decimalComma),
+        radius: layout.radiusColumn.flatMap {
+          numberCell(fields, $0, decimalComma: decimalComma)
+        },
+        name: layout.nameColumn.flatMap { cellText(fields, $0) }.map(JSONValue.string),
+        isFromText: true)
+      definition.renderedMetadataJSON = metadataJSON
+      accumulator.add(definition, at: .line(line))
+    }
+
+    /// The metadata object of the row's metadata columns in canonical text (keys in
+    /// ``CSVLayout/metadataKeys`` order), or nil when every such cell is blank or absent.
+    mutating func renderMetadata(_ fields: DelimitedFields) -> String? {
+      metadata.removeAll(keepingCapacity: true)
+      for (index, prefix) in layout.metadataKeys {
+        guard index < fields.count else { continue }
+        let cell = fields[index]
+        // A plain cell is escaped from its bytes; another is trimmed first, and left out when
+        // blank.
+        let trimmed: String?
+        if isPlainCell(cell) {
+          trimmed = nil
+        } else if let text = cellText(fields, index) {
+          trimmed = text
+        } else {
+          continue
+        }
+        metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
+        metadata += layout.metadataKeyText[prefix]
+        if let trimmed {
+          JSONText.appendQuoted(trimmed, to: &metadata)
+        } else {
+          JSONText.appendQuoted(utf8: cell, to: &metadata)
+        }
+      }
+      if metadata.isEmpty { return nil }
       metadata.append(UInt8(ascii: "}"))
-      definition.renderedMetadataJSON = String(decoding: metadata, as: UTF8.self)
+      return String(decoding: metadata, as: UTF8.self)
     }
-    accumulator.add(definition, at: .line(line))
   }
 
   /// True when `cell` starts and ends with a printable ASCII character, so that trimming
   /// leaves it as it is (most cells).
   @inline(__always)
-  private static func isPlainCell(_ cell: UnsafeBufferPointer<UInt8>) -> Bool {
+  static func isPlainCell(_ cell: UnsafeBufferPointer<UInt8>) -> Bool {
     guard let first = cell.first, let last = cell.last else { return false }
     return isPrintableASCII(first) && isPrintableASCII(last)
   }
 
   /// The trimmed cell, or `nil` when the row is too short or the cell is blank.
-  private static func cellText(_ fields: DelimitedFields, _ index: Int) -> String? {
+  static func cellText(_ fields: DelimitedFields, _ index: Int) -> String? {
     guard index < fields.count else { return nil }
     let cell = fields[index]
     if isPlainCell(cell) { return String(decoding: cell, as: UTF8.self) }
@@ -201,7 +251,7 @@ extension GeofenceFileReader {
 
   /// The cell as `.number` when it parses, as `.string` (reported as not a number) when it does
   /// not, or `nil` when blank.
-  private static func numberCell(_ fields: DelimitedFields, _ index: Int, decimalComma: Bool)
+  static func numberCell(_ fields: DelimitedFields, _ index: Int, decimalComma: Bool)
     -> JSONValue?
   {
     guard index < fields.count else { return nil }

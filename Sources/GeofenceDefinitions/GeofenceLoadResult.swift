@@ -103,11 +103,14 @@ public struct GeofenceColumns: Sendable {
     id: String, circle: PackedCircle, polygon: PolygonRegion?, name: String?,
     metadataJSON: String?, checkingDuplicates: Bool = true
   ) -> Int32? {
-    if checkingDuplicates, let first = lookup.find(id, in: ids) { return first }
     let row = Int32(ids.count)
-    ids.append(id)
+    if checkingDuplicates {
+      if let first = lookup.findOrAppend(id, to: &ids) { return first }
+    } else {
+      ids.append(id)
+      lookup.insert(row, ids: ids)
+    }
     circles.append(circle)
-    lookup.insert(row, ids: ids)
     if let polygon {
       polygons.append(polygon)
       polygonRows.append(row)
@@ -332,6 +335,15 @@ struct GeofenceLoadAccumulator {
         reason: error)
       return
     }
+    add(valid, at: position, line: line)
+  }
+
+  /// Records the geofence of a definition that passed ``GeofenceValidator`` (or a reader's
+  /// equal checks), found at `position`: a row, or a duplicate-id rejection naming the row
+  /// that holds the id.
+  mutating func add(
+    _ valid: ValidatedDefinition, at position: DefinitionLocation.Position, line: Int? = nil
+  ) {
     if let first = result.append(
       id: valid.id, circle: valid.circle, polygon: valid.polygon, name: valid.name,
       metadataJSON: valid.metadataJSON, position: position, line: line)

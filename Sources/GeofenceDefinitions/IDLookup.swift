@@ -104,6 +104,33 @@ public struct IDLookup: Sendable {
     used += 1
   }
 
+  /// The row holding `id`; or, when no row does, nil, after appending `id` to `ids` as a new
+  /// row and adding that row: ``find(_:in:isLive:)`` then ``insert(_:ids:)`` with the id
+  /// hashed once, for a reader that keeps the first definition of each id.
+  /// - Complexity: O(1) expected (amortised over the rebuilds that double the table).
+  mutating func findOrAppend(_ id: String, to ids: inout [String]) -> Int32? {
+    let hash = hash(id)
+    let mask = buckets.count - 1
+    var b = hash & mask
+    while true {
+      let row = buckets[b]
+      if row < 0 { break }
+      if ids[Int(row)] == id { return row }
+      b = (b + 1) & mask
+    }
+    let row = Int32(ids.count)
+    ids.append(id)
+    // `b` is the empty bucket `insert` would take, unless the table is rebuilt first.
+    if 2 * (used + 1) > buckets.count {
+      rebuild(adding: used + 1, ids: ids)
+      place(row, hash: hash)
+    } else {
+      buckets[b] = row
+    }
+    used += 1
+    return nil
+  }
+
   private mutating func place(_ row: Int32, hash: Int) {
     let mask = buckets.count - 1
     var b = hash & mask

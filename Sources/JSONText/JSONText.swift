@@ -65,6 +65,78 @@ public enum JSONText {
     out.append(UInt8(ascii: "\""))
   }
 
+  /// The number of bytes of the JSON string literal of `bytes` as
+  /// ``appendQuoted(utf8:to:)`` writes it: the two quotes, each byte, and one more for each
+  /// short escape (`\"`, `\\`, `\n`, ...) or five more for each `\u00XX`.
+  /// - Complexity: O(n) in the byte count; no allocation.
+  @inlinable
+  public static func quotedCount(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    var n = bytes.count + 2
+    for b in bytes where b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
+      n += hasShortEscape(b) ? 1 : 5
+    }
+    return n
+  }
+
+  /// True for the bytes escaped as a backslash and one letter: `"`, `\`, and U+0008, U+0009,
+  /// U+000A, U+000C, U+000D.
+  @inlinable
+  static func hasShortEscape(_ b: UInt8) -> Bool {
+    switch b {
+    case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x09, 0x0A, 0x0C, 0x0D: return true
+    default: return false
+    }
+  }
+
+  /// Writes the JSON string literal of `bytes`, the same bytes as ``appendQuoted(utf8:to:)``,
+  /// into `out` from `offset`, for a writer that measured it with ``quotedCount(utf8:)`` and
+  /// writes into storage it sized once (a `String`'s own, for example).
+  /// - Precondition: `out` has ``quotedCount(utf8:)`` bytes from `offset`.
+  /// - Returns: the offset just after the closing quote.
+  /// - Complexity: O(n) in the byte count; no allocation.
+  public static func writeQuoted(
+    utf8 bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>,
+    at offset: Int
+  ) -> Int {
+    var at = offset
+    out[at] = UInt8(ascii: "\"")
+    at += 1
+    var start = 0
+    for i in bytes.indices {
+      let b = bytes[i]
+      guard b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") else { continue }
+      let run = UnsafeBufferPointer(rebasing: bytes[start..<i])
+      _ = UnsafeMutableBufferPointer(rebasing: out[at..<(at + run.count)]).initialize(
+        fromContentsOf: run)
+      at += run.count
+      start = i + 1
+      out[at] = UInt8(ascii: "\\")
+      switch b {
+      case UInt8(ascii: "\""), UInt8(ascii: "\\"): out[at + 1] = b
+      case 0x0A: out[at + 1] = UInt8(ascii: "n")
+      case 0x0D: out[at + 1] = UInt8(ascii: "r")
+      case 0x09: out[at + 1] = UInt8(ascii: "t")
+      case 0x08: out[at + 1] = UInt8(ascii: "b")
+      case 0x0C: out[at + 1] = UInt8(ascii: "f")
+      default:
+        let hex: StaticString = "0123456789abcdef"
+        out[at + 1] = UInt8(ascii: "u")
+        out[at + 2] = UInt8(ascii: "0")
+        out[at + 3] = UInt8(ascii: "0")
+        out[at + 4] = hex.utf8Start[Int(b >> 4)]
+        out[at + 5] = hex.utf8Start[Int(b & 0xF)]
+        at += 4
+      }
+      at += 2
+    }
+    let run = UnsafeBufferPointer(rebasing: bytes[start...])
+    _ = UnsafeMutableBufferPointer(rebasing: out[at..<(at + run.count)]).initialize(
+      fromContentsOf: run)
+    at += run.count
+    out[at] = UInt8(ascii: "\"")
+    return at + 1
+  }
+
   /// ``appendQuoted(_:to:)-([UInt8])`` into a `String`.
   /// - Complexity: O(n) in the UTF-8 length of `s`; a string with nothing to escape is
   ///   appended in one copy.

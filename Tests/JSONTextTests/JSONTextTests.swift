@@ -109,4 +109,29 @@ import Testing
     JSONText.appendQuoted("a\"\\\u{01}\u{1F}é\n", to: &bytes)
     #expect(String(decoding: bytes, as: UTF8.self) == #""a\"\\\u0001\u001fé\n""#)
   }
+
+  /// `writeQuoted` into storage sized by `quotedCount` gives the bytes of `appendQuoted`, for
+  /// every pair of byte values, alone, between plain text and repeated.
+  @Test func writingIntoSizedStorageEqualsAppending() {
+    var texts: [[UInt8]] = [[], Array("plain text".utf8)]
+    for a in UInt8.min...UInt8.max {
+      for b in UInt8.min...UInt8.max {
+        texts.append([a, b])
+      }
+      texts.append([UInt8(ascii: "k")] + [a] + Array("ey é".utf8) + [a, a, a])
+    }
+    for text in texts {
+      var appended: [UInt8] = [0x7B]
+      text.withUnsafeBufferPointer { JSONText.appendQuoted(utf8: $0, to: &appended) }
+      let written = text.withUnsafeBufferPointer { bytes in
+        let count = JSONText.quotedCount(utf8: bytes)
+        return [UInt8](unsafeUninitializedCapacity: count + 1) { out, initialized in
+          out[0] = 0x7B
+          initialized = JSONText.writeQuoted(utf8: bytes, into: out, at: 1)
+          #expect(initialized == count + 1)
+        }
+      }
+      #expect(written == appended, "\(text)")
+    }
+  }
 }
