@@ -267,12 +267,18 @@ public struct BoxGridIndex: Sendable {
               bounds[e], corner: corner, subcell: subcell, scaleX: scaleX, scaleY: scaleY)
             let candidate = meets & ~outside
             inside &= candidate
-            for i in 0..<256 {
-              let lane = i >> 6
-              let m = UInt64(1) << UInt64(i & 63)
-              let bit = base + i * 2 * n + j
-              if candidate[lane] & m != 0 { table[bit >> 3] |= 1 << UInt8(bit & 7) }
-              if inside[lane] & m != 0 { table[(bit + n) >> 3] |= 1 << UInt8((bit + n) & 7) }
+            // Set bits only: most subcells of an entry are wholly missed.
+            for lane in 0..<4 {
+              var m = candidate[lane]
+              while m != 0 {
+                let i = lane << 6 | m.trailingZeroBitCount
+                m &= m - 1
+                let bit = base + i * 2 * n + j
+                table[bit >> 3] |= 1 << UInt8(bit & 7)
+                if inside[lane] & (1 << UInt64(i & 63)) != 0 {
+                  table[(bit + n) >> 3] |= 1 << UInt8((bit + n) & 7)
+                }
+              }
             }
           }
         }
@@ -301,10 +307,13 @@ public struct BoxGridIndex: Sendable {
       if !(scale > 0) { return 0xFFFF }
       if lo > hi { return 0 }  // removed: +∞ in every lane
       var bits: UInt32 = 0
-      for k in 0..<Self.subcellsPerSide {
+      let side = Self.subcellsPerSide
+      // Two ulps at the cell's largest magnitude, at least those of each subcell's.
+      let largest = Swift.max(abs(origin), abs(origin + Double(side) * size))
+      let margin = 1e-9 + 2 * Double(Float(largest).ulp)
+      for k in 0..<side {
         let a = origin + Double(k) * size
         let b = origin + Double(k + 1) * size
-        let margin = 1e-9 + 2 * Double(Float(Swift.max(abs(a), abs(b))).ulp)
         if b + margin >= Double(lo) && a - margin <= Double(hi) { bits |= 1 << UInt32(k) }
       }
       return bits
