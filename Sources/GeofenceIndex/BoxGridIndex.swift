@@ -27,18 +27,22 @@
 ///
 /// A dense grid over the rectangle the boxes occupy, its cells half the median box width and
 /// height (coarser when that would give more than 8 cells a box), holding a CSR list of
-/// entries: per entry the box as `SIMD4<Float>(minLongitude, minLatitude, −maxLongitude,
-/// −maxLatitude)`, the payload, and two 256-bit masks over the cell cut into 16 × 16 subcells
-/// (the subcells the box's shape wholly covers, and those it wholly misses, when the builder
-/// is given the shapes' coverage), so a cell's candidates are tested, a point deep inside a
-/// shape answered and a point in a shape's box but clear of the shape dropped, with one vector
-/// comparison and two bit tests each, without reading anything else. A box that would meet
+/// entries (per entry the box as `SIMD4<Float>(minLongitude, minLatitude, −maxLongitude,
+/// −maxLatitude)` and the payload), and for each cell a **subcell table**: the cell cut into
+/// 16 × 16 subcells, and for each subcell two bit masks over the cell's entries, the entries
+/// that may contain a point of the subcell (the box meets it and the shape does not wholly miss
+/// it) and those whose shape wholly covers it (when the builder is given the shapes'
+/// coverage). A query reads its subcell's row, a few bytes, and then only the entries it
+/// names: a point deep inside a shape is answered from the row and the payload, a point in a
+/// shape's box but clear of the shape, or outside the box by a subcell, costs nothing, and the
+/// other candidates take one vector comparison each. However many entries the cell holds, the
+/// common path touches the cell's record, one row and the named entries. A box that would meet
 /// more than ``maximumCellsPerBox`` cells goes to a **wide list** tested on every query
 /// instead (with its inner box, ``Box/inner``, and no subcells), and so do boxes added after
 /// the build (``insert(_:payload:)``) until the owner rebuilds.
 ///
-/// Memory: 4 bytes a cell plus 96 bytes an entry (one and a half cache lines); with cells half
-/// a box's size a box meets about 4 to 9 cells.
+/// Memory: 4 bytes a cell and 84 bytes an entry (20 for the box and payload, 64 for its two
+/// bits in each of 256 rows); with cells half a box's size a box meets about 4 to 9 cells.
 public struct BoxGridIndex: Sendable {
   /// A box in degrees: `minLongitude` in [−180, 180), `maxLongitude` in
   /// [`minLongitude`, `minLongitude + 360`], latitudes in [−90, 90] with `minLatitude <=
@@ -78,23 +82,26 @@ public struct BoxGridIndex: Sendable {
   @usableFromInline let scaleY: Double
   @usableFromInline let columns: Int
   @usableFromInline let rows: Int
-  /// `columns × rows + 1` offsets into ``entries``: cell `c` (row-major) holds entries
-  /// `cellStarts[c] ..< cellStarts[c + 1]`.
-  @usableFromInline let cellStarts: [UInt32]
-  /// A cell's entry: one box, everything a query reads of it in one 96-byte stride.
-  @usableFromInline struct Entry: Sendable {
-    /// `(minLongitude, minLatitude, −maxLongitude, −maxLatitude)` as `Float` rounded to
-    /// nearest. A removed entry holds +∞ in every lane and contains no point.
-    @usableFromInline var bounds: SIMD4<Float>
-    @usableFromInline var payload: Int32
-    /// The cell cut into 16 × 16 subcells (see ``subcell(u:v:column:row:)``): bit `16 r + c`
-    /// (bit `i % 64` of lane `i / 64`) set when subcell (c, r) lies wholly inside the shape,
-    /// or wholly outside it; both 0 when the builder was given no coverage.
-    @usableFromInline var inside: SIMD4<UInt64>
-    @usableFromInline var outside: SIMD4<UInt64>
-  }
-  @usableFromInline var entries: [Entry]
-  /// The wide list: boxes tested on every query, as ``Entry/bounds`` and their payloads.
+  /// `columns × rows + 1` offsets into the entries: cell `c` (row-major) holds entries
+  /// `cellStarts[c] ..< cellStarts[c + 1]`, and its subcell table starts at byte
+  /// `64 cellStarts[c]` of ``subcellBits``.
+  @usableFromInline var cellStarts: [UInt32]
+  /// Per entry, in cell order: the box as `(minLongitude, minLatitude, −maxLongitude,
+  /// −maxLatitude)`, `Float` rounded to nearest (a removed entry holds +∞ in every lane and
+  /// contains no point), and its payload.
+  @usableFromInline var bounds: [SIMD4<Float>]
+  @usableFromInline var payloads: [Int32]
+  /// The cells' subcell tables, subcell-major so that a query reads one row: a cell of `n`
+  /// entries takes 256 rows of `2 n` bits (64 `n` bytes), row `i = 16 r + c` for subcell
+  /// (c, r) (see ``subcell(u:v:column:row:)``) starting at bit `512 cellStarts[cell] + 2 n i`
+  /// (bit `b` is bit `b % 8` of byte `b / 8`) and holding first the **candidate** mask, bit `j`
+  /// set when the cell's entry `j` may contain a point of the subcell (its shape does not
+  /// wholly miss the subcell and its `Float` box meets it), then the **inside** mask, bit `j`
+  /// set when the shape wholly covers the subcell (a subset of the candidates). Eight zero
+  /// bytes follow the last table, so that a query may load eight bytes from any row.
+  @usableFromInline var subcellBits: [UInt64]
+  /// The wide list: boxes tested on every query, as ``bounds`` (then the inner box) and
+  /// their payloads.
   @usableFromInline var wideBounds: [SIMD8<Float>]
   @usableFromInline var widePayloads: [Int32]
   /// Number of wide-list entries that ``insert(_:payload:)`` added since the build.
@@ -213,42 +220,113 @@ public struct BoxGridIndex: Sendable {
       }
     }
     for c in 0..<cellCount { starts[c + 1] += starts[c] }
+    precondition(starts[cellCount] < UInt32.max, "fewer than 2^32 entries")
     let entryCount = Int(starts[cellCount])
-    var entries = [Entry](
-      repeating: Entry(
-        bounds: SIMD4(repeating: .infinity), payload: -1, inside: .zero, outside: .zero),
-      count: entryCount)
+    var bounds = [SIMD4<Float>](repeating: SIMD4(repeating: .infinity), count: entryCount)
+    var entryPayloads = [Int32](repeating: -1, count: entryCount)
+    var entryPieces = [Int32](repeating: -1, count: entryCount)
     var fill = Array(starts[0..<cellCount])
-    // A subcell's size, as queries cut the cells (see `subcell`); none without extent.
-    let subcell = SIMD2(
-      1 / (Double(Self.subcellsPerSide) * scaleX), 1 / (Double(Self.subcellsPerSide) * scaleY))
-    let decides = coverage != nil && scaleX > 0 && scaleY > 0
     for (k, s) in spans.enumerated() where s.c0 <= s.c1 {
-      let packed = packedPieces[k]
       for r in s.r0...s.r1 {
         for c in s.c0...s.c1 {
           let cell = r * columns + c
           let at = Int(fill[cell])
-          var entry = Entry(
-            bounds: packed.lowHalf, payload: pieceOwners[k], inside: .zero, outside: .zero)
-          if decides, let coverage {
-            let corner = SIMD2(
-              low.x + Double(c) / scaleX, low.y + Double(r) / scaleY)
-            let masks = coverage(pieceBoxes[k], corner, subcell)
-            // A subcell cannot be both; a shape that says so decides neither.
-            let both = masks.inside & masks.outside
-            entry.inside = masks.inside & ~both
-            entry.outside = masks.outside & ~both
-          }
-          entries[at] = entry
+          bounds[at] = packedPieces[k].lowHalf
+          entryPayloads[at] = pieceOwners[k]
+          entryPieces[at] = Int32(k)
           fill[cell] += 1
         }
       }
     }
+    // The subcell tables: 64 n bytes a cell of n entries (see `subcellBits`).
+    var table = [UInt64](repeating: 0, count: 8 * entryCount + 1)
+    // A subcell's size, as queries cut the cells (see `subcell`); none without extent.
+    let subcell = SIMD2(
+      1 / (Double(Self.subcellsPerSide) * scaleX), 1 / (Double(Self.subcellsPerSide) * scaleY))
+    let decides = coverage != nil && scaleX > 0 && scaleY > 0
+    table.withUnsafeMutableBytes { table in
+      for r in 0..<rows {
+        for c in 0..<columns {
+          let cell = r * columns + c
+          let first = Int(starts[cell])
+          let n = Int(starts[cell + 1]) - first
+          if n == 0 { continue }
+          let base = 512 * first
+          let corner = SIMD2(low.x + Double(c) / scaleX, low.y + Double(r) / scaleY)
+          for j in 0..<n {
+            let e = first + j
+            var inside = SIMD4<UInt64>.zero
+            var outside = SIMD4<UInt64>.zero
+            if decides, let coverage {
+              let masks = coverage(pieceBoxes[Int(entryPieces[e])], corner, subcell)
+              // A subcell cannot be both; a shape that says so decides neither.
+              let both = masks.inside & masks.outside
+              inside = masks.inside & ~both
+              outside = masks.outside & ~both
+            }
+            let meets = Self.subcellsMeeting(
+              bounds[e], corner: corner, subcell: subcell, scaleX: scaleX, scaleY: scaleY)
+            let candidate = meets & ~outside
+            inside &= candidate
+            // Set bits only: most subcells of an entry are wholly missed.
+            for lane in 0..<4 {
+              var m = candidate[lane]
+              while m != 0 {
+                let i = lane << 6 | m.trailingZeroBitCount
+                m &= m - 1
+                let bit = base + i * 2 * n + j
+                table[bit >> 3] |= 1 << UInt8(bit & 7)
+                if inside[lane] & (1 << UInt64(i & 63)) != 0 {
+                  table[(bit + n) >> 3] |= 1 << UInt8((bit + n) & 7)
+                }
+              }
+            }
+          }
+        }
+      }
+    }
     self.cellStarts = starts
-    self.entries = entries
+    self.bounds = bounds
+    self.payloads = entryPayloads
+    self.subcellBits = table
     self.wideBounds = wideBounds
     self.widePayloads = widePayloads
+  }
+
+  /// The subcells of the cell at `corner` (degrees; subcells of `subcell` degrees, as
+  /// ``init(boxes:payloads:coverage:)`` gives them) that a point inside `bounds` (as
+  /// ``bounds``) may lie in, as 256 bits: each subcell grown by 1e-9° and by two `Float` ulps of
+  /// its coordinates, since a query compares the point rounded to `Float`. Every subcell along
+  /// an axis without extent (scale 0).
+  static func subcellsMeeting(
+    _ bounds: SIMD4<Float>, corner: SIMD2<Double>, subcell: SIMD2<Double>, scaleX: Double,
+    scaleY: Double
+  ) -> SIMD4<UInt64> {
+    func along(_ origin: Double, _ size: Double, _ lo: Float, _ hi: Float, _ scale: Double)
+      -> UInt32
+    {
+      if !(scale > 0) { return 0xFFFF }
+      if lo > hi { return 0 }  // removed: +∞ in every lane
+      var bits: UInt32 = 0
+      let side = Self.subcellsPerSide
+      // Two ulps at the cell's largest magnitude, at least those of each subcell's.
+      let largest = Swift.max(abs(origin), abs(origin + Double(side) * size))
+      let margin = 1e-9 + 2 * Double(Float(largest).ulp)
+      for k in 0..<side {
+        let a = origin + Double(k) * size
+        let b = origin + Double(k + 1) * size
+        if b + margin >= Double(lo) && a - margin <= Double(hi) { bits |= 1 << UInt32(k) }
+      }
+      return bits
+    }
+    let columns = along(corner.x, subcell.x, bounds.x, -bounds.z, scaleX)
+    let rows = along(corner.y, subcell.y, bounds.y, -bounds.w, scaleY)
+    var result = SIMD4<UInt64>.zero
+    for r in 0..<Self.subcellsPerSide where rows & (1 << UInt32(r)) != 0 {
+      let i = r * Self.subcellsPerSide
+      result[i >> 6] |= UInt64(columns) << UInt64(i & 63)
+    }
+    return result
   }
 
   /// The parts of `box` within longitudes [−180, 180]: the box itself, its part past 180
@@ -297,33 +375,33 @@ public struct BoxGridIndex: Sendable {
     return u < Double(count) ? Int(u) : count &- 1
   }
 
-  /// Subcells along each side of a cell (see ``Entry``).
+  /// Subcells along each side of a cell (see ``subcellBits``).
   @usableFromInline static let subcellsPerSide = 16
 
   /// The point's subcell in its cell, `i = 16 r + c` for subcell column `c = ⌊16 (u −
-  /// column)⌋` and row `r` likewise (each at most 15), as the lane `i / 64` and a mask of bit
-  /// `i % 64`; the mask is 0 when the point lies outside the grid's rectangle (`u` or `v`
-  /// outside `0 ..< columns` or `0 ..< rows`). The build decides each entry's subcells for the
-  /// same cuts (see `init`).
+  /// column)⌋` and row `r` likewise (each at most 15), or nil when the point lies outside the
+  /// grid's rectangle (`u` or `v` outside `0 ..< columns` or `0 ..< rows`). The build decides
+  /// each entry's subcells for the same cuts (see `init`).
   @inlinable @inline(__always)
-  func subcell(u: Double, v: Double, column: Int, row: Int) -> (lane: Int, bit: UInt64) {
-    guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return (0, 0) }
+  func subcell(u: Double, v: Double, column: Int, row: Int) -> Int? {
+    guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return nil }
     let side = Self.subcellsPerSide
     let c = Swift.min(side &- 1, Int((u - Double(column)) * Double(side)))
     let r = Swift.min(side &- 1, Int((v - Double(row)) * Double(side)))
-    let i = r &* side &+ c
-    return (i &>> 6, 1 &<< UInt64(i & 63))
+    return r &* side &+ c
   }
 
   /// Calls `body` with the payload of every box that contains (`longitude`, `latitude`) and
   /// whose shape may contain it, each once, and possibly of boxes within rounding of it (see
   /// **Answers**), and whether the point is certainly inside the shape: in a subcell the
   /// build's `coverage` put wholly inside, or for a box of the wide list in its inner box
-  /// (``Box/inner``); false says nothing. A box whose `coverage` put the point's subcell wholly outside the shape is not
-  /// reported. Does not allocate.
+  /// (``Box/inner``); false says nothing. A box whose `coverage` put the point's subcell wholly
+  /// outside the shape is not reported. Does not allocate.
   /// - Precondition: `latitude` in [−90, 90] and `longitude` in [−180, 180] (not NaN).
-  /// - Complexity: O(c + w): the c entries of the point's cell and the w of the wide list, one
-  ///   `Float` vector comparison each.
+  /// - Complexity: O(c / 64 + k + w): one row of the point's cell's subcell table (c entries;
+  ///   one 8-byte load up to 28 entries, almost always one cache line), one `Float` vector
+  ///   comparison for each of the k candidates the subcell does not decide, and one for each
+  ///   of the w boxes of the wide list.
   @inlinable
   public func forEachCandidate(
     longitude x: Double, latitude y: Double, _ body: (Int32, Bool) throws -> Void
@@ -336,17 +414,44 @@ public struct BoxGridIndex: Sendable {
     let column = Self.clamp(u, columns)
     let row = Self.clamp(v, rows)
     let cell = row &* columns &+ column
-    let (lane, bit) = subcell(u: u, v: v, column: column, row: row)
     try cellStarts.withUnsafeBufferPointer { starts in
-      try entries.withUnsafeBufferPointer { entries in
-        var k = Int(starts[cell])
-        let end = Int(starts[cell &+ 1])
-        while k < end {
-          let e = entries[k]
-          if all(e.bounds .<= q) && e.outside[lane] & bit == 0 {
-            try body(e.payload, e.inside[lane] & bit != 0)
+      let first = Int(truncatingIfNeeded: starts[cell])
+      let end = Int(truncatingIfNeeded: starts[cell &+ 1])
+      if first == end { return }
+      try bounds.withUnsafeBufferPointer { bounds in
+        try payloads.withUnsafeBufferPointer { payloads in
+          guard let i = subcell(u: u, v: v, column: column, row: row) else {
+            // Outside the rectangle: only `Float` rounding can put the point in a box.
+            for k in first..<end where all(bounds[k] .<= q) { try body(payloads[k], false) }
+            return
           }
-          k &+= 1
+          // Each 8-byte load at bit `b` gives at least 57 bits from `b` on.
+          let n = end &- first
+          let rowBit = first &<< 9 &+ i &* 2 &* n
+          try subcellBits.withUnsafeBytes { table in
+            @inline(__always) func bits(at b: Int) -> UInt64 {
+              table.loadUnaligned(fromByteOffset: b &>> 3, as: UInt64.self) &>> UInt64(b & 7)
+            }
+            var j = 0
+            repeat {
+              let valid: UInt64 = (1 &<< UInt64(Swift.min(56, n &- j))) &- 1
+              let word = bits(at: rowBit &+ j)
+              var candidates = word & valid
+              // Up to 28 entries, both masks come in one load.
+              let inside = (n <= 28 ? word &>> UInt64(n) : bits(at: rowBit &+ n &+ j)) & valid
+              while candidates != 0 {
+                let b = candidates.trailingZeroBitCount
+                candidates &= candidates &- 1
+                let k = first &+ j &+ b
+                if inside & (1 &<< UInt64(b)) != 0 {
+                  try body(payloads[k], true)
+                } else if all(bounds[k] .<= q) {
+                  try body(payloads[k], false)
+                }
+              }
+              j &+= 56
+            } while j < n
+          }
         }
       }
     }
@@ -368,7 +473,8 @@ public struct BoxGridIndex: Sendable {
   }
 
   /// Takes `payload`'s entries for `box` (the box it was given with) out of every answer.
-  /// - Complexity: O(k) for the k entries of the cells the box meets, or of the wide list.
+  /// - Complexity: O(k + 256 m) for the k entries of the cells the box meets, or of the wide
+  ///   list, and the m of them that are `payload`'s.
   public mutating func remove(_ box: Box, payload: Int32) {
     let removed = SIMD8<Float>(repeating: .infinity)
     for p in Self.pieces(of: box) {
@@ -380,9 +486,17 @@ public struct BoxGridIndex: Sendable {
         for r in r0...r1 {
           for c in c0...c1 {
             let cell = r * columns + c
-            for k in Int(cellStarts[cell])..<Int(cellStarts[cell + 1])
-            where entries[k].payload == payload {
-              entries[k].bounds = removed.lowHalf
+            let first = Int(cellStarts[cell])
+            let n = Int(cellStarts[cell + 1]) - first
+            for k in first..<(first + n) where payloads[k] == payload {
+              bounds[k] = removed.lowHalf
+              subcellBits.withUnsafeMutableBytes { table in
+                for i in 0..<256 {
+                  let bit = 512 * first + i * 2 * n + k - first
+                  table[bit >> 3] &= ~(1 << UInt8(bit & 7))
+                  table[(bit + n) >> 3] &= ~(1 << UInt8((bit + n) & 7))
+                }
+              }
             }
           }
         }
@@ -393,10 +507,11 @@ public struct BoxGridIndex: Sendable {
 
   /// Heap bytes of the grid, entries and wide list, by capacity.
   public var memoryFootprintBytes: Int {
-    cellStarts.capacity * 4 + entries.capacity * MemoryLayout<Entry>.stride
+    cellStarts.capacity * 4 + bounds.capacity * 16 + payloads.capacity * 4 + subcellBits.capacity
+      * 8
       + wideBounds.capacity * 32 + widePayloads.capacity * 4
   }
 
   /// Number of entries in the cells and the wide list (for diagnostics).
-  public var entryCount: Int { entries.count + wideBounds.count }
+  public var entryCount: Int { payloads.count + wideBounds.count }
 }

@@ -173,6 +173,113 @@ private func holds(_ box: BoxGridIndex.Box, _ x: Double, _ y: Double, slack: Dou
     #expect(certain > 1_000)
   }
 
+  @Test(arguments: [6, 7, 8] as [UInt64])
+  func crowdedCellsAnswerAsAScanOfEveryBox(seed: UInt64) {
+    // Boxes crowded into one small area, so that cells hold from a few to hundreds of entries
+    // (one load of a subcell's row up to 28, several beyond). Without coverage, the reported
+    // set equals exactly the boxes whose `Float` bounds hold the point rounded to `Float`;
+    // with each box's shape the inscribed ellipse, the answers (certain, or reported and in
+    // the ellipse) equal exactly the ellipses holding the point. Both before and after
+    // removals. Points: random, on box corners and sides, and one `Float` step either side.
+    var rng = SeededGenerator(seed: seed)
+    let count = [40, 150, 600][Int(seed % 3)]
+    let boxes = (0..<count).map { _ -> BoxGridIndex.Box in
+      // A tenth large enough for the wide list, a tenth lines or points.
+      let kind = Int.random(in: 0..<10, using: &rng)
+      let range = kind == 0 ? 0.3...0.6 : kind == 1 ? 0...0 : 0.04...0.1
+      let w = Double.random(in: range, using: &rng)
+      let h = Double.random(in: range, using: &rng)
+      let x = Double.random(in: 10...10.2, using: &rng)
+      let y = Double.random(in: 40...40.2, using: &rng)
+      return BoxGridIndex.Box(
+        minLongitude: x, maxLongitude: x + w, minLatitude: y, maxLatitude: y + h)
+    }
+    func inEllipse(_ b: BoxGridIndex.Box, _ x: Double, _ y: Double) -> Bool {
+      let a = (b.maxLongitude - b.minLongitude) / 2
+      let c = (b.maxLatitude - b.minLatitude) / 2
+      guard a > 0, c > 0 else { return false }
+      let px = (x - (b.minLongitude + b.maxLongitude) / 2) / a
+      let py = (y - (b.minLatitude + b.maxLatitude) / 2) / c
+      return px * px + py * py <= 1
+    }
+    func inFloatBox(_ b: BoxGridIndex.Box, _ x: Double, _ y: Double) -> Bool {
+      Float(b.minLongitude) <= Float(x) && Float(x) <= Float(b.maxLongitude)
+        && Float(b.minLatitude) <= Float(y) && Float(y) <= Float(b.maxLatitude)
+    }
+    // The ellipse's coverage: a subcell (grown by 1e-9°) inside when its corners are, outside
+    // when its point nearest the centre is outside.
+    func coverage(_ k: Int, _ corner: SIMD2<Double>, _ size: SIMD2<Double>) -> (
+      inside: SIMD4<UInt64>, outside: SIMD4<UInt64>
+    ) {
+      let b = boxes[k]
+      var inside = SIMD4<UInt64>.zero
+      var outside = SIMD4<UInt64>.zero
+      let cx = (b.minLongitude + b.maxLongitude) / 2
+      let cy = (b.minLatitude + b.maxLatitude) / 2
+      for i in 0..<256 {
+        let x0 = corner.x + Double(i % 16) * size.x - 1e-9
+        let x1 = corner.x + Double(i % 16 + 1) * size.x + 1e-9
+        let y0 = corner.y + Double(i / 16) * size.y - 1e-9
+        let y1 = corner.y + Double(i / 16 + 1) * size.y + 1e-9
+        let bit: UInt64 = 1 << UInt64(i % 64)
+        if [(x0, y0), (x1, y0), (x0, y1), (x1, y1)].allSatisfy({ inEllipse(b, $0.0, $0.1) }) {
+          inside[i / 64] |= bit
+        } else if !inEllipse(b, min(max(cx, x0), x1), min(max(cy, y0), y1)) {
+          outside[i / 64] |= bit
+        }
+      }
+      return (inside, outside)
+    }
+    var points: [(Double, Double)] = (0..<4000).map { _ in
+      (Double.random(in: 9.99...10.81, using: &rng), Double.random(in: 39.99...40.81, using: &rng))
+    }
+    for b in boxes {
+      for (x, y) in [
+        (b.minLongitude, b.minLatitude), (b.maxLongitude, b.maxLatitude),
+        (b.minLongitude, (b.minLatitude + b.maxLatitude) / 2),
+        ((b.minLongitude + b.maxLongitude) / 2, b.maxLatitude),
+      ] {
+        points.append((x, y))
+        for (dx, dy) in [(-1, 0), (1, 0), (0, -1), (0, 1)] as [(Float, Float)] {
+          let fx = dx < 0 ? Float(x).nextDown : dx > 0 ? Float(x).nextUp : Float(x)
+          let fy = dy < 0 ? Float(y).nextDown : dy > 0 ? Float(y).nextUp : Float(y)
+          points.append((Double(fx), Double(fy)))
+        }
+      }
+    }
+    let payloads = boxes.indices.map { Int32($0) }
+    var plain = BoxGridIndex(boxes: boxes, payloads: payloads)
+    var shaped = BoxGridIndex(boxes: boxes, payloads: payloads, coverage: coverage)
+    var live = Array(repeating: true, count: boxes.count)
+    func check(_ label: String) {
+      var certain = 0
+      for (x, y) in points {
+        var reported: [Int32] = []
+        plain.forEachCandidate(longitude: x, latitude: y) { k, _ in reported.append(k) }
+        let expected = boxes.indices.filter { live[$0] && inFloatBox(boxes[$0], x, y) }
+        #expect(
+          reported.map(Int.init).sorted() == expected,
+          "seed \(seed) \(label): plain at \(x), \(y)")
+        var answers: [Int] = []
+        shaped.forEachCandidate(longitude: x, latitude: y) { k, isCertain in
+          #expect(live[Int(k)], "seed \(seed) \(label): removed \(k) at \(x), \(y)")
+          if isCertain { certain += 1 }
+          if isCertain || inEllipse(boxes[Int(k)], x, y) { answers.append(Int(k)) }
+        }
+        let inside = boxes.indices.filter { live[$0] && inEllipse(boxes[$0], x, y) }
+        #expect(answers.sorted() == inside, "seed \(seed) \(label): shaped at \(x), \(y)")
+      }
+      #expect(certain > 100, "seed \(seed) \(label)")
+    }
+    check("built")
+    for k in stride(from: 0, to: boxes.count, by: 3) {
+      plain.remove(boxes[k], payload: Int32(k))
+      shaped.remove(boxes[k], payload: Int32(k))
+      live[k] = false
+    }
+    check("after removals")
+  }
+
   @Test func emptyIndexReportsNothing() {
     var reported = 0
     BoxGridIndex().forEachCandidate(longitude: 0, latitude: 0) { _, _ in reported += 1 }
