@@ -37,7 +37,9 @@ public struct StoreRepairOutcome: Hashable, Sendable, CustomStringConvertible {
 /// SQLite file is a valid empty database, not damage. `identity.json` is damaged when it is
 /// not a JSON object with string `device_id` and `anonymous_id` (an empty file included).
 /// `state.sqlite` is also damaged when a device row holds a checkpoint the engine cannot
-/// restore (see `StoreRepair+Checkpoints.swift`); repair copies every other row.
+/// restore (see `StoreRepair+Checkpoints.swift`), and `geofences.sqlite` when a geofence row
+/// does not form a valid geofence (see `StoreRepair+Geofences.swift`); repair copies every
+/// other row, and the next sync lists the set in full.
 ///
 /// **Repair** never deletes: the damaged file is renamed `NAME.corrupt-YYYYMMDDTHHMMSSZ` (with
 /// its `-wal`/`-shm`), so nothing is lost. For a SQLite file, a new file is then written with
@@ -63,6 +65,10 @@ public enum StoreRepair {
         let damaged = damagedCheckpoints(path)
         if !damaged.isEmpty { problem = checkpointProblem(damaged) }
       }
+      if problem == nil, name == "geofences.sqlite" {
+        let damaged = invalidGeofences(path)
+        if !damaged.isEmpty { problem = geofenceProblem(damaged) }
+      }
       return problem.map { StoreDamage(path: path, problem: $0) }
     }
   }
@@ -76,8 +82,12 @@ public enum StoreRepair {
     var outcomes: [StoreRepairOutcome] = []
     for damage in check(directory: directory) {
       // Read before the move: the rows the new file must not copy.
-      let dropped =
-        damage.path.hasSuffix("state.sqlite") ? damagedCheckpoints(damage.path) : []
+      var dropped: [String: Set<String>] = [:]
+      if damage.path.hasSuffix("state.sqlite") {
+        dropped["device_state"] = Set(damagedCheckpoints(damage.path).map(\.device))
+      } else if damage.path.hasSuffix("geofences.sqlite") {
+        dropped["geofence"] = Set(invalidGeofences(damage.path).map(\.id))
+      }
       let moved = damage.path + ".corrupt-" + stamp(time)
       let manager = FileManager.default
       try manager.moveItem(atPath: damage.path, toPath: moved)
@@ -90,7 +100,7 @@ public enum StoreRepair {
         kept = "nothing (a new identity was made)"
       } else {
         kept = try salvageRows(
-          from: moved, to: damage.path, droppingDevices: Set(dropped.map(\.device)))
+          from: moved, to: damage.path, dropping: dropped)
       }
       outcomes.append(StoreRepairOutcome(damage: damage, movedTo: moved, kept: kept))
     }
@@ -170,9 +180,13 @@ public enum StoreRepair {
 
   /// Creates `target` afresh with its store's own schema, then copies into it every row
   /// that can still be read from `source`, table by table (a row of the same key replaces
-  /// the seed row), except the `device_state` rows of `droppedDevices`.
+  /// the seed row), except the rows of `dropping` (table name to the keys, the first column,
+  /// of rows to leave out). When rows of `geofence` are left out, the copied set's generation
+  /// is incremented, so that a snapshot built from the old file is rebuilt; its recorded count
+  /// no longer matches its rows, so the next sync lists the set in full
+  /// (``GeofenceSync/GeofenceStore/isSetReadable()``).
   static func salvageRows(
-    from source: String, to target: String, droppingDevices droppedDevices: Set<String> = []
+    from source: String, to target: String, dropping: [String: Set<String>] = [:]
   ) throws -> String {
     try createFresh((target as NSString).lastPathComponent, at: target)
     let reading = try readableCopy(of: source)
@@ -220,18 +234,20 @@ public enum StoreRepair {
           break
         }
         let values = (0..<columns.count).map { statement.value(at: $0) }
-        if name == "device_state", case .text(let device)? = values.first,
-          droppedDevices.contains(device)
-        {
+        if let keys = dropping[name], case .text(let key)? = values.first, keys.contains(key) {
           dropped += 1
           continue
         }
         insert.reset()
         if (try? insert.bind(values)) != nil, (try? insert.step()) != nil { copied += 1 }
       }
+      let what = name == "geofence" ? "invalid geofence row(s)" : "damaged checkpoint(s)"
       kept.append(
         "\(copied) rows of \(name)" + (complete ? "" : " (the rest unreadable)")
-          + (dropped > 0 ? " (\(dropped) damaged checkpoint(s) left out)" : ""))
+          + (dropped > 0 ? " (\(dropped) \(what) left out)" : ""))
+      if name == "geofence", dropped > 0 {
+        try new.execute("UPDATE sync_state SET generation = generation + 1 WHERE singleton = 1")
+      }
     }
     return kept.isEmpty ? "nothing (no table could be read)" : kept.joined(separator: ", ")
   }

@@ -410,3 +410,27 @@ public final class GeofenceStore {
     return Geofence(id: id, name: s.string(at: 4), region: region, metadataJSON: s.string(at: 5))
   }
 }
+
+extension GeofenceStore {
+  /// The rows of the `geofence` table of `database` that SQLite reads but that do not form a
+  /// valid geofence (a coordinate out of range, a negative or non-finite radius, a geometry
+  /// blob that does not decode), as `(id, reason)` in ascending UTF-8 id order. Opening the
+  /// set fails on such a row (``geofences()`` throws ``SQLiteStore/SQLiteError/Code/corrupt``),
+  /// so `geofence repair` finds them here and copies every other row.
+  /// - Returns: none when the table cannot be read (the file's own check reports that).
+  /// - Complexity: O(n) for n rows; memory O(1) besides the result.
+  public static func invalidRows(in database: Database) -> [(id: String, reason: String)] {
+    guard let s = try? database.prepare("SELECT \(columns) FROM geofence ORDER BY id") else {
+      return []
+    }
+    var result: [(id: String, reason: String)] = []
+    while (try? s.step()) == true {
+      do {
+        _ = try geofence(from: s)
+      } catch {
+        result.append((s.string(at: 0) ?? "", error.message))
+      }
+    }
+    return result
+  }
+}

@@ -14,7 +14,9 @@ enum RepairCommand {
     an empty geofence set that the next 'geofence sync' lists in full. A damaged
     identity.json is replaced by a new identity. A device row of state.sqlite whose
     checkpoint cannot be restored is damage too: it is named, and the new file holds every
-    other row (that device starts afresh).
+    other row (that device starts afresh). So is a geofence row of geofences.sqlite that is
+    no valid geofence (a coordinate out of range, a bad radius or polygon): it is named and
+    left out, and the next 'geofence sync' lists the set in full.
 
     Every command that opens a store exits 65 naming the damaged file when it meets one, and
     points here.

@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceTestSupport
 import Testing
 
 /// A damaged store file is named with its problem (exit 65), and `geofence repair` moves it
@@ -164,5 +165,58 @@ import Testing
     #expect(try corruptCopies(store, "geofences.sqlite").count == 1)
     #expect(try CLI.run(run).status == 0)
     #expect(try pending(store) == "pending       1")
+  }
+
+  /// A synced geofence row that SQLite reads but that is no valid geofence (latitude 200) is
+  /// named by every command that reads the rows (exit 65, not a bare store error); `repair`
+  /// finds it, keeps the other rows, and the next sync lists the set in full, so the row comes
+  /// back as the server holds it.
+  @Test(.enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
+  func anInvalidGeofenceRowIsNamedAndLeftOutByRepair() async throws {
+    let server = try await ReferenceServer.start(keys: ["corrupt-key"])
+    defer { server.stop() }
+    try await server.replaceGeofences(key: "corrupt-key", CLI.equatorGeofences)
+    let dir = try CLI.scratch("invalid-geofence-row")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let store = dir.appendingPathComponent("store")
+    let sync = [
+      "sync", "--server", server.baseURL.absoluteString, "--key", "corrupt-key", "--store",
+      store.path,
+    ]
+    let first = try CLI.run(sync)
+    #expect(first.status == 0, "\(first.stderr)")
+    let ids = CLI.equatorGeofences.compactMap { $0["id"] as? String }.sorted()
+    func listed() throws -> (status: Int32, ids: [String], stderr: String) {
+      let r = try CLI.run(["regions", "--store", store.path, "--format", "jsonl"])
+      return (r.status, CLI.objects(r.stdout).compactMap { $0["id"] as? String }, r.stderr)
+    }
+    #expect(try listed().ids == ids)
+
+    try executeSQL(
+      "UPDATE geofence SET latitude = 200 WHERE id = 'offer-1'",
+      on: store.appendingPathComponent("geofences.sqlite").path)
+    // The snapshot sync wrote names the set's generation, which the update left alone: it
+    // would still be taken (with the row as synced). Without it the rows are read.
+    try FileManager.default.removeItem(at: store.appendingPathComponent("geofences.snapshot"))
+    let damaged = try listed()
+    #expect(damaged.status == 65, "\(damaged.stderr)")
+    #expect(damaged.stderr.contains("stored geofence offer-1"), "\(damaged.stderr)")
+    #expect(damaged.stderr.contains("geofence repair --store"), "\(damaged.stderr)")
+
+    let check = try CLI.run(["repair", "--store", store.path, "--check"])
+    #expect(check.status == 65, "\(check.stderr)")
+    #expect(check.stderr.contains("1 stored geofence(s) cannot be read"), "\(check.stderr)")
+    let repair = try CLI.run(["repair", "--store", store.path])
+    #expect(repair.status == 0, "\(repair.stderr)")
+    #expect(
+      repair.stderr.contains(
+        "\(ids.count - 1) rows of geofence (1 invalid geofence row(s) left out)"),
+      "\(repair.stderr)")
+    #expect(try corruptCopies(store, "geofences.sqlite").count == 1)
+    #expect(try listed().ids == ids.filter { $0 != "offer-1" })
+
+    let again = try CLI.run(sync)
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(try listed().ids == ids)
   }
 }
