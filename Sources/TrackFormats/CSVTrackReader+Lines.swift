@@ -11,6 +11,11 @@ public struct CSVLineReader: Sendable {
   private let delimiter: UInt8
   /// Data rows read so far (the next fix's ``GeofenceGeometry/LocationFix/sourceIndex``).
   public private(set) var rowCount = 0
+  /// Warnings about the last line read, whose fix is still taken: an accuracy that is not a
+  /// finite number (the fix is invalid), an unreadable UTC offset, and, once per reader, the
+  /// first time without a zone (read as UTC; later ones are not reported).
+  public private(set) var warnings: [TrackIssue] = []
+  private var reportedNoZone = false
 
   /// - Parameters:
   ///   - header: the header line, without its line end.
@@ -31,9 +36,13 @@ public struct CSVLineReader: Sendable {
   public var hasTime: Bool { rows.columns.hasTime }
 
   /// Reads one data line.
+  ///
+  /// When the header names a device column, a row whose device cell is empty is refused (as
+  /// a JSON Lines fix without `device_id` is): which device it belongs to cannot be told.
   /// - Returns: the fix, or the issue that skips the line (with its line number and reason);
-  ///   `nil` for a `#` comment or blank line.
+  ///   `nil` for a `#` comment or blank line. ``warnings`` holds the line's warnings.
   public mutating func read(_ text: String, line: Int) -> Result<LocationFix, TrackIssue>? {
+    warnings.removeAll(keepingCapacity: true)
     let trimmed = text.drop { $0 == " " || $0 == "\t" }
     if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
     rows.fixes.removeAll(keepingCapacity: true)
@@ -57,6 +66,18 @@ public struct CSVLineReader: Sendable {
       if fix.time == nil, rows.columns.hasTime {
         return .failure(
           TrackIssue(file: rows.fileName, line: line, message: "no valid time; row skipped"))
+      }
+      if fix.deviceID == nil, rows.columns.device != nil {
+        return .failure(
+          TrackIssue(file: rows.fileName, line: line, message: "empty device id; row skipped"))
+      }
+      warnings.append(contentsOf: rows.warnings)
+      if !reportedNoZone, rows.noZone.count > 0 {
+        reportedNoZone = true
+        warnings.append(
+          TrackIssue(
+            file: rows.fileName, line: line,
+            message: "a time without a zone is read as UTC (later ones are not reported)"))
       }
       return .success(fix)
     }

@@ -89,7 +89,13 @@ struct RowReader {
     }
     var device: String?
     if let d = field(fields, columns.device), !d.isEmpty {
-      device = String(decoding: d, as: UTF8.self)
+      if DeviceIDText.hasControlCharacter(d) {
+        return skip("the device id holds a control character (U+0000-U+001F, U+007F)")
+      }
+      guard let valid = String(validating: d, as: UTF8.self) else {
+        return skip("the device id is not valid UTF-8")
+      }
+      device = valid
     }
     fixes.append(
       LocationFix(

@@ -19,10 +19,14 @@ import NumberText
 ///   `date` column plus a `time` column (also `Lcl Date`/`Lcl Time`, `UTC Date`/`UTC Time`),
 ///   and an optional offset column (`UTCOfst`, `utc_offset`) that is subtracted;
 /// - horizontal accuracy in metres: `accuracy`, `horizontal_accuracy`, `hacc`;
-/// - device: `device`, `device_id`, `user_id` (kept per row in `deviceID`);
+/// - device: `device`, `device_id`, `user_id` (kept per row in `deviceID`); a row whose
+///   device id holds a control character or is not valid UTF-8 is skipped (``DeviceIDText``);
 /// - hemisphere: `N/S` and `E/W` columns; suffixes or prefixes (`49.07N`, `W125.76`) are
 ///   always accepted, and so are fixed-width degrees with leading zeros (`035.208829E`);
 /// - validity: a `valid` column whose value is `No fix`, `V` or `invalid` skips the row.
+///
+/// A header that names the latitude, the longitude or the accuracy in two columns, or one
+/// device column name twice, is refused: which column is meant cannot be told.
 ///
 /// **Numbers** follow ``NumberText/NumberText`` (RFC 8259's grammar: no hex such as `0x2F.6`,
 /// no `inf` or `nan`, nothing beyond ±1.8e308) with `.`; a decimal comma is accepted when the
@@ -50,7 +54,9 @@ public enum CSVTrackReader {
   ///   - fileName: the name used in issues and errors.
   /// - Returns: the fixes with `format` `.csv`, `.plt` or `.dashCamLog`.
   /// - Throws: `TrackReadError.missingColumns` when the header names no latitude or longitude
-  ///   column; `.malformed` when the file holds no header line.
+  ///   column; `.malformed` when the file holds no header line, or when the header names the
+  ///   latitude, the longitude or the accuracy in two columns (or one device column name
+  ///   twice).
   /// - Complexity: O(n) in the file size.
   public static func read(data: Data, fileName: String) throws(TrackReadError) -> TrackReadResult {
     let (text, usedLatin1) = DelimitedText.decode(data)
@@ -276,6 +282,24 @@ struct CSVColumns {
     let keys = header.map(Self.key)
     func first(_ names: Set<String>, excluding: Int? = nil) -> Int? {
       keys.indices.first { names.contains(keys[$0]) && $0 != excluding }
+    }
+    // Two columns for one value (`lat,latitude`, or one device name twice): which one is meant
+    // cannot be told, as a JSON Lines fix that gives a member twice is refused.
+    for (role, names, sameName) in [
+      ("latitude", Self.latitudeNames, false), ("longitude", Self.longitudeNames, false),
+      ("accuracy", Self.accuracyNames, false), ("device", Self.deviceNames, true),
+    ] {
+      let matches = keys.indices.filter { names.contains(keys[$0]) }
+      guard matches.count > 1 else { continue }
+      let clash =
+        sameName
+        ? matches.filter { i in matches.filter { keys[$0] == keys[i] }.count > 1 } : matches
+      guard clash.count > 1 else { continue }
+      let named = clash.map { "\($0 + 1) (\"\(header[$0])\")" }.joined(separator: ", ")
+      throw .malformed(
+        file: file, line: line,
+        reason: "the header names the \(role) more than once, in columns \(named); "
+          + "which one is meant cannot be told", pointsRead: 0)
     }
     let lat = first(Self.latitudeNames)
     let lon = first(Self.longitudeNames)

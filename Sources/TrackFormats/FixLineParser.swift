@@ -18,7 +18,7 @@ public struct StreamFix: Sendable {
 }
 
 /// Reads one JSON Lines fix: a JSON object (RFC 8259) with the members
-/// - `device_id`: a non-empty string;
+/// - `device_id`: a non-empty string without control characters (``DeviceIDText``);
 /// - `time`: an RFC 3339 date-time (a zone is required) or a number of seconds since the
 ///   Unix epoch, within ``TrackReader/plausibleTimes`` (1980-01-06, the GPS epoch, to 2100) like
 ///   every track reader's times: a fix from far in the future would make its device drop every
@@ -67,7 +67,7 @@ public enum FixLineParser {
       let b = line[j]
       if b == UInt8(ascii: "\"") { break }
       // Escapes, control characters and non-ASCII bytes take the general path.
-      guard b >= 0x20, b < 0x80, b != UInt8(ascii: "\\") else { return nil }
+      guard b >= 0x20, b < 0x7F, b != UInt8(ascii: "\\") else { return nil }
       j += 1
     }
     guard j < line.count, j > start else { return nil }
@@ -146,6 +146,11 @@ public enum FixLineParser {
         }
         guard !s.isEmpty else {
           return .failure(Failure(description: "device_id must be a non-empty string"))
+        }
+        guard !DeviceIDText.hasControlCharacter(s.utf8) else {
+          return .failure(
+            Failure(
+              description: "device_id must not hold a control character (U+0000-U+001F, U+007F)"))
         }
         device = s
       case .time:

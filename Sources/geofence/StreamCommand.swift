@@ -29,7 +29,11 @@ enum StreamCommand {
                     (other members are ignored)
       CSV           a header line, then rows; the column names of 'geofence replay'
                     (lat/latitude, lon/lng/longitude, time/timestamp/..., accuracy/hacc,
-                    device/device_id). A row without a device column belongs to device "-".
+                    device/device_id). Without a device column every row belongs to device
+                    "-"; with one, a row whose device cell is empty is skipped. Times
+                    without a zone are read as UTC, with one warning.
+      A device id must be non-empty UTF-8 without control characters (U+0000-U+001F,
+      U+007F) in either form.
       --input-format jsonl|csv   default: CSV unless the first line starts with '{'
       A line that is not a fix is reported on standard error with its line number and
       skipped; the stream goes on. A line longer than 1 MiB is skipped unread.
@@ -641,8 +645,8 @@ enum StreamCommand {
           return bad("\(name):\(number): \(why); line skipped")
         }
       } else {
-        let text = String(decoding: bytes, as: UTF8.self)
         guard var reader = csv else {
+          let text = String(decoding: bytes, as: UTF8.self)
           do {
             csv = try CSVLineReader(header: text, fileName: name, line: number)
             if csv?.hasTime == false {
@@ -655,8 +659,15 @@ enum StreamCommand {
           }
           return ExitStatus.ok
         }
+        // As for a JSON Lines fix: bytes that are not UTF-8 are refused, not replaced.
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+          return bad("\(name):\(number): not valid UTF-8; line skipped")
+        }
         let result = reader.read(text, line: number)
         csv = reader
+        if !quiet {
+          for warning in reader.warnings { printError("warning: \(warning)") }
+        }
         switch result {
         case nil: return ExitStatus.ok
         case .failure(let issue)?: return bad("\(issue)")

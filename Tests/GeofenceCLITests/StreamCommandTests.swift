@@ -89,6 +89,49 @@ import Testing
     #expect(r.stderr.contains("stream: 6 lines, 3 fixes, 2 bad lines skipped"), "\(r.stderr)")
   }
 
+  /// A CSV row is held to a JSON Lines fix's rules: an empty device cell, a control
+  /// character in the device id and bytes that are not UTF-8 each skip their own line; a
+  /// time without a zone is read as UTC with one warning naming its line, and an unreadable
+  /// accuracy is a warning on its line (the fix is taken, and dropped as invalid).
+  @Test func csvRowsFollowTheDeviceAndZoneRulesOfJSONLines() throws {
+    let dir = try CLI.scratch("stream-csv-rules")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    var input = Data(
+      """
+      device,time,lat,lon,accuracy
+      b,2026-11-30T05:00:00Z,0,-0.0027,5
+      ,2026-11-30T05:00:05Z,0,0,5
+      b\u{0}x,2026-11-30T05:00:06Z,0,0,5
+
+      """.utf8)
+    input += Data([0x62, 0xFF]) + Data(",2026-11-30T05:00:07Z,0,0,5\n".utf8)
+    input += Data(
+      """
+      b,2026-11-30 05:00:40,0,0.0015,5
+      b,2026-11-30 05:00:50,0,0.0016,n/a
+      b,2026-11-30T05:05:00Z,0,0.0045,5
+
+      """.utf8)
+    let r = try CLI.run(["stream", "--regions", regions], input: input)
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(Self.summary(CLI.objects(r.stdout)) == Self.expected, "\(r.stdout)")
+    let stderr = r.stderr.split(separator: "\n").map(String.init)
+    #expect(
+      stderr.filter { $0.hasPrefix("rejected: ") } == [
+        "rejected: <stdin>:3: empty device id; row skipped",
+        "rejected: <stdin>:4: the device id holds a control character (U+0000-U+001F, U+007F); "
+          + "row skipped",
+        "rejected: <stdin>:5: not valid UTF-8; line skipped",
+      ], "\(r.stderr)")
+    #expect(
+      stderr.filter { $0.hasPrefix("warning: ") } == [
+        "warning: <stdin>:6: a time without a zone is read as UTC (later ones are not reported)",
+        "warning: <stdin>:7: accuracy \"n/a\" is not a finite number; the fix is invalid "
+          + "(invalidAccuracy)",
+      ], "\(r.stderr)")
+  }
+
   @Test func csvWithoutADeviceColumnIsDeviceDash() throws {
     let dir = try CLI.scratch("stream-csv-dash")
     defer { try? FileManager.default.removeItem(at: dir) }

@@ -73,7 +73,7 @@ private let t0 = 1_796_014_800.0
     (#"D\u00C9V"#, "DÉV"),
     (#"car-\ud83d\ude97"#, "car-\u{1F697}"),
     (#"a\"b\\c\/d"#, #"a"b\c/d"#),
-    (#"tab\tnl\n"#, "tab\tnl\n"),
+    (#"a\u0062\u002Fc"#, "ab/c"),
     ("dév", "dév"),
   ])
   func decodesEscapedDeviceIDs(raw: String, expected: String) throws {
@@ -185,6 +185,16 @@ private let t0 = 1_796_014_800.0
       return
     }
     #expect(f.description.contains("device_id"))
+    // Escaped, a control character is still refused in the device id (not in other strings).
+    for escaped in [#"a\u0000b"#, #"a\nb"#, #"\u007f"#] {
+      #expect(
+        failure(#"{"device_id":"\#(escaped)","time":1796014800,"latitude":0,"longitude":0}"#)?
+          .contains("control character") == true, "\(escaped)")
+    }
+    #expect(
+      (try? parsed(
+        #"{"device_id":"d","note":"a\u0000b","time":1796014800,"latitude":0,"longitude":0}"#))?
+        .deviceID == "d")
   }
 
   /// Nesting far beyond the parser's depth limit fails instead of overflowing the stack.
@@ -360,5 +370,68 @@ private let t0 = 1_796_014_800.0
     #expect(throws: TrackReadError.self) {
       try CSVLineReader(header: "time,device_id", fileName: "x.csv", line: 1)
     }
+  }
+
+  /// A header giving one value in two columns is refused with both named, as a JSON Lines
+  /// fix that gives a member twice is; two different device names (`user_id`, `device_id`)
+  /// are not a clash.
+  @Test func aHeaderNamingAValueTwiceIsRefused() throws {
+    for (header, columns) in [
+      ("lat,lon,time,lat", #"1 ("lat"), 4 ("lat")"#),
+      ("latitude,lat,lon,time", #"1 ("latitude"), 2 ("lat")"#),
+      ("lat,lon,time,hacc,accuracy", #"4 ("hacc"), 5 ("accuracy")"#),
+      ("lat,lon,time,device,Device", #"4 ("device"), 5 ("Device")"#),
+    ] {
+      do {
+        _ = try CSVLineReader(header: header, fileName: "h.csv", line: 1)
+        Issue.record("\(header) was taken")
+      } catch {
+        #expect("\(error)".contains("more than once, in columns \(columns)"), "\(error)")
+        #expect("\(error)".hasPrefix("h.csv:1: the header names the "), "\(error)")
+      }
+    }
+    let both = try CSVLineReader(header: "lat,lon,time,user_id,device_id", fileName: "h", line: 1)
+    #expect(both.hasTime)
+  }
+
+  /// The device rules of a JSON Lines fix hold for a CSV row: an empty device cell, a control
+  /// character and bytes that are not UTF-8 each skip their row alone, with its line.
+  @Test func aRowWithoutAUsableDeviceIsAnIssue() throws {
+    var reader = try CSVLineReader(header: "lat,lon,time,device_id", fileName: "d.csv", line: 1)
+    for (text, line, why) in [
+      ("1,2,2026-11-30T05:00:00Z,", 2, "empty device id"),
+      ("1,2,2026-11-30T05:00:00Z,a\u{0}b", 3, "control character"),
+      ("1,2,2026-11-30T05:00:00Z,a\u{7F}", 4, "control character"),
+    ] {
+      guard case .failure(let issue)? = reader.read(text, line: line) else {
+        Issue.record("\(text) was read")
+        continue
+      }
+      #expect(issue.line == line && issue.message.contains(why), "\(issue)")
+    }
+    let row1 = reader.read("1,2,2026-11-30T05:00:00Z,phone é", line: 5)
+    let ok = try #require(row1).get()
+    #expect(ok.deviceID == "phone é")
+  }
+
+  /// Warnings of a row whose fix is taken: a bad accuracy on its line, and the first time
+  /// without a zone once.
+  @Test func warningsComeWithTheirLine() throws {
+    var reader = try CSVLineReader(header: "lat,lon,time,accuracy", fileName: "w.csv", line: 1)
+    let row2 = reader.read("1,2,2026-11-30T05:00:00Z,5", line: 2)
+    _ = try #require(row2).get()
+    #expect(reader.warnings.isEmpty)
+    let row3 = reader.read("1,2,2026-11-30T05:00:01Z,n/a", line: 3)
+    let nan = try #require(row3).get()
+    #expect(nan.horizontalAccuracy?.isNaN == true)
+    #expect(reader.warnings.map(\.line) == [3])
+    #expect(reader.warnings.first?.message.contains("invalidAccuracy") == true)
+    let row4 = reader.read("1,2,2026-11-30 05:00:02,5", line: 4)
+    _ = try #require(row4).get()
+    #expect(reader.warnings.map(\.line) == [4])
+    #expect(reader.warnings.first?.message.contains("without a zone is read as UTC") == true)
+    let row5 = reader.read("1,2,2026-11-30 05:00:03,5", line: 5)
+    _ = try #require(row5).get()
+    #expect(reader.warnings.isEmpty)
   }
 }
