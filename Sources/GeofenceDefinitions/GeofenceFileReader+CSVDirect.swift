@@ -39,7 +39,8 @@ extension GeofenceFileReader.CSVRowReader {
     } else {
       return false
     }
-    guard let center = try? Coordinate(latitude: latitude, longitude: longitude),
+    guard radius <= GeofenceValidator.maximumRadiusMeters,
+      let center = try? Coordinate(latitude: latitude, longitude: longitude),
       let circle = try? PackedCircle(center: center, radiusMeters: radius)
     else { return false }
     // The general path's name: the trimmed cell, none when blank.

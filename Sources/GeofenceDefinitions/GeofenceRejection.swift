@@ -23,7 +23,8 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
   case latitudeOutOfRange(Double)
   /// Longitude not finite or outside [-180, 180] degrees.
   case longitudeOutOfRange(Double)
-  /// Radius NaN, infinite, zero or negative (metres).
+  /// Radius NaN, infinite, zero, negative or above ``GeofenceValidator/maximumRadiusMeters``
+  /// (metres).
   case invalidRadius(Double)
   /// The id was already defined at `firstDefinedAt`; the first definition wins.
   case duplicateID(firstDefinedAt: DefinitionLocation)
@@ -41,6 +42,8 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
   /// A polygon geometry was rejected: a structure, range, antimeridian or pole problem, or
   /// GEOS's validity reason with the place of the fault.
   case invalidPolygon(PolygonProblem)
+  /// A definition with a `geometry` that also gives these circle fields.
+  case circleBesideGeometry([DefinitionField])
 
   public var description: String {
     switch self {
@@ -54,12 +57,16 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
     case .latitudeOutOfRange(let v): return "latitude \(v) is not a finite value in [-90, 90]"
     case .longitudeOutOfRange(let v):
       return "longitude \(v) is not a finite value in [-180, 180]"
-    case .invalidRadius(let r): return "radius \(r) m is not a finite value > 0"
+    case .invalidRadius(let r):
+      return "radius \(r) m is not a finite value in (0, 20037509] (half the WGS84 equator)"
     case .duplicateID(let first): return "duplicate id, first defined at \(first)"
     case .unsupportedGeometry(let type):
       return "geometry type \(type) is not supported (only Point, Polygon and MultiPolygon)"
     case .malformedRecord(let why): return why
     case .invalidPolygon(let problem): return "invalid polygon: \(problem)"
+    case .circleBesideGeometry(let fields):
+      let names = fields.map { "\($0)" }.joined(separator: ", ")
+      return "a geofence with a geometry has no \(names); which shape is meant cannot be told"
     case .invalidJSON(let field, let error):
       let place = "line \(error.line), column \(error.column)"
       guard let field else {
@@ -132,7 +139,7 @@ public struct GeofenceRejection: Hashable, Sendable, CustomStringConvertible {
     self.reason = reason
   }
 
-  /// For example `places.csv:12 (id "rg000011"): radius -5.0 m is not a finite value > 0`.
+  /// For example `places.csv:12 (id "rg000011"): radius -5.0 m is not a finite value in (0, 20037509] (half the WGS84 equator)`.
   public var description: String {
     if let id {
       return "\(location) (id \"\(id)\"): \(reason)"

@@ -61,6 +61,12 @@ public enum GeofenceValidator {
   /// twice by the planner and taken for the refresh circle by the OS.
   public static let reservedIDs: Set<String> = ["geofence.refresh"]
 
+  /// The largest radius accepted, in metres: half the great-circle circumference of the
+  /// WGS84 equator (π × 6,378,137 m = 20,037,508.34 m), rounded up; the bound the sync
+  /// protocol gives (`docs/sync-protocol.md`) and the reference server applies. A disc that
+  /// large already covers the whole Earth, so a larger radius can only be a unit mistake.
+  public static let maximumRadiusMeters = 20_037_509.0
+
   /// Validates one definition and builds its geofence.
   ///
   /// Rules, checked in this order (the first failure is returned):
@@ -70,15 +76,18 @@ public enum GeofenceValidator {
   ///   `.missing(.id)`.
   /// - **latitude**, **longitude**: numbers in degrees; finite, latitude in [-90, 90],
   ///   longitude in [-180, 180] (both -180 and 180 accepted). Absent or `null` is `.missing`.
-  /// - **radius**: a number in metres, finite and > 0. When absent or `null`,
-  ///   `defaultRadiusMeters` is used if given (and validated the same way), else `.missing`.
+  /// - **radius**: a number in metres, finite, > 0 and at most ``maximumRadiusMeters``. When
+  ///   absent or `null`, `defaultRadiusMeters` is used if given (and validated the same way),
+  ///   else `.missing`.
   /// - **name**: a string or absent/`null`. An empty or whitespace-only name becomes `nil`.
   /// - **metadata**: a JSON object or absent/`null`; stored as ``JSONValue/canonicalText``. An
   ///   empty object is stored as `nil`.
   ///
   /// - **geometry** (instead of latitude, longitude and radius): a GeoJSON `Polygon` or
   ///   `MultiPolygon` object, validated by ``PolygonValidator`` (GEOS);
-  ///   ``DefinitionProblem/invalidPolygon(_:)`` with the reason otherwise.
+  ///   ``DefinitionProblem/invalidPolygon(_:)`` with the reason otherwise. A definition that
+  ///   gives a geometry and also a latitude, longitude or radius (not `null`) is
+  ///   ``DefinitionProblem/circleBesideGeometry(_:)``: which shape is meant cannot be told.
   ///
   /// Uniqueness of ids is not checked here: it depends on the set the definition belongs to.
   /// - Parameters:
@@ -124,6 +133,11 @@ public enum GeofenceValidator {
     switch definition.geometry {
     case nil, .null?: break
     case .object(let members)?:
+      let circleFields = [
+        (DefinitionField.latitude, definition.latitude),
+        (.longitude, definition.longitude), (.radius, definition.radius),
+      ].filter { !isAbsent($0.1) }.map(\.0)
+      if !circleFields.isEmpty { throw .circleBesideGeometry(circleFields) }
       let polygon: PolygonRegion
       switch (polygons ?? PolygonValidator()).validate(members) {
       case .success(let p): polygon = p
@@ -147,6 +161,7 @@ public enum GeofenceValidator {
       radius = try number(definition.radius, field: .radius, fromText: definition.isFromText)
         .get()
     }
+    guard radius <= maximumRadiusMeters else { throw .invalidRadius(radius) }
     let center: Coordinate
     do {
       center = try Coordinate(latitude: latitude, longitude: longitude)

@@ -115,8 +115,12 @@ enum ReplayCommand {
       var radiusUsed = true
       for (name, value) in args.ordered {
         if name == "radius" {
-          guard let r = NumberText.double(value), r > 0 else {
-            throw UsageError("--radius needs a number of metres > 0, got '\(value)'")
+          guard let r = NumberText.double(value), r > 0,
+            r <= GeofenceValidator.maximumRadiusMeters
+          else {
+            throw UsageError(
+              "--radius needs a number of metres in (0, 20037509] (half the WGS84 equator), "
+                + "got '\(value)'")
           }
           radius = r
           radiusUsed = false

@@ -85,7 +85,9 @@ private func at(_ line: Int) -> DefinitionLocation {
     rejected[10].description == #"test.csv:14 (id "a1"): duplicate id, first defined at test.csv:2"#
   )
   #expect(
-    rejected[0].description == #"test.csv:3 (id "a2"): radius 0.0 m is not a finite value > 0"#)
+    rejected[0].description
+      == #"test.csv:3 (id "a2"): radius 0.0 m is not a finite value in (0, 20037509] (half the WGS84 equator)"#
+  )
 }
 
 @Test func csvWithoutADefaultRadiusRejectsRowsWithoutOne() throws {

@@ -93,3 +93,57 @@ import Testing
     value.canonicalText
       == #"{"a":"quote \" backslash \\ tab \t bell \u0007 é /","b":[1,-0.25,1e+300,false,null]}"#)
 }
+
+/// The radius is bounded by half the WGS84 equator (π × 6,378,137 m = 20,037,508.34 m, the
+/// sync protocol's bound): the bound itself is accepted, the next metre and 1e9 m are not, in
+/// JSON and in CSV (whose direct path must agree with the general one).
+@Test func aRadiusBeyondHalfTheEquatorIsRejected() throws {
+  func radius(_ r: Double) -> Result<Geofence, DefinitionProblem> {
+    GeofenceValidator.validate(
+      RawGeofenceDefinition(
+        id: .string("g"), latitude: .number(1), longitude: .number(2), radius: .number(r)))
+  }
+  #expect(try radius(20_037_509).get().region.radiusMeters == 20_037_509)
+  #expect(throws: DefinitionProblem.invalidRadius(20_037_510)) { try radius(20_037_510).get() }
+  #expect(throws: DefinitionProblem.invalidRadius(1e9)) { try radius(1e9).get() }
+  let csv = try GeofenceFileReader.read(
+    data: Data("id,latitude,longitude,radius\na,1,2,20037509\nb,1,2,1e9\nc,1,2,5\n".utf8),
+    format: .csv, fileName: "r.csv", defaultRadiusMeters: nil)
+  #expect(csv.geofences.map(\.id) == ["a", "c"])
+  #expect(
+    csv.rejected.map(\.description) == [
+      #"r.csv:3 (id "b"): radius 1000000000.0 m is not a finite value in (0, 20037509] (half the WGS84 equator)"#
+    ])
+}
+
+/// A definition with a geometry and a circle field cannot say which shape it means: it is
+/// rejected alone, naming the circle fields given (a `null` one counts as absent).
+@Test func aGeometryBesideCircleFieldsIsRejected() throws {
+  let square: JSONValue = .object([
+    "type": .string("Polygon"),
+    "coordinates": .array([
+      .array(
+        [[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]].map { .array($0.map { .number($0) }) })
+    ]),
+  ])
+  let plain = GeofenceValidator.validate(
+    RawGeofenceDefinition(
+      id: .string("p"), latitude: .null, longitude: nil, radius: .null, geometry: square))
+  #expect(throws: Never.self) { try plain.get() }
+  let both = GeofenceValidator.validate(
+    RawGeofenceDefinition(
+      id: .string("p"), latitude: .number(0.5), longitude: nil, radius: .number(100),
+      geometry: square))
+  #expect(throws: DefinitionProblem.circleBesideGeometry([.latitude, .radius])) {
+    try both.get()
+  }
+  let json = try GeofenceFileReader.read(
+    data: Data(
+      #"[{"id":"a","radius":50,"geometry":{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}}]"#
+        .utf8), format: .json, fileName: "g.json", defaultRadiusMeters: nil)
+  #expect(json.geofences.isEmpty)
+  #expect(
+    json.rejected.map(\.description) == [
+      #"g.json[0] (line 1) (id "a"): a geofence with a geometry has no radius; which shape is meant cannot be told"#
+    ])
+}

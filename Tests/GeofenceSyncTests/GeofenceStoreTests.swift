@@ -82,7 +82,7 @@ struct GeofenceStoreTests {
     let reasons = report.rejections.map(\.description)
     #expect(
       reasons == [
-        "listing page 1[0] (id \"r1\"): radius -5.0 m is not a finite value > 0",
+        "listing page 1[0] (id \"r1\"): radius -5.0 m is not a finite value in (0, 20037509] (half the WGS84 equator)",
         "listing page 1[1] (id \"r2\"): latitude 100.0 is not a finite value in [-90, 90]",
         "listing page 1[2]: id is missing",
         "listing page 1[3] (id \"r4\"): radius must be a number, found string",
@@ -111,7 +111,7 @@ struct GeofenceStoreTests {
     #expect(report.kind == .incremental)
     #expect(
       report.rejections.map(\.description) == [
-        "changes[0] (id \"a\"): radius 0.0 m is not a finite value > 0"
+        "changes[0] (id \"a\"): radius 0.0 m is not a finite value in (0, 20037509] (half the WGS84 equator)"
       ])
     #expect(report.conflictingIDs == ["b"])
     #expect(report.diff.counts == GeofenceDiff.Counts(added: 1))
