@@ -11,6 +11,8 @@ extension GeofenceFileReader {
     (.latitude, ["latitude", "lat"]),
     (.longitude, ["longitude", "lon", "lng", "long"]),
     (.radius, ["radius", "radius_m", "radius_meters", "radius_metres"]),
+    (.metadata, ["metadata"]),
+    (.geometry, ["geometry"]),
   ]
 
   /// Reads CSV (or semicolon- or tab-separated text, detected from the header).
@@ -20,6 +22,11 @@ extension GeofenceFileReader {
   ///   `long`) are required; `name` and `radius` (`radius_m`, `radius_meters`) are optional.
   /// - Every other column with a non-empty header is kept in the metadata object, keyed by its
   ///   header as written, its value the cell text; empty cells are left out.
+  /// - A `metadata` column holds a JSON object (RFC 8259) whose members join the metadata
+  ///   object, and a `geometry` column a GeoJSON `Polygon` or `MultiPolygon` geometry that
+  ///   takes the place of latitude, longitude and radius (left empty): the columns
+  ///   `geofence regions --format csv` writes, so its output reads back as the same set. A cell
+  ///   that is not such JSON, or a member also given by a column of its own, rejects its row.
   /// - Cells are trimmed; an empty cell is an absent value (so an empty radius takes the
   ///   default). Numbers follow ``NumberText/NumberText`` (RFC 8259: no hex such as
   ///   `0x1p12`, no `inf` or `nan`, nothing beyond ±1.8e308); with `;` or tab as the
@@ -94,6 +101,10 @@ extension GeofenceFileReader {
     var longitudeColumn: Int
     var nameColumn: Int?
     var radiusColumn: Int?
+    /// The `metadata` column (a JSON object per cell), if any.
+    var metadataColumn: Int?
+    /// The `geometry` column (a GeoJSON geometry per cell), if any.
+    var geometryColumn: Int?
     /// Metadata keys in canonical order (UTF-8 bytes), the first column of a repeated name
     /// winning, each pre-rendered as `"key":`: the column, and the range of its prefix in
     /// ``metadataKeyText``.
@@ -130,8 +141,8 @@ extension GeofenceFileReader {
       var seenKeys: Set<String> = []
       metadataKeys = []
       metadataKeyText = []
-      for column in
-        metadataColumns
+      for column
+        in metadataColumns
         .filter({ seenKeys.insert($0.key).inserted })
         .sorted(by: { JSONValue.utf8Precedes($0.key, $1.key) })
       {
@@ -144,6 +155,8 @@ extension GeofenceFileReader {
       }
       nameColumn = columnOf[.name]
       radiusColumn = columnOf[.radius]
+      metadataColumn = columnOf[.metadata]
+      geometryColumn = columnOf[.geometry]
     }
   }
 
@@ -187,7 +200,16 @@ extension GeofenceFileReader {
             "row has \(fields.count) fields, the header has \(names.count)"))
         return
       }
-      let metadataJSON = renderMetadata(fields)
+      var json: (metadata: [String: JSONValue]?, geometry: JSONValue?) = (nil, nil)
+      if layout.metadataColumn != nil || layout.geometryColumn != nil {
+        switch jsonCells(fields) {
+        case .success(let cells): json = cells
+        case .failure(let problem):
+          accumulator.reject(
+            at: .line(line), id: cellText(fields, layout.idColumn), reason: problem)
+          return
+        }
+      }
       var definition = RawGeofenceDefinition(
         id: cellText(fields, layout.idColumn).map(JSONValue.string),
         latitude: numberCell(fields, layout.latitudeColumn, decimalComma: decimalComma),
@@ -196,9 +218,52 @@ extension GeofenceFileReader {
           numberCell(fields, $0, decimalComma: decimalComma)
         },
         name: layout.nameColumn.flatMap { cellText(fields, $0) }.map(JSONValue.string),
-        isFromText: true)
-      definition.renderedMetadataJSON = metadataJSON
+        geometry: json.geometry, isFromText: true)
+      if let members = json.metadata {
+        definition.metadata = .object(members)
+      } else {
+        definition.renderedMetadataJSON = renderMetadata(fields)
+      }
       accumulator.add(definition, at: .line(line))
+    }
+
+    /// The row's `metadata` cell as an object joined by the other metadata columns (`nil`
+    /// when the cell is blank or there is no such column), and its `geometry` cell as JSON.
+    /// - Returns: the problem that rejects the row: a cell that is not JSON, a `metadata`
+    ///   cell that is not an object, a member also given by its own column.
+    func jsonCells(_ fields: DelimitedFields) -> Result<
+      (metadata: [String: JSONValue]?, geometry: JSONValue?), DefinitionProblem
+    > {
+      func parsed(_ column: Int?, _ field: DefinitionField) -> Result<JSONValue?, DefinitionProblem>
+      {
+        guard let column, let text = cellText(fields, column) else { return .success(nil) }
+        do {
+          return .success(try JSONDocument.parse(Array(text.utf8)))
+        } catch {
+          return .failure(.invalidJSON(field, error))
+        }
+      }
+      let metadata: JSONValue?
+      let geometry: JSONValue?
+      switch (parsed(layout.metadataColumn, .metadata), parsed(layout.geometryColumn, .geometry)) {
+      case (.failure(let problem), _), (_, .failure(let problem)): return .failure(problem)
+      case (.success(let m), .success(let g)): (metadata, geometry) = (m, g)
+      }
+      guard let metadata else { return .success((nil, geometry)) }
+      guard case .object(var members) = metadata else {
+        return .failure(.wrongType(.metadata, expected: "a JSON object", found: metadata.typeName))
+      }
+      for (index, _) in layout.metadataKeys {
+        guard let text = cellText(fields, index) else { continue }
+        let key = layout.names[index]
+        guard members[key] == nil else {
+          return .failure(
+            .malformedRecord(
+              "metadata member \"\(key)\" is given by the metadata column and by its own column"))
+        }
+        members[key] = .string(text)
+      }
+      return .success((members, geometry))
     }
 
     /// The metadata object of the row's metadata columns in canonical text (keys in

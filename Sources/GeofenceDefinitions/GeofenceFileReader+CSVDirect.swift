@@ -24,7 +24,9 @@ extension GeofenceFileReader.CSVRowReader {
     _ fields: DelimitedFields, line: Int, into accumulator: inout GeofenceLoadAccumulator
   ) -> Bool {
     let count = fields.count
-    guard count <= layout.names.count, layout.idColumn < count else { return false }
+    guard count <= layout.names.count, layout.idColumn < count,
+      layout.metadataColumn == nil, layout.geometryColumn == nil
+    else { return false }
     let idCell = fields[layout.idColumn]
     guard GeofenceFileReader.isPlainCell(idCell),
       let latitude = plainNumber(fields, layout.latitudeColumn),

@@ -18,15 +18,16 @@ enum RegionsCommand {
       --store DIR             the store
       --format F              csv (default): id,name,latitude,longitude,radius_m,metadata,
                               geometry (a polygon: its GeoJSON geometry, the circle columns
-                              empty); json: an array of {"id","name","latitude","longitude",
+                              empty; metadata as JSON text), which 'geofence replay
+                              --regions' reads back as the same set; json: an array of {"id","name","latitude","longitude",
                               "radius","metadata"} (a polygon: "geometry" instead of the
                               circle), the definition list 'geofence replay --regions' reads;
                               jsonl: the same objects, one per line; geojson: an RFC 7946
                               FeatureCollection of Point features with "radius" (metres) and
                               Polygon/MultiPolygon features, with "name" and "metadata"
 
-    exit status: 0; 64 usage error; 66 no geofence store in DIR; 74 the store cannot be read
-    or standard output cannot be written.
+    exit status: 0; 64 usage error; 65 the store is damaged (see 'geofence repair'); 66 no
+    geofence store in DIR; 74 the store cannot be read or standard output cannot be written.
     """
 
   static func run(_ argv: [String]) -> Int32 {

@@ -178,3 +178,44 @@ private func at(_ line: Int) -> DefinitionLocation {
   #expect(json.geofences.map(\.id) == ["geofence.refresh2"])
   #expect(json.rejected.map(\.reason) == [.reservedID("geofence.refresh")])
 }
+
+/// The columns `geofence regions --format csv` writes read back as the set: a `metadata`
+/// column's JSON object (joined by other columns) and a `geometry` column's polygon give the
+/// geofences the JSON reader gives for the same definitions; a cell that is not JSON, not an
+/// object, or a member given twice rejects its own row.
+@Test func csvMetadataAndGeometryColumnsReadBackAsJSONDefinitions() throws {
+  let text = #"""
+    id,name,latitude,longitude,radius_m,metadata,geometry,floor
+    a,"Café, ""x""",46.5,6.6,100.0,"{""deep"":{""k"":[1,2]},""n"":1}",,
+    b,,46.6,6.7,200.0,,,3
+    p,Square,,,,"{""z"":true}","{""type"":""Polygon"",""coordinates"":[[[6.5,46.4],[6.7,46.4],[6.7,46.6],[6.5,46.6],[6.5,46.4]]]}",2
+    bad-json,,1,1,5,"{""n"":",,
+    not-object,,1,1,5,[1],,
+    twice,,1,1,5,"{""floor"":1}",,4
+    circle-too,,1,1,5,,"{""type"":""Polygon"",""coordinates"":[[[0,0],[1,0],[1,1],[0,1],[0,0]]]}",
+    """#
+  let loaded = try GeofenceFileReader.read(
+    data: Data(text.utf8), format: .csv, fileName: "back.csv", defaultRadiusMeters: nil)
+  let oracle = try GeofenceFileReader.read(
+    data: Data(
+      #"""
+      [{"id":"a","name":"Café, \"x\"","latitude":46.5,"longitude":6.6,"radius":100,
+        "metadata":{"deep":{"k":[1,2]},"n":1}},
+       {"id":"b","latitude":46.6,"longitude":6.7,"radius":200,"metadata":{"floor":"3"}},
+       {"id":"p","name":"Square","metadata":{"z":true,"floor":"2"},"geometry":{"type":"Polygon",
+        "coordinates":[[[6.5,46.4],[6.7,46.4],[6.7,46.6],[6.5,46.6],[6.5,46.4]]]}}]
+      """#.utf8), format: .json, fileName: "oracle.json", defaultRadiusMeters: nil)
+  #expect(oracle.rejected.isEmpty)
+  #expect(loaded.geofences == oracle.geofences)
+  #expect(
+    loaded.geofences.map(\.metadataJSON) == [
+      #"{"deep":{"k":[1,2]},"n":1}"#, #"{"floor":"3"}"#, #"{"floor":"2","z":true}"#,
+    ])
+  #expect(loaded.rejected.map(\.id) == ["bad-json", "not-object", "twice", "circle-too"])
+  let reasons = loaded.rejected.map(\.reason.description)
+  #expect(reasons[0].hasPrefix("metadata: "), "\(reasons[0])")
+  #expect(reasons[1] == "metadata must be a JSON object, found array")
+  #expect(
+    reasons[2] == #"metadata member "floor" is given by the metadata column and by its own column"#)
+  #expect(reasons[3].hasPrefix("a geofence with a geometry has no latitude, longitude, radius"))
+}
