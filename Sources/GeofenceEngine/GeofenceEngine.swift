@@ -345,8 +345,10 @@ public final class GeofenceEngine {
     }
     do {
       if case .directory(let d) = storage { try Self.makeStoreDirectory(d) }
+      // A fixed set is not stored: geofences.sqlite belongs to sync, and a directory that
+      // only checkpoints devices should not gain an empty synced set.
       geofenceStore =
-        storage == .inMemory
+        storage == .inMemory || columns != nil
         ? try GeofenceStore.inMemory() : try GeofenceStore(path: path("geofences.sqlite"))
       stateStore = try DeviceStateStore(path: path("state.sqlite"))
       outbox = try configuration.outbox.map {

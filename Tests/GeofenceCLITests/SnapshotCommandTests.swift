@@ -20,11 +20,14 @@ import Testing
   @Test func checkReportsATruncatedOrAlteredSnapshotAsDamaged() throws {
     let dir = try CLI.scratch("snapshot-damaged")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = try CLI.writeEquatorGeofences(in: dir)
-    // A store with a (never synced, empty) set, as `stream --state` leaves it.
+    // A store with a (never synced, empty) set: an empty file is an empty SQLite database,
+    // which the store gives its schema when it opens it.
     let store = dir.appendingPathComponent("store").path
-    let made = try CLI.run(["stream", "--quiet", "--regions", regions, "--state", store])
-    #expect(made.status == 0, "\(made.stderr)")
+    try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
+    #expect(
+      FileManager.default.createFile(
+        atPath: URL(fileURLWithPath: store).appendingPathComponent("geofences.sqlite").path,
+        contents: Data()))
     let written = try CLI.run(["snapshot", "--store", store])
     #expect(written.status == 0, "\(written.stderr)")
     let current = try CLI.run(["snapshot", "--store", store, "--check"])

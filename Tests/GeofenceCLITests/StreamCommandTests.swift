@@ -172,6 +172,11 @@ import Testing
       ["stream", "--quiet", "--regions", regions, "--state", state.path], input: input)
     #expect(ran.status == 0, "\(ran.stderr)")
     #expect(Self.summary(CLI.objects(ran.stdout)) == [Self.expected[0]])
+    // The --regions set is not stored: the directory holds device state, no synced set.
+    #expect(
+      !FileManager.default.fileExists(
+        atPath: state.appendingPathComponent("geofences.sqlite").path))
+    #expect(FileManager.default.fileExists(atPath: state.appendingPathComponent("state.sqlite").path))
   }
 
   /// A producer that writes a fix and then waits sees the fix's events while its pipe is
