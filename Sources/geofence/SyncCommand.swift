@@ -78,12 +78,9 @@ enum SyncCommand {
       printError("geofence sync: \(error.message)\n\n\(help)")
       return ExitStatus.usage
     }
-    do {
-      try FileManager.default.createDirectory(
-        atPath: (options.storePath as NSString).deletingLastPathComponent,
-        withIntermediateDirectories: true)
-    } catch {
-      printError("geofence sync: cannot create the store folder: \(error.localizedDescription)")
+    let folder = (options.storePath as NSString).deletingLastPathComponent
+    if let problem = GeofenceEngine.makeDirectory(folder) {
+      printError("geofence sync: the store folder \(problem)")
       return ioError
     }
     return await sync(options)
