@@ -96,11 +96,26 @@ def main(argv: list[str] | None = None) -> int:
         limits=Limits(args.max_batch_events, args.max_batch_bytes),
         webhook_secret=secret.encode() if secret else None,
     )
-    print(f"serving on http://{LOOPBACK}:{args.port}"
+    # Bind before saying "serving": a port in use is an error of its own (exit 69,
+    # EX_UNAVAILABLE), not a banner followed by uvicorn's exit 3.
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((LOOPBACK, args.port))
+    except OSError as exc:
+        sock.close()
+        print(f"error: cannot listen on {LOOPBACK}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 69
+    port = sock.getsockname()[1]
+    print(f"serving on http://{LOOPBACK}:{port}"
           f"{' (admin enabled)' if args.enable_admin else ''}", file=sys.stderr, flush=True)
-    uvicorn.run(app, host=LOOPBACK, port=args.port, http="h11", loop="asyncio",
-                log_level=args.log_level, access_log=False, timeout_graceful_shutdown=1,
-                lifespan="off")
+    config = uvicorn.Config(app, host=LOOPBACK, port=port, http="h11", loop="asyncio",
+                            log_level=args.log_level, access_log=False,
+                            timeout_graceful_shutdown=1, lifespan="off")
+    uvicorn.Server(config).run(sockets=[sock])
     return 0
 
 
