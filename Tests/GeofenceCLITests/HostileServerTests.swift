@@ -11,7 +11,9 @@ import Testing
 /// one. Memory is the command's peak resident set, read exactly from its rusage by a
 /// `python3` wrapper (`ru_maxrss` of its only child), against the documented cap of 512 MiB
 /// (README, "Hostile servers").
-@Suite(.serialized, .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
+@Suite(
+  .waitsOnChildProcesses, .serialized,
+  .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
 struct HostileServerTests {
   /// The documented cap on a command's peak resident memory against a hostile server, bytes.
   static let memoryCap = 512 << 20

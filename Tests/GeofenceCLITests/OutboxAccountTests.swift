@@ -5,7 +5,8 @@ import Testing
 /// The outbox belongs to the account of the key its events were queued with: another key is
 /// refused with exit status 77 and sends nothing; the right key delivers.
 @Suite(
-  .serialized, .enabled(if: ReferenceServer.isAvailable && CLI.hasPython, "python3 with fastapi"))
+  .waitsOnChildProcesses, .serialized,
+  .enabled(if: ReferenceServer.isAvailable && CLI.hasPython, "python3 with fastapi"))
 struct OutboxAccountTests {
   /// FNV-1a 64 of the key's UTF-8 bytes, 16 hex digits: the fingerprint `upload` documents.
   static func fingerprint(_ key: String) -> String {
