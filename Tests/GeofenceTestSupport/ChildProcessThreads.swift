@@ -1,6 +1,10 @@
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// Threads of their own for tests that wait on child processes: the `geofence` binary, the
 /// reference server, `python3`.
 ///
@@ -24,8 +28,12 @@ public final class ChildProcessThreads: TaskExecutor, @unchecked Sendable {
   private var jobs: [UnownedJob] = []
   private var next = 0
 
-  /// Starts `threadCount` threads that run jobs until the process ends.
+  /// Starts `threadCount` threads that run jobs until the process ends, and makes the test
+  /// process ignore SIGPIPE: a test writing the standard input of a child that has already
+  /// exited (a usage error exits before reading it) then gets EPIPE from the write instead of
+  /// the whole test process being killed.
   public init(threadCount: Int) {
+    signal(SIGPIPE, SIG_IGN)
     for i in 0..<max(1, threadCount) {
       let thread = Thread { [unowned self] in self.work() }
       thread.name = "child-process-tests-\(i)"
