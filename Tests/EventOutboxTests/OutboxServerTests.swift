@@ -47,7 +47,9 @@ func serverEvents(_ range: Range<Int>, prefix: String) -> [OutboxEvent] {
   }
 }
 
-@Suite(.serialized, .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
+@Suite(
+  .waitsOnChildProcesses, .serialized,
+  .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
 final class OutboxServerTests {
   let server: ReferenceServer
   let clock = RecordingClock()

@@ -3,7 +3,7 @@ import GeofenceTestSupport
 import Testing
 
 /// `geofence bench` on bad input: the exit status and the message, before anything is measured.
-@Suite struct BenchCommandTests {
+@Suite(.waitsOnChildProcesses) struct BenchCommandTests {
   let directory: URL
 
   init() throws {

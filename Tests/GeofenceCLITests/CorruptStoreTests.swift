@@ -4,7 +4,7 @@ import Testing
 
 /// A damaged store file is named with its problem (exit 65), and `geofence repair` moves it
 /// aside and keeps what SQLite can still read.
-@Suite struct CorruptStoreTests {
+@Suite(.waitsOnChildProcesses) struct CorruptStoreTests {
   /// A store holding one pending event (an enter), made by `run --no-upload`.
   func makeStore() throws -> (store: URL, run: [String]) {
     let dir = try CLI.scratch("corrupt")

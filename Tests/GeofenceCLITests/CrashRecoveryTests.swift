@@ -70,7 +70,7 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
   return (r.path, paths)
 }
 
-@Suite struct OutboxCommandTests {
+@Suite(.waitsOnChildProcesses) struct OutboxCommandTests {
   @Test(arguments: [
     ["run"], ["run", "--store", "/tmp/x", "--key", "k", "--regions", "r.json", "t.csv"],
     ["run", "--server", "ftp://x", "--key", "k", "--store", "/tmp/x", "--regions", "r", "t"],
@@ -331,7 +331,9 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
 /// SIGKILLs `geofence run` and `geofence upload` at seeded random moments while they upload,
 /// restarts, and checks that the server ends with every event exactly once and the outbox
 /// empty.
-@Suite(.serialized, .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
+@Suite(
+  .waitsOnChildProcesses, .serialized,
+  .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
 struct CrashRecoveryTests {
   @Test func everyEventReachesTheServerExactlyOnceDespiteKills() async throws {
     let seed: UInt64 = 20_261_130

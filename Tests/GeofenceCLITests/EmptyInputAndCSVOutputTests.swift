@@ -3,7 +3,7 @@ import GeofenceTestSupport
 import Testing
 
 /// A replay that reads nothing usable says so and exits 65; CSV output neutralises formulas.
-@Suite struct EmptyInputAndCSVOutputTests {
+@Suite(.waitsOnChildProcesses) struct EmptyInputAndCSVOutputTests {
   @Test func noGeofenceAtAllIsADataError() throws {
     let r = try CLI.run(["replay", "--regions", "/dev/null", "/dev/null"])
     #expect(r.status == 65)
@@ -54,7 +54,7 @@ import Testing
 }
 
 /// `tools/install-deps` writes nothing to standard output, even when apt-get and pip talk.
-@Suite(.enabled(if: getuid() == 0)) struct InstallDepsOutputTests {
+@Suite(.waitsOnChildProcesses, .enabled(if: getuid() == 0)) struct InstallDepsOutputTests {
   @Test func packageManagerOutputGoesToStandardError() throws {
     let dir = try CLI.scratch("installdeps")
     func fake(_ name: String, _ body: String) throws {

@@ -4,7 +4,7 @@ import Testing
 
 /// A geofence's `metadata.url` becomes the event's `url` when it is an absolute URL (any
 /// scheme); the metadata object reaches every output unchanged.
-@Suite struct EventURLTests {
+@Suite(.waitsOnChildProcesses) struct EventURLTests {
   /// The `url` each geofence's events must carry.
   static let expectedURL: [String: String?] = [
     "offer-1": "https://example.com/offer/1", "bad-url": nil, "app-link": "myapp://x",

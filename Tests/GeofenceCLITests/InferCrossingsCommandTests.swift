@@ -6,7 +6,7 @@ import Testing
 /// past a 1,000 m town 0.005° north of the path (the chord of
 /// `CrossingInferenceTests.chordThroughACircle`: ENTER at 75.083 s, EXIT at 124.917 s after
 /// the epoch start chosen here).
-@Suite("geofence replay/stream --infer-crossings")
+@Suite("geofence replay/stream --infer-crossings", .waitsOnChildProcesses)
 struct InferCrossingsCommandTests {
   static func files() throws -> (dir: URL, regions: String, track: String) {
     let dir = try CLI.scratch("crossings")

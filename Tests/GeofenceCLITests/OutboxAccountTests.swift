@@ -5,7 +5,8 @@ import Testing
 /// The outbox belongs to the account of the key its events were queued with: another key is
 /// refused with exit status 77 and sends nothing; the right key delivers.
 @Suite(
-  .serialized, .enabled(if: ReferenceServer.isAvailable && CLI.hasPython, "python3 with fastapi"))
+  .waitsOnChildProcesses, .serialized,
+  .enabled(if: ReferenceServer.isAvailable && CLI.hasPython, "python3 with fastapi"))
 struct OutboxAccountTests {
   /// The fingerprint `upload` documents, computed by Python's hashlib (an independent
   /// PBKDF2): `pbkdf2-sha256:` and the first 16 bytes of PBKDF2-HMAC-SHA256 of the key, salt

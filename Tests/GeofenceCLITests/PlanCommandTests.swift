@@ -3,7 +3,7 @@ import GeofenceTestSupport
 import Testing
 
 /// `geofence plan` and `geofence replay --os-budget`, through the built binary.
-@Suite struct PlanCommandTests {
+@Suite(.waitsOnChildProcesses) struct PlanCommandTests {
   /// Circles of 100 m whose centres are 1, 2 and 3 km north of (0, 0) on the mean sphere.
   static func regions(in dir: URL) throws -> String {
     let degreesPerMeter = 180 / (Double.pi * 6_371_008.8)

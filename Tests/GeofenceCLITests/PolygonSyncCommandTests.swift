@@ -5,7 +5,9 @@ import Testing
 /// The Swiss polygons imported into the reference server, synced by `geofence sync`, then
 /// monitored from the store by `run`, `stream` and listed by `regions`: the events equal
 /// `replay` on the same GeoJSON file, and `run` uploads each of them once.
-@Suite(.serialized, .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
+@Suite(
+  .waitsOnChildProcesses, .serialized,
+  .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
 struct PolygonSyncCommandTests {
   static let polygons = "data/polygons/swiss_route_polygons.geojson"
   static let track = "data/tracks/csv/posmo_trajectory.csv"

@@ -4,7 +4,7 @@ import Testing
 
 /// `geofence regions` lists what `geofence sync` stored, in three formats, with the values
 /// the server was given.
-@Suite struct RegionsCommandTests {
+@Suite(.waitsOnChildProcesses) struct RegionsCommandTests {
   @Test func withoutAStoreExits66AndABadFormatExits64() throws {
     let dir = try CLI.scratch("regions-usage")
     defer { try? FileManager.default.removeItem(at: dir) }

@@ -17,7 +17,7 @@ private func temporaryDirectory() throws -> URL {
 
 /// The golden file was checked against tools/oracle/replay_oracle.py, an independent
 /// re-implementation of the rules with GeographicLib geodesics on the same sphere.
-@Test func headlineDemoMatchesTheGoldenFile() throws {
+@Test(.waitsOnChildProcesses) func headlineDemoMatchesTheGoldenFile() throws {
   let result = try CommandRunner.run(headline)
   #expect(result.status == 0, "\(result.stderr)")
   let golden = try String(
@@ -29,7 +29,7 @@ private func temporaryDirectory() throws -> URL {
   #expect(result.stderr.contains("geofences: 172861 loaded, 0 rejected"))
 }
 
-@Test func headlineTownsAreEnteredOnceEachInRouteOrder() throws {
+@Test(.waitsOnChildProcesses) func headlineTownsAreEnteredOnceEachInRouteOrder() throws {
   let result = try CommandRunner.run(headline)
   let events = result.stdout.split(separator: "\n").compactMap {
     try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
@@ -49,7 +49,7 @@ private func temporaryDirectory() throws -> URL {
   #expect(positions == positions.sorted())
 }
 
-@Test func presetsReproduceTheNaiveAndHysteresisCounts() throws {
+@Test(.waitsOnChildProcesses) func presetsReproduceTheNaiveAndHysteresisCounts() throws {
   func townEvents(_ preset: String) throws -> Int {
     let r = try CommandRunner.run(
       [
@@ -65,7 +65,7 @@ private func temporaryDirectory() throws -> URL {
   #expect(try townEvents("default") == 43)
 }
 
-@Test func usageErrorsExit64() throws {
+@Test(.waitsOnChildProcesses) func usageErrorsExit64() throws {
   #expect(try CommandRunner.run([]).status == 64)
   #expect(try CommandRunner.run(["replay"]).status == 64)
   #expect(try CommandRunner.run(["frobnicate"]).status == 64)
@@ -80,7 +80,9 @@ private func temporaryDirectory() throws -> URL {
   #expect(try CommandRunner.run(["--help"]).status == 0)
 }
 
-@Test func missingFileExits66AndBrokenTrackExits65WhileOthersStillReplay() throws {
+@Test(.waitsOnChildProcesses) func missingFileExits66AndBrokenTrackExits65WhileOthersStillReplay()
+  throws
+{
   let dir = try temporaryDirectory()
   defer { try? FileManager.default.removeItem(at: dir) }
   let regions = dir.appendingPathComponent("r.json")
@@ -109,7 +111,7 @@ private func temporaryDirectory() throws -> URL {
   #expect(r.stdout.contains(#""fix_index":1"#))
 }
 
-@Test func badGeofenceRowsAreReportedWithTheirLineAndTheRestLoad() throws {
+@Test(.waitsOnChildProcesses) func badGeofenceRowsAreReportedWithTheirLineAndTheRestLoad() throws {
   let dir = try temporaryDirectory()
   defer { try? FileManager.default.removeItem(at: dir) }
   let regions = dir.appendingPathComponent("places.csv")
@@ -128,7 +130,7 @@ private func temporaryDirectory() throws -> URL {
   #expect(r.stdout.contains(#""time":"2020-01-01T00:00:00.000Z""#))
 }
 
-@Test func csvAndGeoJSONOutputsAndTheSVGMap() throws {
+@Test(.waitsOnChildProcesses) func csvAndGeoJSONOutputsAndTheSVGMap() throws {
   let dir = try temporaryDirectory()
   defer { try? FileManager.default.removeItem(at: dir) }
   let svg = dir.appendingPathComponent("map.svg")
@@ -159,7 +161,7 @@ private func temporaryDirectory() throws -> URL {
 }
 
 /// An --svg that cannot be written is refused before the replay: 73 with the reason.
-@Test func unwritableSVGExits73BeforeTheReplay() throws {
+@Test(.waitsOnChildProcesses) func unwritableSVGExits73BeforeTheReplay() throws {
   let dir = try temporaryDirectory()
   for (svg, reason) in [
     (dir.path + "/missing/map.svg", "no such directory \(dir.path)/missing"),
@@ -174,7 +176,7 @@ private func temporaryDirectory() throws -> URL {
 
 /// A GPX file with invalid UTF-8 in its markup is reported with its line and column, and the
 /// files around it still replay.
-@Test func gpxWithInvalidUTF8IsReportedAndTheOtherFilesReplay() throws {
+@Test(.waitsOnChildProcesses) func gpxWithInvalidUTF8IsReportedAndTheOtherFilesReplay() throws {
   let dir = try temporaryDirectory()
   defer { try? FileManager.default.removeItem(at: dir) }
   let regions = dir.appendingPathComponent("r.json")

@@ -5,7 +5,7 @@ import Testing
 /// A GPX 1.1 track whose points have no `<time>`: `geofence run` (through the gate into the
 /// outbox) and `geofence replay` must give the same events, and both the transitions worked
 /// out on the line by hand.
-@Suite(.enabled(if: CLI.hasPython, "python3 reads the outbox"))
+@Suite(.waitsOnChildProcesses, .enabled(if: CLI.hasPython, "python3 reads the outbox"))
 struct RunReplayAgreementTests {
   /// The walk east of ``CLI/equatorFixEast(_:)`` as GPX 1.1 track points without times.
   static func writeUntimedGPX(in dir: URL) throws -> String {

@@ -4,7 +4,9 @@ import Testing
 
 /// `geofence run` without --regions: geofences are synced from the server first, and a failed
 /// sync goes on with the last good set.
-@Suite(.serialized, .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
+@Suite(
+  .waitsOnChildProcesses, .serialized,
+  .enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
 struct RunSyncTests {
   @Test func runSyncsTheGeofencesUploadsOnceAndSurvivesAnOutage() async throws {
     let airports = TestPaths.data.appendingPathComponent("places/airports_geofences.csv").path

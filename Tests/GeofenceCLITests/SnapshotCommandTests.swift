@@ -5,7 +5,7 @@ import Testing
 /// `geofence sync` leaves an indexed snapshot beside the store; `geofence snapshot --check`
 /// judges it without rebuilding it; a change of the set on the server makes it stale until the
 /// next sync writes it again; the snapshot and the rows give the same listing.
-@Suite struct SnapshotCommandTests {
+@Suite(.waitsOnChildProcesses) struct SnapshotCommandTests {
   @Test func withoutAStoreExits66AndUsageErrorsExit64() throws {
     let dir = try CLI.scratch("snapshot-usage")
     defer { try? FileManager.default.removeItem(at: dir) }

@@ -5,7 +5,7 @@ import Testing
 /// `geofence stream --state-in / --state-out`: two runs, the second restored from the first's
 /// checkpoint records, write exactly the events of one run over both parts of the input, on
 /// real tracks cut in the middle of a visit.
-@Suite struct StreamCheckpointRecordTests {
+@Suite(.waitsOnChildProcesses) struct StreamCheckpointRecordTests {
   static let regionArguments = [
     "--radius", "1500", "--regions", "data/places/geonames_cities15000.csv",
     "--radius", "3000", "--regions", "data/places/airports_geofences.csv",

@@ -8,7 +8,7 @@ import Testing
 
 /// `geofence stream` on input with bad lines: each is reported with its line number and
 /// skipped, the good fixes still give their events, and the exit status stays 0.
-@Suite struct StreamCommandTests {
+@Suite(.waitsOnChildProcesses) struct StreamCommandTests {
   /// ENTER offer-1 at 05:00:40, EXIT offer-1 and ENTER app-link at 05:05:00 (fix 1 at 411 m
   /// from offer-1's centre, fix 2 at 56 m from it, fix 3 at 389 m from it and 56 m from
   /// app-link's, 167 m from bad-url's).

@@ -8,7 +8,7 @@ import Testing
 /// The stream's input is made here from the track files themselves (a small CSV and GPX
 /// reading below), not from replay's output, so the test checks that the live path and the
 /// replay path agree on real data with the headline place sets.
-@Suite struct StreamReplayAgreementTests {
+@Suite(.waitsOnChildProcesses) struct StreamReplayAgreementTests {
   /// The headline command's place sets and radii (README).
   static let regionArguments = [
     "--radius", "1500", "--regions", "data/places/rg_cities1000_geofences.csv",
@@ -225,7 +225,7 @@ struct TrackFixes {
 
 /// The same agreement on polygons: the posmo track against the Swiss cantons, lakes and
 /// communes (GeoJSON Polygon and MultiPolygon features).
-@Test func streamWritesReplaysEventsOnPolygons() throws {
+@Test(.waitsOnChildProcesses) func streamWritesReplaysEventsOnPolygons() throws {
   let track = "data/tracks/csv/posmo_trajectory.csv"
   let regions = ["--regions", "data/polygons/swiss_route_polygons.geojson"]
   let dir = try CLI.scratch("stream-replay-polygons")

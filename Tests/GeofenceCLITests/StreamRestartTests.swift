@@ -10,7 +10,7 @@ import Testing
 /// input with the same DIR until a run finishes, and checks the documented promise: the
 /// outputs together hold exactly the events of an uninterrupted run; a repeated event is
 /// byte-identical, with the same id.
-@Suite(.serialized) struct StreamRestartTests {
+@Suite(.waitsOnChildProcesses, .serialized) struct StreamRestartTests {
   /// 48 geofences of 150 m on a 1 km grid near 46° N 7° E.
   static func regions() -> [(id: String, latitude: Double, longitude: Double)] {
     let perDegreeEast = CLI.metersPerDegree * cos(46 * Double.pi / 180)

@@ -17,7 +17,7 @@ import Testing
 /// longitude is π/180 × 6,371,008.8 m = 111,195.08 m on the engine's sphere, and the
 /// distance between two fixes on the equator is the difference of their eastings.
 @Suite(
-  "Engine against the reference server", .serialized,
+  "Engine against the reference server", .waitsOnChildProcesses, .serialized,
   .enabled(if: ReferenceServer.isAvailable, "python3 with the server's packages is needed"))
 struct EngineServerTests {
   static let key = "engine-key"

@@ -164,7 +164,7 @@ struct PolygonStoreTests {
 }
 
 @Suite(
-  "Polygons synced from the reference server", .serialized,
+  "Polygons synced from the reference server", .waitsOnChildProcesses, .serialized,
   .enabled(if: ReferenceServer.isAvailable, "python3 with the server's packages is needed"))
 struct PolygonReferenceServerSyncTests {
   static let key = "poly-key"

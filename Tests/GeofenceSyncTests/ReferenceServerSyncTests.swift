@@ -27,7 +27,7 @@ final class HookedTransport: HTTPTransport, @unchecked Sendable {
 }
 
 @Suite(
-  "Sync against the reference server", .serialized,
+  "Sync against the reference server", .waitsOnChildProcesses, .serialized,
   .enabled(if: ReferenceServer.isAvailable, "python3 with the server's packages is needed"))
 struct ReferenceServerSyncTests {
   static let key = "it-key"

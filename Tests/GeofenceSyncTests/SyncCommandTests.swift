@@ -28,7 +28,7 @@ let geofenceBinaryExists = FileManager.default.isExecutableFile(
   atPath: TestPaths.packageRoot.appendingPathComponent(".build/debug/geofence").path)
 
 @Suite(
-  "geofence sync (the built binary)", .serialized,
+  "geofence sync (the built binary)", .waitsOnChildProcesses, .serialized,
   .enabled(if: geofenceBinaryExists, "run 'swift build' first"))
 struct SyncCommandTests {
   @Test func helpAndUsageErrors() throws {
