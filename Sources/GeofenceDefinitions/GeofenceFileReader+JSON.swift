@@ -99,7 +99,8 @@ extension GeofenceFileReader {
   /// - The centre is `geometry.coordinates` = `[longitude, latitude]` (RFC 7946 order); a third
   ///   value (altitude) is ignored.
   /// - `radius` (metres) and `name` come from `properties`; the id from the feature's `id`, or
-  ///   `properties.id` when the feature has none.
+  ///   `properties.id` when the feature has none. A polygon has no radius: its `radius`
+  ///   property, if any, is an ordinary property and stays in the metadata.
   /// - Every other property goes into the metadata object.
   /// - A feature whose geometry is of another type is rejected with
   ///   ``DefinitionProblem/unsupportedGeometry(_:)``.
@@ -244,6 +245,11 @@ extension GeofenceFileReader {
     case .string("Point")?: break
     case .string("Polygon")?, .string("MultiPolygon")?:
       definition.geometry = .object(geometry)
+      if let radius = definition.radius {
+        metadata["radius"] = radius
+        definition.metadata = .object(metadata)
+        definition.radius = nil
+      }
       return .success(definition)
     case .string(let type)?: return fail(.unsupportedGeometry(type))
     default: return fail(.malformedRecord("geometry has no \"type\""))

@@ -222,6 +222,9 @@ private func raw(
   let polygon = try #require(result.columns.polygon(at: 1))
   #expect(polygon.polygonStarts.count == 3)
   #expect(result.columns.circles[1] == PackedCircle(polygon.boundingCap))
+  // A polygon has no radius: its "radius" property is metadata like any other.
+  #expect(
+    result.columns.details(at: 1) == GeofenceDetails(name: nil, metadataJSON: #"{"radius":20}"#))
   #expect(
     result.rejected.map(\.description) == [
       #"z.geojson[2] (line 6) (id "g1"): duplicate id, first defined at z.geojson[0] (line 2)"#
