@@ -468,8 +468,11 @@ public final class GeofenceSyncClient {
     retryWaits += outcome.waits
     switch outcome.ending {
     case .succeeded(let answer): return answer
-    case .failed(let error), .attemptsExhausted(let error), .retryAfterTooLong(_, let error):
-      throw error
+    case .failed(let error), .attemptsExhausted(let error): throw error
+    case .retryAfterTooLong(let seconds, let error):
+      throw .retryAfterTooLong(
+        seconds: seconds, maximum: configuration.retry.maximumRetryAfterSeconds,
+        lastFailure: error.description)
     case .cancelled: throw .cancelled
     case .deadlinePassed(let last):
       throw .deadlinePassed(seconds: configuration.deadlineSeconds, lastFailure: last?.description)

@@ -26,6 +26,11 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
   case store(String)
   /// The task was cancelled while waiting to retry.
   case cancelled
+  /// The server's `Retry-After` asked for `seconds` (RFC 9110 §10.2.3), longer than the
+  /// `maximum` a sync waits out (``RetryTiming/RetryPolicy/maximumRetryAfterSeconds``): the
+  /// sync stops at once instead of holding its caller; `lastFailure` is the answer that
+  /// carried it (for example `HTTP 429`). Worth trying again after that time.
+  case retryAfterTooLong(seconds: Double, maximum: Double, lastFailure: String)
 
   public var description: String {
     switch self {
@@ -44,6 +49,12 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
     case .protocolViolation(let why): return "protocol violation: \(why)"
     case .store(let why): return "local store: \(why)"
     case .cancelled: return "cancelled"
+    case .retryAfterTooLong(let seconds, let maximum, let last):
+      func shown(_ s: Double) -> String {
+        s == s.rounded() && s < 1e15 ? "\(Int(s))" : "\(s)"
+      }
+      return "\(last); the server asks to retry after \(shown(seconds)) s (Retry-After), "
+        + "longer than the \(shown(maximum)) s a sync waits"
     }
   }
 }
@@ -68,6 +79,8 @@ extension SyncError {
     case .protocolViolation(let why): return .protocolViolation(shown(why))
     case .store(let why): return .store(shown(why))
     case .cancelled: return self
+    case .retryAfterTooLong(let seconds, let maximum, let last):
+      return .retryAfterTooLong(seconds: seconds, maximum: maximum, lastFailure: shown(last))
     }
   }
 }

@@ -40,7 +40,8 @@ enum SyncCommand {
 
     exit status: 0 synced (or unchanged); 64 usage error; 65 the server's answer was invalid
     or broke the protocol; 69 the server was unreachable, refused the key, kept failing, or
-    the deadline passed; 74 the local store could not be opened or written. Rejected
+    the deadline passed; 74 the local store could not be opened or written; 75 the server
+    asked to retry later than a sync waits (a Retry-After beyond the limit). Rejected
     definitions are listed on standard error and do not change the exit status.
     """
 
@@ -224,6 +225,7 @@ enum SyncCommand {
       case .invalidBody, .protocolViolation: return ExitStatus.dataError
       case .store: return ioError
       case .transport, .unauthorized, .httpStatus, .cancelled, .deadlinePassed: return unavailable
+      case .retryAfterTooLong: return ExitStatus.temporaryFailure
       }
     }
   }

@@ -192,12 +192,17 @@ struct GeofenceSyncClientTests {
     }
     let clock = ManualClock(now: syncTestStart)
     let client = try makeClient(server, clock: clock)
-    await #expect(
-      throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")
-    ) {
+    let expected = SyncError.retryAfterTooLong(
+      seconds: 3600, maximum: 120, lastFailure: "HTTP 503 unavailable: unavailable (fake)")
+    await #expect(throws: expected) {
       try await client.sync()
     }
     #expect(clock.sleeps.isEmpty)
+    // The stale reason says why the sync gave up at once, and when to come back.
+    #expect(
+      expected.description
+        == "HTTP 503 unavailable: unavailable (fake); the server asks to retry after 3600 s "
+        + "(Retry-After), longer than the 120 s a sync waits")
   }
 
   /// A `Retry-After` date beyond the limit (an hour ahead of the clock) fails at once, as the
@@ -212,7 +217,8 @@ struct GeofenceSyncClientTests {
     let clock = ManualClock(now: syncTestStart)
     let client = try makeClient(server, clock: clock)
     await #expect(
-      throws: SyncError.httpStatus(503, code: "unavailable", message: "unavailable (fake)")
+      throws: SyncError.retryAfterTooLong(
+        seconds: 3600, maximum: 120, lastFailure: "HTTP 503 unavailable: unavailable (fake)")
     ) {
       try await client.sync()
     }
