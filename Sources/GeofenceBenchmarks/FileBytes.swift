@@ -12,7 +12,7 @@ public enum WorkloadFileError: Error, Equatable, Sendable, CustomStringConvertib
   case cannotCreate(path: String, reason: String)
   /// A write failed (`errno` text).
   case writeFailed(path: String, reason: String)
-  /// A line does not have the documented form; `line` is 1-based.
+  /// A line does not have the documented form; `line` is 1-based, 0 for the whole file.
   case malformed(path: String, line: Int, message: String)
 
   public var description: String {
@@ -20,7 +20,10 @@ public enum WorkloadFileError: Error, Equatable, Sendable, CustomStringConvertib
     case .cannotOpen(let path, let reason): return "\(path): cannot open: \(reason)"
     case .cannotCreate(let path, let reason): return "\(path): cannot create: \(reason)"
     case .writeFailed(let path, let reason): return "\(path): write failed: \(reason)"
-    case .malformed(let path, let line, let message): return "\(path):\(line): \(message)"
+    case .malformed(let path, let line, let message):
+      // Line 0: a whole-file error, whose reader's message may name the file already.
+      if line > 0 { return "\(path):\(line): \(message)" }
+      return message.hasPrefix(path) ? message : "\(path): \(message)"
     }
   }
 }
