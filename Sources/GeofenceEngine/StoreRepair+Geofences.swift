@@ -7,7 +7,7 @@ import SQLiteStore
 extension StoreRepair {
   /// The invalid geofence rows of the `geofences.sqlite` at `path`
   /// (``GeofenceSync/GeofenceStore/invalidRows(in:)``); none when the file cannot be read.
-  static func invalidGeofences(_ path: String) -> [(id: String, reason: String)] {
+  static func invalidGeofences(_ path: String) -> [(key: SQLiteValue, reason: String)] {
     guard let database = try? Database(path: path, options: .init(readOnly: true)) else {
       return []
     }
@@ -15,7 +15,7 @@ extension StoreRepair {
   }
 
   /// The problem text of invalid geofence rows: their count and the first three reasons.
-  static func geofenceProblem(_ rows: [(id: String, reason: String)]) -> String {
+  static func geofenceProblem(_ rows: [(key: SQLiteValue, reason: String)]) -> String {
     "\(rows.count) stored geofence(s) cannot be read: "
       + rows.prefix(3).map(\.reason).joined(separator: "; ") + (rows.count > 3 ? "; ..." : "")
   }

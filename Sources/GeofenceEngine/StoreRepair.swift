@@ -82,11 +82,11 @@ public enum StoreRepair {
     var outcomes: [StoreRepairOutcome] = []
     for damage in check(directory: directory) {
       // Read before the move: the rows the new file must not copy.
-      var dropped: [String: Set<String>] = [:]
+      var dropped: [String: Set<SQLiteValue>] = [:]
       if damage.path.hasSuffix("state.sqlite") {
-        dropped["device_state"] = Set(damagedCheckpoints(damage.path).map(\.device))
+        dropped["device_state"] = Set(damagedCheckpoints(damage.path).map { .text($0.device) })
       } else if damage.path.hasSuffix("geofences.sqlite") {
-        dropped["geofence"] = Set(invalidGeofences(damage.path).map(\.id))
+        dropped["geofence"] = Set(invalidGeofences(damage.path).map(\.key))
       }
       let moved = damage.path + ".corrupt-" + stamp(time)
       let manager = FileManager.default
@@ -186,7 +186,7 @@ public enum StoreRepair {
   /// no longer matches its rows, so the next sync lists the set in full
   /// (``GeofenceSync/GeofenceStore/isSetReadable()``).
   static func salvageRows(
-    from source: String, to target: String, dropping: [String: Set<String>] = [:]
+    from source: String, to target: String, dropping: [String: Set<SQLiteValue>] = [:]
   ) throws -> String {
     try createFresh((target as NSString).lastPathComponent, at: target)
     let reading = try readableCopy(of: source)
@@ -206,6 +206,7 @@ public enum StoreRepair {
         return nil
       })
     var kept: [String] = []
+    var droppedGeofences = 0
     for row in schema.rows {
       guard case .text(let name) = row[0], !name.hasPrefix("sqlite_"), newTables.contains(name)
       else { continue }
@@ -234,7 +235,7 @@ public enum StoreRepair {
           break
         }
         let values = (0..<columns.count).map { statement.value(at: $0) }
-        if let keys = dropping[name], case .text(let key)? = values.first, keys.contains(key) {
+        if let keys = dropping[name], let key = values.first, keys.contains(key) {
           dropped += 1
           continue
         }
@@ -246,8 +247,22 @@ public enum StoreRepair {
         "\(copied) rows of \(name)" + (complete ? "" : " (the rest unreadable)")
           + (dropped > 0 ? " (\(dropped) \(what) left out)" : ""))
       if name == "geofence", dropped > 0 {
-        try new.execute("UPDATE sync_state SET generation = generation + 1 WHERE singleton = 1")
+        // The sync_state row is copied after (tables go in schema order) or before this one;
+        // either way the statement below runs once both are in, at the end.
+        droppedGeofences = dropped
       }
+    }
+    if droppedGeofences > 0 {
+      // A new generation rebuilds a snapshot of the old set; the stale reason says why the set
+      // is smaller than its version's (the recorded count no longer matches, so the next sync
+      // lists it in full).
+      try new.execute(
+        "UPDATE sync_state SET generation = generation + 1, stale_reason = ? WHERE singleton = 1",
+        [
+          .text(
+            "geofence repair left out \(droppedGeofences) invalid stored geofence(s); "
+              + "the next sync lists the set in full")
+        ])
     }
     return kept.isEmpty ? "nothing (no table could be read)" : kept.joined(separator: ", ")
   }

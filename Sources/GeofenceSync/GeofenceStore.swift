@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceDefinitions
 import GeofenceGeometry
 import SQLiteStore
 
@@ -387,48 +388,68 @@ public final class GeofenceStore {
   /// Reads columns 0-6 (``columns``: id, latitude, longitude, radius_m, name, metadata,
   /// geometry). A row with a geometry is a polygon (its circle columns, the bounding cap, are
   /// not read); one without is a circle.
+  ///
+  /// Every value is checked as a definition is before it was stored: the id non-empty UTF-8
+  /// text; a circle's latitude, longitude and radius numbers (SQLite would read text as 0) in
+  /// range; the name NULL or UTF-8 text; the metadata NULL or the text of a JSON object (it is
+  /// copied into every event as it is, so other text would corrupt the output).
+  /// - Throws: ``SQLiteStore/SQLiteError/Code/corrupt`` naming the row and the value.
   static func geofence(from s: Statement) throws(SQLiteError) -> Geofence {
-    let id = s.string(at: 0) ?? ""
+    func damaged(_ what: String) -> SQLiteError {
+      let shown = s.validText(at: 0).map { "stored geofence \($0)" } ?? "a stored geofence row"
+      return SQLiteError(
+        extendedCode: SQLiteError.Code.corrupt.rawValue, message: "\(shown): \(what)")
+    }
+    guard let id = s.validText(at: 0), !id.isEmpty else {
+      throw damaged("its id is not non-empty UTF-8 text")
+    }
+    if !s.isNull(at: 4), s.validText(at: 4) == nil { throw damaged("its name is not UTF-8 text") }
+    let metadata = s.isNull(at: 5) ? nil : s.validText(at: 5)
+    if !s.isNull(at: 5) {
+      guard let metadata, case .object? = try? JSONDocument.parse(Array(metadata.utf8)) else {
+        throw damaged("its metadata is not the text of a JSON object")
+      }
+    }
     if !s.isNull(at: 6) {
       switch StoredPolygon.decode(s.data(at: 6) ?? Data()) {
       case .success(let polygon):
         return Geofence(
-          id: id, name: s.string(at: 4), shape: .polygon(polygon), metadataJSON: s.string(at: 5))
+          id: id, name: s.string(at: 4), shape: .polygon(polygon), metadataJSON: metadata)
       case .failure(let problem):
-        throw SQLiteError(
-          extendedCode: SQLiteError.Code.corrupt.rawValue,
-          message: "stored geofence \(id): \(problem)")
+        throw damaged("\(problem)")
       }
+    }
+    guard s.isNumber(at: 1), s.isNumber(at: 2), s.isNumber(at: 3) else {
+      throw damaged("its latitude, longitude or radius is not a number")
     }
     guard let center = try? Coordinate(latitude: s.double(at: 1), longitude: s.double(at: 2)),
       let region = try? CircularRegion(center: center, radiusMeters: s.double(at: 3))
     else {
-      throw SQLiteError(
-        extendedCode: SQLiteError.Code.corrupt.rawValue,
-        message: "stored geofence \(id) is not a valid region")
+      throw damaged("not a valid region")
     }
-    return Geofence(id: id, name: s.string(at: 4), region: region, metadataJSON: s.string(at: 5))
+    return Geofence(id: id, name: s.string(at: 4), region: region, metadataJSON: metadata)
   }
 }
 
 extension GeofenceStore {
   /// The rows of the `geofence` table of `database` that SQLite reads but that do not form a
   /// valid geofence (a coordinate out of range, a negative or non-finite radius, a geometry
-  /// blob that does not decode), as `(id, reason)` in ascending UTF-8 id order. Opening the
+  /// blob that does not decode), as `(key, reason)` in id order, `key` the id column's value
+  /// as stored (text, or whatever else a damaged row holds). Opening the
   /// set fails on such a row (``geofences()`` throws ``SQLiteStore/SQLiteError/Code/corrupt``),
   /// so `geofence repair` finds them here and copies every other row.
   /// - Returns: none when the table cannot be read (the file's own check reports that).
   /// - Complexity: O(n) for n rows; memory O(1) besides the result.
-  public static func invalidRows(in database: Database) -> [(id: String, reason: String)] {
+  public static func invalidRows(in database: Database) -> [(key: SQLiteValue, reason: String)] {
     guard let s = try? database.prepare("SELECT \(columns) FROM geofence ORDER BY id") else {
       return []
     }
-    var result: [(id: String, reason: String)] = []
+    var result: [(key: SQLiteValue, reason: String)] = []
     while (try? s.step()) == true {
       do {
         _ = try geofence(from: s)
       } catch {
-        result.append((s.string(at: 0) ?? "", error.message))
+        result.append((s.value(at: 0), error.message))
       }
     }
     return result

@@ -160,6 +160,23 @@ public final class Statement {
     return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
   }
 
+  /// Whether column `index` (0-based) of the current row is stored as a number (INTEGER or
+  /// REAL); text, blob and NULL are not.
+  public func isNumber(at index: Int) -> Bool {
+    let type = sqlite3_column_type(pointer, Int32(index))
+    return type == SQLITE_INTEGER || type == SQLITE_FLOAT
+  }
+
+  /// Column `index` (0-based) when it is stored as TEXT of valid UTF-8, else `nil` (NULL, a
+  /// number, a blob, or bytes that are not UTF-8, which ``string(at:)`` would replace).
+  public func validText(at index: Int) -> String? {
+    guard sqlite3_column_type(pointer, Int32(index)) == SQLITE_TEXT,
+      let text = sqlite3_column_text(pointer, Int32(index))
+    else { return nil }
+    let count = Int(sqlite3_column_bytes(pointer, Int32(index)))
+    return String(validating: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+  }
+
   /// Column `index` (0-based) as bytes, or `nil` when NULL. An empty blob is an empty `Data`.
   public func data(at index: Int) -> Data? {
     if isNull(at: index) { return nil }

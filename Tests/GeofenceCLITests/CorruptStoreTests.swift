@@ -167,7 +167,9 @@ import Testing
     #expect(try pending(store) == "pending       1")
   }
 
-  /// A synced geofence row that SQLite reads but that is no valid geofence (latitude 200) is
+  /// Synced geofence rows that SQLite reads but that are no valid geofence (latitude 200; a
+  /// latitude stored as text, which SQLite would read as 0; metadata that is not a JSON object,
+  /// which would be copied into every event as it is) are
   /// named by every command that reads the rows (exit 65, not a bare store error); `repair`
   /// finds it, keeps the other rows, and the next sync lists the set in full, so the row comes
   /// back as the server holds it.
@@ -192,9 +194,11 @@ import Testing
     }
     #expect(try listed().ids == ids)
 
+    let file = store.appendingPathComponent("geofences.sqlite").path
+    try executeSQL("UPDATE geofence SET latitude = 200 WHERE id = 'offer-1'", on: file)
+    try executeSQL("UPDATE geofence SET latitude = 'abc' WHERE id = 'plain'", on: file)
     try executeSQL(
-      "UPDATE geofence SET latitude = 200 WHERE id = 'offer-1'",
-      on: store.appendingPathComponent("geofences.sqlite").path)
+      #"UPDATE geofence SET metadata = '1,"injected":true' WHERE id = 'bad-url'"#, on: file)
     // The snapshot sync wrote names the set's generation, which the update left alone: it
     // would still be taken (with the row as synced). Without it the rows are read.
     try FileManager.default.removeItem(at: store.appendingPathComponent("geofences.snapshot"))
@@ -205,18 +209,32 @@ import Testing
 
     let check = try CLI.run(["repair", "--store", store.path, "--check"])
     #expect(check.status == 65, "\(check.stderr)")
-    #expect(check.stderr.contains("1 stored geofence(s) cannot be read"), "\(check.stderr)")
+    #expect(check.stderr.contains("3 stored geofence(s) cannot be read"), "\(check.stderr)")
+    for reason in [
+      "stored geofence bad-url: its metadata is not the text of a JSON object",
+      "stored geofence offer-1: not a valid region",
+      "stored geofence plain: its latitude, longitude or radius is not a number",
+    ] {
+      #expect(check.stderr.contains(reason), "\(check.stderr)")
+    }
     let repair = try CLI.run(["repair", "--store", store.path])
     #expect(repair.status == 0, "\(repair.stderr)")
     #expect(
       repair.stderr.contains(
-        "\(ids.count - 1) rows of geofence (1 invalid geofence row(s) left out)"),
+        "\(ids.count - 3) rows of geofence (3 invalid geofence row(s) left out)"),
       "\(repair.stderr)")
     #expect(try corruptCopies(store, "geofences.sqlite").count == 1)
-    #expect(try listed().ids == ids.filter { $0 != "offer-1" })
+    let repaired = try listed()
+    #expect(repaired.ids == ["app-link"])
+    // The smaller set says why until the next sync.
+    #expect(
+      repaired.stderr.contains("stale: geofence repair left out 3 invalid stored geofence(s)"),
+      "\(repaired.stderr)")
 
     let again = try CLI.run(sync)
     #expect(again.status == 0, "\(again.stderr)")
-    #expect(try listed().ids == ids)
+    let synced = try listed()
+    #expect(synced.ids == ids)
+    #expect(synced.stderr.contains("stale: no"), "\(synced.stderr)")
   }
 }
