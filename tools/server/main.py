@@ -71,6 +71,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.port > 65535:
         parser.error("--port must be <= 65535")
 
+    # Bind before anything else: a port in use is an error of its own (exit 69,
+    # EX_UNAVAILABLE) that leaves the database as it was (no --import into the database of a
+    # server already running there), not a banner followed by uvicorn's exit 3.
+    import socket
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((LOOPBACK, args.port))
+    except OSError as exc:
+        sock.close()
+        print(f"error: cannot listen on {LOOPBACK}:{args.port}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 69
+    port = sock.getsockname()[1]
+
     store = Store(args.db, history_depth=args.history_depth, max_changes=args.max_changes)
     for key in args.key:
         store.ensure_account(key)
@@ -96,20 +112,6 @@ def main(argv: list[str] | None = None) -> int:
         limits=Limits(args.max_batch_events, args.max_batch_bytes),
         webhook_secret=secret.encode() if secret else None,
     )
-    # Bind before saying "serving": a port in use is an error of its own (exit 69,
-    # EX_UNAVAILABLE), not a banner followed by uvicorn's exit 3.
-    import socket
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((LOOPBACK, args.port))
-    except OSError as exc:
-        sock.close()
-        print(f"error: cannot listen on {LOOPBACK}:{args.port}: {exc.strerror or exc}",
-              file=sys.stderr)
-        return 69
-    port = sock.getsockname()[1]
     print(f"serving on http://{LOOPBACK}:{port}"
           f"{' (admin enabled)' if args.enable_admin else ''}", file=sys.stderr, flush=True)
     config = uvicorn.Config(app, host=LOOPBACK, port=port, http="h11", loop="asyncio",
