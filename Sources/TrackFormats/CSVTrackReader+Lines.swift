@@ -37,17 +37,29 @@ public struct CSVLineReader: Sendable {
 
   /// Reads one data line.
   ///
-  /// When the header names a device column, a row whose device cell is empty is refused (as
-  /// a JSON Lines fix without `device_id` is): which device it belongs to cannot be told.
+  /// The rules of a JSON Lines fix (``FixLineParser``) hold, so that both forms of one input
+  /// give the same events: when the header names a device column, a row whose device cell is
+  /// empty is refused (which device it belongs to cannot be told); an accuracy that is not a
+  /// number refuses the row (a file reader keeps such a fix as invalid instead, with a
+  /// warning); and a line with an odd number of `"` is refused, being part of a quoted field
+  /// that spans lines (the line before it was refused as never closed).
   /// - Returns: the fix, or the issue that skips the line (with its line number and reason);
   ///   `nil` for a `#` comment or blank line. ``warnings`` holds the line's warnings.
   public mutating func read(_ text: String, line: Int) -> Result<LocationFix, TrackIssue>? {
     warnings.removeAll(keepingCapacity: true)
     let trimmed = text.drop { $0 == " " || $0 == "\t" }
     if trimmed.isEmpty || trimmed.hasPrefix("#") { return nil }
+    if text.utf8.reduce(0, { $0 + ($1 == UInt8(ascii: "\"") ? 1 : 0) }) % 2 == 1 {
+      rowCount += 1
+      return .failure(
+        TrackIssue(
+          file: rows.fileName, line: line,
+          message: "an odd number of '\"': a quoted field may not span lines; row skipped"))
+    }
     rows.fixes.removeAll(keepingCapacity: true)
     rows.skipped.removeAll(keepingCapacity: true)
     rows.warnings.removeAll(keepingCapacity: true)
+    rows.unreadableAccuracy = nil
     var text = text
     var sawRecord = false
     let issues = text.withUTF8 { bytes in
@@ -70,6 +82,12 @@ public struct CSVLineReader: Sendable {
       if fix.deviceID == nil, rows.columns.device != nil {
         return .failure(
           TrackIssue(file: rows.fileName, line: line, message: "empty device id; row skipped"))
+      }
+      if let accuracy = rows.unreadableAccuracy {
+        return .failure(
+          TrackIssue(
+            file: rows.fileName, line: line,
+            message: "accuracy \"\(accuracy)\" is not a finite number; row skipped"))
       }
       warnings.append(contentsOf: rows.warnings)
       if !reportedNoZone, rows.noZone.count > 0 {

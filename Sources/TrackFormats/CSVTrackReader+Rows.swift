@@ -13,6 +13,9 @@ struct RowReader {
   var fixes: [LocationFix] = []
   var warnings: [TrackIssue] = []
   var skipped: [TrackIssue] = []
+  /// The accuracy cell of the last row read when it was not a finite number (the fix then
+  /// has a NaN accuracy); `nil` otherwise.
+  var unreadableAccuracy: String?
   var noZone = NoZoneTally()
   var timeProblems = TimeProblemTally()
 
@@ -79,6 +82,7 @@ struct RowReader {
         // Unreadable is not "no accuracy" (which would count the fix as exact): mark it
         // invalid, as a source does with a negative accuracy.
         accuracy = .nan
+        unreadableAccuracy = Self.text(a)
         warnings.append(
           TrackIssue(
             file: fileName, line: line,

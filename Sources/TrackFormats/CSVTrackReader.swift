@@ -26,7 +26,7 @@ import NumberText
 /// - validity: a `valid` column whose value is `No fix`, `V` or `invalid` skips the row.
 ///
 /// A header that names the latitude, the longitude or the accuracy in two columns, or one
-/// device column name twice, is refused: which column is meant cannot be told.
+/// device, date or time column name twice, is refused: which column is meant cannot be told.
 ///
 /// **Numbers** follow ``NumberText/NumberText`` (RFC 8259's grammar: no hex such as `0x2F.6`,
 /// no `inf` or `nan`, nothing beyond ±1.8e308) with `.`; a decimal comma is accepted when the
@@ -55,8 +55,8 @@ public enum CSVTrackReader {
   /// - Returns: the fixes with `format` `.csv`, `.plt` or `.dashCamLog`.
   /// - Throws: `TrackReadError.missingColumns` when the header names no latitude or longitude
   ///   column; `.malformed` when the file holds no header line, or when the header names the
-  ///   latitude, the longitude or the accuracy in two columns (or one device column name
-  ///   twice).
+  ///   latitude, the longitude or the accuracy in two columns (or one device, date or time
+  ///   column name twice).
   /// - Complexity: O(n) in the file size.
   public static func read(data: Data, fileName: String) throws(TrackReadError) -> TrackReadResult {
     let (text, usedLatin1) = DelimitedText.decode(data)
@@ -288,6 +288,7 @@ struct CSVColumns {
     for (role, names, sameName) in [
       ("latitude", Self.latitudeNames, false), ("longitude", Self.longitudeNames, false),
       ("accuracy", Self.accuracyNames, false), ("device", Self.deviceNames, true),
+      ("time", Self.dateTimeNames.union(Self.dateNames).union(Self.timeOfDayNames), true),
     ] {
       let matches = keys.indices.filter { names.contains(keys[$0]) }
       guard matches.count > 1 else { continue }

@@ -30,8 +30,10 @@ enum StreamCommand {
       CSV           a header line, then rows; the column names of 'geofence replay'
                     (lat/latitude, lon/lng/longitude, time/timestamp/..., accuracy/hacc,
                     device/device_id). Without a device column every row belongs to device
-                    "-"; with one, a row whose device cell is empty is skipped. Times
-                    without a zone are read as UTC, with one warning.
+                    "-"; with one, a row whose device cell is empty is skipped, as is a
+                    row whose accuracy is not a number. Times without a zone are read as
+                    UTC, with one warning. One record a line (a quoted field may not span
+                    lines).
       A device id must be non-empty UTF-8 without control characters (U+0000-U+001F,
       U+007F) in either form.
       --input-format jsonl|csv   default: CSV unless the first line starts with '{'

@@ -381,6 +381,8 @@ private let t0 = 1_796_014_800.0
       ("latitude,lat,lon,time", #"1 ("latitude"), 2 ("lat")"#),
       ("lat,lon,time,hacc,accuracy", #"4 ("hacc"), 5 ("accuracy")"#),
       ("lat,lon,time,device,Device", #"4 ("device"), 5 ("Device")"#),
+      ("lat,lon,time,time", #"3 ("time"), 4 ("time")"#),
+      ("timestamp,lat,lon,timestamp", #"1 ("timestamp"), 4 ("timestamp")"#),
     ] {
       do {
         _ = try CSVLineReader(header: header, fileName: "h.csv", line: 1)
@@ -392,6 +394,8 @@ private let t0 = 1_796_014_800.0
     }
     let both = try CSVLineReader(header: "lat,lon,time,user_id,device_id", fileName: "h", line: 1)
     #expect(both.hasTime)
+    let dateAndTime = try CSVLineReader(header: "date,time,lat,lon", fileName: "h", line: 1)
+    #expect(dateAndTime.hasTime)
   }
 
   /// The device rules of a JSON Lines fix hold for a CSV row: an empty device cell, a control
@@ -414,18 +418,41 @@ private let t0 = 1_796_014_800.0
     #expect(ok.deviceID == "phone é")
   }
 
-  /// Warnings of a row whose fix is taken: a bad accuracy on its line, and the first time
-  /// without a zone once.
+  /// A line holds one whole record: a quoted field left open refuses its line, and the line
+  /// that would close it (an odd number of `"`) is refused too, not read as a fix of device
+  /// `x"`. Doubled quotes inside a quoted field are fine.
+  @Test func aQuotedFieldSpanningLinesRefusesBothLines() throws {
+    var reader = try CSVLineReader(header: "device,time,lat,lon", fileName: "q.csv", line: 1)
+    let open = reader.read(#""q"#, line: 2)
+    let close = reader.read(#"x",2024-01-01T00:00:03Z,47.0,7.0"#, line: 3)
+    for (row, line) in [(open, 2), (close, 3)] {
+      guard case .failure(let issue)? = row else {
+        Issue.record("line \(line) was taken")
+        continue
+      }
+      #expect(issue.line == line, "\(issue)")
+    }
+    let quoted = reader.read(#""a ""b""",2024-01-01T00:00:04Z,47.0,7.0"#, line: 4)
+    #expect(try #require(quoted).get().deviceID == #"a "b""#)
+  }
+
+  /// Warnings of a row whose fix is taken: the first time without a zone, once; a bad
+  /// accuracy refuses its row.
   @Test func warningsComeWithTheirLine() throws {
     var reader = try CSVLineReader(header: "lat,lon,time,accuracy", fileName: "w.csv", line: 1)
     let row2 = reader.read("1,2,2026-11-30T05:00:00Z,5", line: 2)
     _ = try #require(row2).get()
     #expect(reader.warnings.isEmpty)
     let row3 = reader.read("1,2,2026-11-30T05:00:01Z,n/a", line: 3)
-    let nan = try #require(row3).get()
-    #expect(nan.horizontalAccuracy?.isNaN == true)
-    #expect(reader.warnings.map(\.line) == [3])
-    #expect(reader.warnings.first?.message.contains("invalidAccuracy") == true)
+    // As a JSON Lines fix whose accuracy is not a number: the row is refused.
+    guard case .failure(let bad)? = row3 else {
+      Issue.record("a row with accuracy n/a was taken")
+      return
+    }
+    #expect(bad.line == 3 && bad.message == #"accuracy "n/a" is not a finite number; row skipped"#)
+    let row3b = reader.read("1,2,2026-11-30T05:00:01Z,5", line: 3)
+    _ = try #require(row3b).get()
+    #expect(reader.warnings.isEmpty)
     let row4 = reader.read("1,2,2026-11-30 05:00:02,5", line: 4)
     _ = try #require(row4).get()
     #expect(reader.warnings.map(\.line) == [4])
