@@ -101,7 +101,9 @@ extension GeofenceFileReader {
   /// - `radius` (metres) and `name` come from `properties`; the id from the feature's `id`, or
   ///   `properties.id` when the feature has none. A polygon has no radius: its `radius`
   ///   property, if any, is an ordinary property and stays in the metadata.
-  /// - Every other property goes into the metadata object.
+  /// - Every other property goes into the metadata object; but a `metadata` property holding
+  ///   a JSON object is the metadata object itself, the other properties left out (as the
+  ///   reference server reads it, and as `geofence regions --format geojson` writes it).
   /// - A feature whose geometry is of another type is rejected with
   ///   ``DefinitionProblem/unsupportedGeometry(_:)``.
   /// - Each feature is read on its own: a bad value in one (`1e400`, `NaN`, nesting deeper
@@ -227,6 +229,15 @@ extension GeofenceFileReader {
     if id == nil || id == .null { id = properties["id"] }
     var metadata = properties
     for key in ["id", "name", "radius"] { metadata[key] = nil }
+    // A `metadata` property holding an object is the metadata, as the reference server reads
+    // it and as `geofence regions --format geojson` writes it.
+    let explicitMetadata: Bool
+    if case .object(let given)? = properties["metadata"] {
+      metadata = given
+      explicitMetadata = true
+    } else {
+      explicitMetadata = false
+    }
     var definition = RawGeofenceDefinition(
       id: id, latitude: nil, longitude: nil, radius: properties["radius"],
       name: properties["name"], metadata: .object(metadata))
@@ -245,7 +256,7 @@ extension GeofenceFileReader {
     case .string("Point")?: break
     case .string("Polygon")?, .string("MultiPolygon")?:
       definition.geometry = .object(geometry)
-      if let radius = definition.radius {
+      if let radius = definition.radius, !explicitMetadata {
         metadata["radius"] = radius
         definition.metadata = .object(metadata)
         definition.radius = nil

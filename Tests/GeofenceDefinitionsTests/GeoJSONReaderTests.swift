@@ -81,3 +81,26 @@ private func at(_ index: Int) -> DefinitionLocation {
       fileName: "x.geojson", defaultRadiusMeters: 10)
   }
 }
+
+/// A `metadata` property holding an object is the metadata itself (the form `geofence regions
+/// --format geojson` writes and the reference server reads), so a listing reads back
+/// unchanged; any other `metadata` value is an ordinary property.
+@Test func geoJSONMetadataPropertyObjectIsTheMetadata() throws {
+  let text = """
+    {"type": "FeatureCollection", "features": [
+      {"type": "Feature", "id": "a", "geometry": {"type": "Point", "coordinates": [6.6, 46.5]},
+       "properties": {"name": "A", "radius": 100, "metadata": {"url": "https://e.com/a", "n": 1}}},
+      {"type": "Feature", "id": "p", "properties": {"metadata": {"z": true}},
+       "geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]]}},
+      {"type": "Feature", "id": "s", "geometry": {"type": "Point", "coordinates": [1, 2]},
+       "properties": {"radius": 5, "metadata": "plain", "k": 2}}
+    ]}
+    """
+  let result = try GeofenceFileReader.read(
+    data: Data(text.utf8), format: .geojson, fileName: "m.geojson", defaultRadiusMeters: nil)
+  #expect(result.rejected.isEmpty)
+  #expect(
+    result.geofences.map(\.metadataJSON) == [
+      #"{"n":1,"url":"https://e.com/a"}"#, #"{"z":true}"#, #"{"k":2,"metadata":"plain"}"#,
+    ])
+}
