@@ -475,7 +475,15 @@ public final class GeofenceSyncClient {
         lastFailure: error.description)
     case .cancelled: throw .cancelled
     case .deadlinePassed(let last):
-      throw .deadlinePassed(seconds: configuration.deadlineSeconds, lastFailure: last?.description)
+      // A Retry-After that reached past the deadline is why the sync stopped waiting: say so.
+      let asked = outcome.lastRetryAfterSeconds.map { seconds in
+        "; its Retry-After asked for "
+          + (seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds))" : "\(seconds)")
+          + " s"
+      }
+      throw .deadlinePassed(
+        seconds: configuration.deadlineSeconds,
+        lastFailure: last.map { $0.description + (asked ?? "") })
     }
   }
 }

@@ -92,7 +92,7 @@ struct SyncProtocolLimitTests {
 
   /// The deadline bounds retries: a `Retry-After` of 20 s does not fit in a 10 s deadline, so
   /// the sync stops after one request instead of waiting. The request's own deadline was
-  /// lowered to the 10 s left.
+  /// lowered to the 10 s left. The reason names the Retry-After that did not fit.
   @Test func theDeadlineStopsRetriesAndShortensRequests() async throws {
     let (server, client, before) = try await storedClient { $0.deadlineSeconds = 10 }
     server.script(
@@ -101,7 +101,8 @@ struct SyncProtocolLimitTests {
     let sent = server.requestCount
     await #expect(
       throws: SyncError.deadlinePassed(
-        seconds: 10, lastFailure: "HTTP 503 unavailable: unavailable (fake)")
+        seconds: 10,
+        lastFailure: "HTTP 503 unavailable: unavailable (fake); its Retry-After asked for 20 s")
     ) { try await client.sync(full: true) }
     #expect(server.requestCount == sent + 1)
     #expect(server.requests.last?.timeoutSeconds == 10)
