@@ -5,8 +5,10 @@ import SQLiteStore
 
 /// What the store knows about its set besides the geofences.
 public struct StoredSyncState: Hashable, Sendable {
-  /// Fingerprint of the API key the set was listed with (FNV-1a 64 of its UTF-8 bytes, in hex;
-  /// not a secret-safe hash, only a change detector). `nil` before the first sync.
+  /// Fingerprint of the API key the set was listed with (``Networking/KeyFingerprint``:
+  /// `pbkdf2-sha256:` and 16 bytes of PBKDF2-HMAC-SHA256 in hex; a store written by an earlier
+  /// version may hold its FNV-1a 64 form until the same key syncs again). `nil` before the
+  /// first sync.
   public var accountFingerprint: String?
   /// The area the set was listed for (`near` and `radius_m`), or `nil` for the whole account.
   public var area: SyncArea?
