@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceDefinitions
 import NumberText
 
 /// A small command-line parser: `--name value`, `--name=value`, boolean `--flag`, repeated
@@ -165,4 +166,19 @@ extension CommandLineArguments {
 struct ExitCode: Error {
   let status: Int32
   init(_ status: Int32) { self.status = status }
+}
+
+extension CommandLineArguments {
+  /// The value of `--radius`: metres in (0, ``GeofenceDefinitions/GeofenceValidator/maximumRadiusMeters``],
+  /// the range a definition's radius is checked against.
+  /// - Throws: ``UsageError`` naming the value otherwise.
+  static func radiusMeters(_ value: String) throws(UsageError) -> Double {
+    guard let r = NumberText.double(value), r > 0, r <= GeofenceValidator.maximumRadiusMeters
+    else {
+      throw UsageError(
+        "--radius needs a number of metres in (0, 20037509] (half the WGS84 equator), "
+          + "got '\(value)'")
+    }
+    return r
+  }
 }

@@ -1,10 +1,8 @@
 import Foundation
-import GeofenceDefinitions
 import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
 import JSONText
-import NumberText
 
 /// `geofence plan`: which geofences a phone should register under an OS region budget.
 enum PlanCommand {
@@ -57,14 +55,7 @@ enum PlanCommand {
       var radius: Double?
       for (name, value) in args.ordered {
         if name == "radius" {
-          guard let r = NumberText.double(value), r > 0,
-            r <= GeofenceValidator.maximumRadiusMeters
-          else {
-            throw UsageError(
-              "--radius needs a number of metres in (0, 20037509] (half the WGS84 equator), "
-                + "got '\(value)'")
-          }
-          radius = r
+          radius = try CommandLineArguments.radiusMeters(value)
         } else if name == "regions" {
           regionFiles.append((value, radius))
         }

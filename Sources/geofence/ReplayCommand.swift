@@ -115,14 +115,7 @@ enum ReplayCommand {
       var radiusUsed = true
       for (name, value) in args.ordered {
         if name == "radius" {
-          guard let r = NumberText.double(value), r > 0,
-            r <= GeofenceValidator.maximumRadiusMeters
-          else {
-            throw UsageError(
-              "--radius needs a number of metres in (0, 20037509] (half the WGS84 equator), "
-                + "got '\(value)'")
-          }
-          radius = r
+          radius = try CommandLineArguments.radiusMeters(value)
           radiusUsed = false
         } else if name == "regions" {
           regionFiles.append((value, radius))
