@@ -426,6 +426,16 @@ public final class GeofenceSyncClient {
 
   /// Whether an answer with this status is worth sending again: `429` and every `5xx`.
   /// Other statuses (`400`, `401`, `404`, `410`, ...) are answers, handled by the caller.
+  /// Whether a `Content-Type` value names JSON: `application/json` or a `+json` suffix
+  /// (RFC 6839), parameters such as `charset` ignored, case-insensitively.
+  static func isJSONMediaType(_ value: String) -> Bool {
+    let media =
+      value.split(separator: ";", maxSplits: 1).first.map {
+        $0.trimmingCharacters(in: .whitespaces).lowercased()
+      } ?? ""
+    return media == "application/json" || media.hasSuffix("+json")
+  }
+
   static func isRetryable(status: Int) -> Bool {
     status == 429 || (500...599).contains(status)
   }
@@ -447,6 +457,13 @@ public final class GeofenceSyncClient {
       }
       switch response.statusCode {
       case 200:
+        // A page that says it is not JSON (an HTML error page of a proxy or captive portal)
+        // is named as such, not by where the JSON parser first stumbled. No Content-Type, or
+        // any JSON media type (`application/json`, `…+json`), goes to the parser.
+        if let type = response.header("content-type"), !Self.isJSONMediaType(type) {
+          return .retry(
+            .invalidBody("the answer is \(ServerText.displayable(type)), not application/json"))
+        }
         switch parse(response.body) {
         case .success(let value): return .success(.ok(value, response))
         case .failure(let error): return .retry(error)

@@ -1,7 +1,7 @@
 import Foundation
 import GeofenceDefinitions
 import GeofenceGeometry
-import GeofenceSync
+@testable import GeofenceSync
 import GeofenceTestSupport
 import Networking
 import Testing
@@ -203,6 +203,30 @@ struct GeofenceSyncClientTests {
       expected.description
         == "HTTP 503 unavailable: unavailable (fake); the server asks to retry after 3600 s "
         + "(Retry-After), longer than the 120 s a sync waits")
+  }
+
+  /// A 200 page that says it is HTML (a proxy's or captive portal's page) is named by its
+  /// Content-Type, not by where the JSON parser stumbled; `+json` types and a missing
+  /// Content-Type go to the parser.
+  @Test func aPageThatIsNotJSONIsNamedByItsContentType() async throws {
+    let server = FakeSyncServer()
+    server.publish(sampleSet(3))
+    let page = HTTPResponse(
+      statusCode: 200, headers: ["Content-Type": "text/html; charset=utf-8"],
+      body: Data("<html>log in</html>".utf8))
+    server.script(count: 10, result: .success(page)) { _ in true }
+    let client = try makeClient(server, clock: ManualClock(now: syncTestStart))
+    await #expect(
+      throws: SyncError.invalidBody("the answer is text/html; charset=utf-8, not application/json")
+    ) {
+      try await client.sync()
+    }
+    for (type, json) in [
+      ("application/json", true), ("Application/JSON; charset=utf-8", true),
+      ("application/problem+json", true), ("text/html", false), ("text/plain", false),
+    ] {
+      #expect(GeofenceSyncClient.isJSONMediaType(type) == json, "\(type)")
+    }
   }
 
   /// A `Retry-After` date beyond the limit (an hour ahead of the clock) fails at once, as the
