@@ -38,32 +38,56 @@ public struct WebhookConfiguration: Hashable, Sendable {
 
 extension WebhookConfiguration {
   /// `url` as it may be shown or stored: without the user and password of its userinfo
-  /// (`http://user:PASSWORD@host/h` is `http://host/h`), which the request still sends. A
-  /// URL without userinfo comes back as its `absoluteString`, unchanged.
+  /// (`http://user:PASSWORD@host/h` is `http://host/h`), and with each query value replaced
+  /// by `~` and the first 12 hex digits of its HMAC-SHA256 under a fixed key
+  /// (`?token=SECRET` is `?token=~5c0d…`): a token in the query is as secret as a password,
+  /// and the request still sends both. Two URLs that differ in a query value keep different
+  /// names. A URL without userinfo or query values comes back as its `absoluteString`.
   /// - Complexity: O(n) in the URL's length.
   public static func redacted(_ url: URL) -> String {
     redacted(url.absoluteString)
   }
 
-  /// ``redacted(_:)-(URL)`` of a URL's text; text that is not a URL with userinfo comes back
-  /// unchanged.
+  /// ``redacted(_:)-(URL)`` of a URL's text; text that is not such a URL comes back unchanged.
   public static func redacted(_ text: String) -> String {
-    guard var components = URLComponents(string: text),
+    guard var components = URLComponents(string: text) else { return text }
+    let items = components.percentEncodedQueryItems ?? []
+    // A value already in its hashed form is kept, so that a stored name redacts to itself.
+    func needsHash(_ value: String?) -> Bool {
+      guard let value, !value.isEmpty else { return false }
+      let hashed =
+        value.utf8.count == 13 && value.hasPrefix("~")
+        && value.utf8.dropFirst().allSatisfy {
+          (0x30...0x39).contains($0) || (0x61...0x66).contains($0)
+        }
+      return !hashed
+    }
+    let hasValues = items.contains { needsHash($0.value) }
+    guard
       components.percentEncodedUser != nil || components.percentEncodedPassword != nil
+        || hasValues
     else { return text }
     components.percentEncodedUser = nil
     components.percentEncodedPassword = nil
+    if hasValues {
+      components.percentEncodedQueryItems = items.map { item in
+        guard let value = item.value, needsHash(value) else { return item }
+        let digest = MessageSignature.hmacSHA256Hex(
+          key: Array("geofence webhook query value".utf8), message: Array(value.utf8))
+        return URLQueryItem(name: item.name, value: "~" + digest.prefix(12))
+      }
+    }
     return components.string ?? text
   }
 
   /// The cursor name the command-line tool gives the webhook at `url`: `webhook:` and the
-  /// URL without its userinfo (``redacted(_:)-(URL)``), so that no password is printed in a
-  /// summary or stored in the outbox. Two webhooks whose URLs differ only in their userinfo
-  /// have one name.
+  /// URL without its userinfo and with its query values hashed (``redacted(_:)-(URL)``), so
+  /// that no password or token is printed in a summary or stored in the outbox. Two webhooks
+  /// whose URLs differ only in their userinfo have one name.
   public static func cursorName(for url: URL) -> String { "webhook:" + redacted(url) }
 
-  /// Gives every cursor of `outbox` named `webhook:URL` with userinfo in the URL (the name an
-  /// earlier version gave a webhook) the name ``cursorName(for:)`` gives it now, keeping its
+  /// Gives every cursor of `outbox` named `webhook:URL` with userinfo or query values in the URL
+  /// (the name an earlier version gave a webhook) the name ``cursorName(for:)`` gives it now, keeping its
   /// place, marks, dead letters and counts (``Outbox/renameDestination(_:to:)``).
   /// - Returns: the renamed cursors, old name to new, sorted by old name.
   /// - Throws: ``SQLiteStore/SQLiteError``.
@@ -79,8 +103,8 @@ extension WebhookConfiguration {
     return renamed
   }
 
-  /// A cursor's name as it may be shown: a `webhook:URL` name without the URL's userinfo;
-  /// any other name unchanged.
+  /// A cursor's name as it may be shown: a `webhook:URL` name without the URL's userinfo and
+  /// with its query values hashed; any other name unchanged.
   public static func displayName(_ name: String) -> String {
     guard name.hasPrefix("webhook:") else { return name }
     return "webhook:" + redacted(String(name.dropFirst("webhook:".count)))

@@ -280,8 +280,12 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
   /// password's bytes leave the file.
   @Test func aWebhookCursorNamedWithAPasswordIsRenamedInPlace() async throws {
     let url = try #require(URL(string: "http://user:SECRETPW@127.0.0.1:9/h?q=1"))
-    #expect(WebhookConfiguration.redacted(url) == "http://127.0.0.1:9/h?q=1")
-    #expect(WebhookConfiguration.cursorName(for: url) == "webhook:http://127.0.0.1:9/h?q=1")
+    // The query value is hashed too: the first 12 hex digits of HMAC-SHA256 under
+    // "geofence webhook query value" of "1", by Python's hmac module.
+    let hashedQ = "q=~02cda574f83a"
+    #expect(WebhookConfiguration.redacted(url) == "http://127.0.0.1:9/h?" + hashedQ)
+    #expect(
+      WebhookConfiguration.cursorName(for: url) == "webhook:http://127.0.0.1:9/h?" + hashedQ)
     let plain = try #require(URL(string: "https://hooks.example/a%20b"))
     #expect(WebhookConfiguration.cursorName(for: plain) == "webhook:https://hooks.example/a%20b")
     #expect(WebhookConfiguration.displayName("file:/tmp/a@b") == "file:/tmp/a@b")
@@ -302,7 +306,7 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
 
     let outbox = try Outbox(path: path, clock: clock)
     let renamed = try WebhookConfiguration.migrateCursorNames(in: outbox)
-    let name = "webhook:http://127.0.0.1:9/h?q=1"
+    let name = "webhook:http://127.0.0.1:9/h?" + hashedQ
     #expect(renamed.map(\.from) == [legacy] && renamed.map(\.to) == [name])
     #expect(try outbox.destinations() == [name])
     #expect(try outbox.cursor(destination: name) == 2)
@@ -316,6 +320,19 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     }
     // Once renamed, nothing is left to rename.
     #expect(try WebhookConfiguration.migrateCursorNames(in: outbox).isEmpty)
+  }
+
+  /// A token in a webhook URL's query is never part of a name: each value is hashed (the
+  /// digits by Python's hmac module), a flag without a value kept; two tokens keep two names,
+  /// and a name redacts to itself.
+  @Test func aWebhookQueryTokenIsHashedInItsName() throws {
+    let url = try #require(URL(string: "https://hooks.example/in?token=SECRETTOKEN&flag&e="))
+    let name = WebhookConfiguration.cursorName(for: url)
+    #expect(name == "webhook:https://hooks.example/in?token=~7a343047fef2&flag&e=")
+    #expect(!name.contains("SECRETTOKEN"))
+    #expect(WebhookConfiguration.displayName(name) == name)
+    let other = try #require(URL(string: "https://hooks.example/in?token=OTHER&flag&e="))
+    #expect(WebhookConfiguration.cursorName(for: other) != name)
   }
 
   /// A legacy cursor whose new name is registered already merges into it: its dead letters
