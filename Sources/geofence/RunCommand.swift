@@ -108,7 +108,8 @@ enum RunCommand {
     could not be parsed; 66 an input file is missing; 69 no --regions given, the sync failed
     and no earlier set is stored; 73 the --store directory cannot be made; 75 events remain
     queued for a destination (unreachable or refusing):
-    run 'geofence upload' later (also when the server refused a whole batch, 400 or 401,
+    run 'geofence upload' later with the same --destination options (also when the server
+    refused a whole batch, 400 or 401,
     or the deadline passed: no event is dead-lettered for those); 77 the outbox holds
     events queued with another --key.
     """
@@ -135,14 +136,18 @@ enum RunCommand {
 
   static let uploadHelp = """
     usage: geofence upload --server URL --key KEY --store DIR [options]
+           geofence upload --store DIR --destination KIND[=TARGET] ... [options]
 
-    Sends every queued event of the store now (in-flight events left by an interrupted run are
-    sent first, with the same ids), retrying timeouts, network errors, 408, 429, 5xx, 2xx
+    Sends every queued event of the store now to its destinations (in-flight events left by
+    an interrupted run are sent first, with the same ids), retrying timeouts, network errors, 408, 429, 5xx, 2xx
     answers that cannot be read or leave events out, with exponential backoff (full jitter,
     honouring Retry-After). A Retry-After of more than 300 s is not waited out: the command
     stops and the events stay queued (exit status 75).
 
       --server URL, --key KEY, --store DIR    as for 'geofence run'
+      --destination server|stdout|file=PATH|webhook=URL   as for 'geofence run' (repeatable;
+                              default: the server alone), with --webhook-secret S and
+                              --file-max-bytes N: the destinations a run left events queued for
       --batch-size N          events per batch, 1-500 [20]
       --timeout S             the total deadline of one HTTP request, body included [10]
       --max-attempts N        sends of one batch before giving up for now [8]
@@ -475,10 +480,13 @@ enum RunCommand {
 
   static func upload(_ argv: [String]) async -> Int32 {
     let args: CommandLineArguments
-    let options: UploadOptions
+    var options: UploadOptions
     do throws(UsageError) {
       args = try CommandLineArguments(
-        argv, spec: .init(valued: uploadOptions, flags: ["help", "quiet"]))
+        argv,
+        spec: .init(
+          valued: uploadOptions.union(["destination", "webhook-secret", "file-max-bytes"]),
+          flags: ["help", "quiet"]))
       if args.flag("help") {
         print(uploadHelp)
         return ExitStatus.ok
@@ -486,7 +494,12 @@ enum RunCommand {
       if !args.positionals.isEmpty {
         throw UsageError("unexpected argument '\(args.positionals[0])'")
       }
-      options = try UploadOptions(args, needsServer: true)
+      // The destinations of 'run' (the server alone when none is given), so that events a
+      // run left queued for a webhook or a file can be delivered without another run.
+      let delivery = try DeliveryOptions(
+        args, secretFromEnvironment: ProcessInfo.processInfo.environment["GEOFENCE_WEBHOOK_SECRET"])
+      options = try UploadOptions(args, needsServer: delivery.server)
+      options.delivery = delivery
     } catch {
       printError("geofence upload: \(error.message)\nRun 'geofence upload --help' for usage.")
       return ExitStatus.usage
@@ -507,17 +520,23 @@ enum RunCommand {
       if case .accountMismatch = error { return accountMismatch }
       return ExitStatus.failure
     }
-    let report: UploadReport
+    // Every destination given (the server alone by default), each from its own cursor, as
+    // at the end of 'run'.
+    let delivery: DeliveryReport
     do {
-      report = try await engine.flush()
+      delivery = try await engine.deliver()
     } catch {
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
       return ExitStatus.failure
     }
-    if !quiet { printError(describe(report)) }
+    if !quiet {
+      if let server = delivery.server { printError(describe(server)) }
+      for (name, r) in delivery.destinations { printError(describe(name: name, r)) }
+    }
     return finish(
-      engine: engine, report: report, uploaded: true, quiet: quiet, status: ExitStatus.ok)
+      engine: engine, report: delivery.server ?? UploadReport(), uploaded: true, quiet: quiet,
+      status: ExitStatus.ok, destinations: delivery)
   }
 
   // MARK: Shared
