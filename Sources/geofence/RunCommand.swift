@@ -367,6 +367,12 @@ enum RunCommand {
         printError("geofence run: the geofence sync failed and no earlier set is stored")
         return ExitStatus.unavailable
       }
+      // As 'geofence sync' does: the next engine on this store opens the set indexed.
+      if failure == nil, !engine.snapshotIsCurrent() {
+        do throws(EngineError) { _ = try engine.writeSnapshot() } catch {
+          printError("warning: the indexed snapshot was not written: \(error)")
+        }
+      }
       if !quiet {
         // The version and the stale reason came from the server.
         let version = ServerText.displayable(state.version ?? "none")

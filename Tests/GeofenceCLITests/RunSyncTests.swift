@@ -26,6 +26,9 @@ struct RunSyncTests {
     #expect(first.stderr.contains("geofences: 28298 synced, version v1"))
     // The same 8 airport events as `geofence replay --radius 3000` (7 enter/exit + 1 dwell).
     #expect(first.stderr.contains("accepted 8, duplicates 0, dead-lettered 0"))
+    // The run's sync leaves the synced set's indexed snapshot, as 'geofence sync' does.
+    let check = try CommandRunner.run(["snapshot", "--store", store.path, "--check"])
+    #expect(check.status == 0 && check.stdout == "snapshot: current\n", "\(check.stdout)")
 
     // Replaying the same track again makes the same event ids: nothing new is sent.
     let again = try CommandRunner.run(arguments)
