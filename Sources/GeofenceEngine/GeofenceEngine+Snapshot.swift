@@ -222,6 +222,10 @@ extension GeofenceEngine {
     defer { close(fd) }
     var info = stat()
     guard fstat(fd, &info) == 0 else { throw SnapshotFileError(path: path, errno: errno) }
+    // A directory opens read-only, and mmap would report "No such device".
+    guard info.st_mode & S_IFMT == S_IFREG else {
+      throw SnapshotFileError(path: path, errno: info.st_mode & S_IFMT == S_IFDIR ? EISDIR : EINVAL)
+    }
     let size = Int(info.st_size)
     guard size > 0 else { throw SnapshotError.notASnapshot }
     guard let base = mmap(nil, size, PROT_READ, MAP_PRIVATE, fd, 0), base != MAP_FAILED else {
@@ -274,7 +278,7 @@ extension GeofenceEngine {
       } catch let error as SnapshotError {
         reason = "the snapshot is unusable (\(error))"
       } catch {
-        reason = "the snapshot cannot be read (\(error.localizedDescription))"
+        reason = "the snapshot cannot be read (\(error))"
       }
     } else {
       reason = "no snapshot yet"
