@@ -106,9 +106,9 @@ public struct GeofenceEventEncoder: Sendable {
       featureCount += 1
       JSONText.append(
         "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[", to: &out)
-      JSONText.appendNumber(e.longitude, style: .shortestRoundTrip, to: &out)
+      JSONText.appendNumber(e.longitude + 0, style: .shortestRoundTrip, to: &out)
       out.append(UInt8(ascii: ","))
-      JSONText.appendNumber(e.latitude, style: .shortestRoundTrip, to: &out)
+      JSONText.appendNumber(e.latitude + 0, style: .shortestRoundTrip, to: &out)
       JSONText.append("]},\"properties\":", to: &out)
       Self.appendObject(e, track: track, processingTime: includesProcessingTime, to: &out)
       out.append(UInt8(ascii: "}"))
@@ -198,8 +198,9 @@ public struct GeofenceEventEncoder: Sendable {
     func number(_ name: StaticString, _ value: Double?, millis: Bool = false) {
       JSONText.append(name, to: &out)
       if let value {
+        // `+ 0` turns a negative zero (an accuracy or coordinate written `-0`) into 0.
         JSONText.appendNumber(
-          millis ? JSONText.rounded(value, decimals: 3) : value, style: .shortestRoundTrip,
+          (millis ? JSONText.rounded(value, decimals: 3) : value) + 0, style: .shortestRoundTrip,
           to: &out)
       } else {
         JSONText.append("null", to: &out)
@@ -237,7 +238,7 @@ public struct GeofenceEventEncoder: Sendable {
       JSONText.append(",\"time\":\"", to: &out)
       RFC3339.append(t, to: &out)
       JSONText.append("\",\"latitude\":", to: &out)
-      JSONText.appendNumber(e.latitude, style: .shortestRoundTrip, to: &out)
+      JSONText.appendNumber(e.latitude + 0, style: .shortestRoundTrip, to: &out)
     } else {
       time(",\"time\":", e.time)
       if processingTime { time(",\"processed_at\":", e.processedAt) }
@@ -297,7 +298,9 @@ public struct GeofenceEventEncoder: Sendable {
   }
 
   /// Shortest round-trip decimal text of a finite number, or `null` (``JSONText``).
-  static func number(_ v: Double) -> String { JSONText.number(v, style: .shortestRoundTrip) }
+  static func number(_ v: Double) -> String {
+    JSONText.number(v + 0, style: .shortestRoundTrip)  // -0 is written 0
+  }
 
   /// `v` rounded to `decimals` places (``JSONText/rounded(_:decimals:)``), in
   /// ``number(_:)``'s form.

@@ -131,6 +131,21 @@ import Testing
       ], "\(r.stderr)")
   }
 
+  /// A negative zero (`-0`, `-0.0`) in a coordinate or the accuracy is written 0.0: the same
+  /// value, without a sign that reads like a mistake.
+  @Test func aNegativeZeroIsWrittenAsZero() throws {
+    let dir = try CLI.scratch("stream-negative-zero")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeEquatorGeofences(in: dir)
+    let r = try CLI.run(
+      ["stream", "--quiet", "--regions", regions],
+      input: Data(
+        #"{"device_id":"z","time":1796014800,"latitude":-0.0,"longitude":0.001,"accuracy":-0}"#
+          .utf8 + [0x0A]))
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout.contains(#""latitude":0.0,"longitude":0.001,"accuracy":0.0,"#), "\(r.stdout)")
+  }
+
   @Test func csvWithoutADeviceColumnIsDeviceDash() throws {
     let dir = try CLI.scratch("stream-csv-dash")
     defer { try? FileManager.default.removeItem(at: dir) }
