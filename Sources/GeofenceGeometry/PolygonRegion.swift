@@ -364,10 +364,11 @@ public struct PolygonRegion: Hashable, Sendable {
   // MARK: - Helpers
 
   /// The signed area of a closed ring in the longitude/latitude plane (square
-  /// degrees), positive when counter-clockwise (the shoelace formula).
+  /// degrees), positive when counter-clockwise (the shoelace formula); 0 for fewer than two
+  /// positions.
   public static func signedArea(_ ring: [SIMD2<Double>]) -> Double {
     var sum = 0.0
-    for i in 0..<(ring.count - 1) {
+    for i in 0..<Swift.max(0, ring.count - 1) {
       sum += ring[i].x * ring[i + 1].y - ring[i + 1].x * ring[i].y
     }
     return sum / 2
@@ -379,7 +380,7 @@ public struct PolygonRegion: Hashable, Sendable {
   /// rounding of each term.
   static func signedAreaRoundingBound(_ ring: [SIMD2<Double>]) -> Double {
     var magnitude = 0.0
-    for i in 0..<(ring.count - 1) {
+    for i in 0..<Swift.max(0, ring.count - 1) {
       magnitude += abs(ring[i].x * ring[i + 1].y) + abs(ring[i + 1].x * ring[i].y)
     }
     return Double(ring.count) * Double.ulpOfOne * magnitude / 2
@@ -500,6 +501,8 @@ extension PolygonRegion {
     for (p, polygon) in polygons.enumerated() {
       guard !polygon.isEmpty else { throw .emptyPolygon(polygon: p) }
       for (r, ring) in polygon.enumerated() {
+        // GEOS takes an empty ring as valid; nothing after it would (no box, no area).
+        guard !ring.isEmpty else { throw .tooFewPositions(polygon: p, ring: r, 0) }
         for (i, v) in ring.enumerated() {
           guard v.x.isFinite, v.y.isFinite, abs(v.y) <= 90, abs(v.x) <= 540 else {
             throw .coordinateOutOfRange(polygon: p, ring: r, position: i, v)
@@ -526,6 +529,7 @@ extension PolygonRegion {
       }
     }
     guard maxX - minX <= 360 else { throw .longitudeSpanTooWide(maxX - minX) }
+    guard minX.isFinite else { throw .empty }  // no position at all: the loops below never end
     var shift = 0.0
     while minX + shift >= 180 { shift -= 360 }
     while minX + shift < -180 { shift += 360 }

@@ -44,6 +44,21 @@ private let cases: [(id: String, coordinates: String, type: String, reason: Stri
     "Too few points in geometry component[0 0]"
   ),
   // Checked before GEOS.
+  // An empty ring, which GEOS takes as valid: as the only ring it left no box (the longitude
+  // normalisation looped forever), as a hole it reached the area with no position (a crash).
+  ("empty-ring", "[[]]", "Polygon", "polygon 0, ring 0 has 0 positions; a ring needs at least 4"),
+  (
+    "empty-hole", "[[[0,0],[1,0],[1,1],[0,0]],[]]", "Polygon",
+    "polygon 0, ring 1 has 0 positions; a ring needs at least 4"
+  ),
+  (
+    "empty-part-ring", "[[[[0,0],[1,0],[1,1],[0,0]]],[[]]]", "MultiPolygon",
+    "polygon 1, ring 0 has 0 positions; a ring needs at least 4"
+  ),
+  (
+    "empty-multipolygon-ring", "[[[]]]", "MultiPolygon",
+    "polygon 0, ring 0 has 0 positions; a ring needs at least 4"
+  ),
   (
     "latitude-out-of-range", "[[[0,0],[1,0],[1,91],[0,0]]]", "Polygon",
     "polygon 0, ring 0, position 2: [1.0, 91.0] is not a finite longitude in [-540, 540] and latitude in [-90, 90]"
