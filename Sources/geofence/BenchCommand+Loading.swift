@@ -37,6 +37,14 @@ extension BenchCommand {
         throw WorkloadFileError.malformed(path: path, line: 0, message: error.description)
       }
       let residentAdded = SystemProbes.residentBytes() - residentBefore
+      // The figures cover what the reader took: say when that is not the whole file.
+      for cut in held.truncations {
+        printError("warning: \(cut); the figures cover the part before it")
+      }
+      if let first = held.rejected.first {
+        printError(
+          "warning: \(path): \(held.rejected.count) definition(s) rejected, the first: \(first)")
+      }
       let perGeofence = held.count == 0 ? 0 : residentAdded / held.count
       if results.isEmpty {
         residentPerGeofence[path] = perGeofence
@@ -59,7 +67,16 @@ extension BenchCommand {
     for path in s.trackPaths {
       let data = try fileData(path)
       let name = (path as NSString).lastPathComponent
-      do { _ = try TrackReader.read(data: data, fileName: name) } catch {
+      do {
+        let track = try TrackReader.read(data: data, fileName: name)
+        if let cut = track.truncation {
+          printError("warning: \(cut); the figures cover the part before it")
+        }
+        if let first = track.skippedRows.first {
+          printError(
+            "warning: \(path): \(track.skippedRows.count) row(s) skipped, the first: \(first)")
+        }
+      } catch {
         throw WorkloadFileError.malformed(path: path, line: 0, message: error.description)
       }
       progress.update("reading track \(path)", phase: true)

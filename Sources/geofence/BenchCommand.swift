@@ -339,6 +339,19 @@ enum BenchCommand {
         )
       }
     } else {
+      // The real workload's files are checked before anything is measured: a missing one
+      // found at the end would throw the whole run's figures away.
+      if s.kinds.contains(.real) {
+        for part in [
+          "places/rg_cities1000_geofences.csv", "places/airports_geofences.csv", "tracks",
+        ] {
+          let path = (s.dataDirectory as NSString).appendingPathComponent(part)
+          guard FileManager.default.fileExists(atPath: path) else {
+            throw WorkloadFileError.cannotOpen(
+              path: path, reason: "no such file or directory (--data \(s.dataDirectory))")
+          }
+        }
+      }
       for kind in s.kinds where kind != .real {
         for n in s.sizes {
           progress.update("\(kind.rawValue) N=\(n): generating", phase: true)

@@ -127,6 +127,11 @@ import Testing
     ])
     #expect(r.status == 0, "\(r.stderr)")
     #expect(r.stdout.contains("places.csv: 0.0 MB, 2 rows (1 rejected)"), "\(r.stdout)")
+    // What the figures leave out is said, with the first reason.
+    #expect(
+      r.stderr.contains("places.csv: 1 definition(s) rejected, the first: ")
+        && r.stderr.contains("latitude 91.0 is not a finite value in [-90, 90]"), "\(r.stderr)")
+    #expect(r.stderr.contains("track.csv: 1 row(s) skipped, the first: "), "\(r.stderr)")
     let object = try JSONSerialization.jsonObject(with: Data(contentsOf: json)) as? [String: Any]
     let rows = object?["loading"] as? [[String: Any]] ?? []
     #expect(rows.count == 2)
@@ -155,5 +160,13 @@ import Testing
       #expect(r.status == 73, "\(arguments): \(r.stderr)")
       #expect(r.stdout.isEmpty, "\(arguments)")
     }
+    // A --data folder without the real workload's files is named before metro is measured.
+    let data = try bench([
+      "--workload", "metro,real", "--sizes", "10", "--fixes", "10", "--data",
+      directory.path + "/no-data",
+    ])
+    #expect(data.status == 66, "\(data.stderr)")
+    #expect(data.stderr.contains("no-data/places/rg_cities1000_geofences.csv"), "\(data.stderr)")
+    #expect(!data.stderr.contains("metro N=10: generating"), "\(data.stderr)")
   }
 }
