@@ -23,6 +23,26 @@ struct OSBudgetTable {
   let header =
     "track\tbudget\tengine_transitions\tos_transitions\tmissed\tlate\tworst_late\tplans\tpeak_registered\n"
 
+  /// `text` as one field of the tab-separated table: a backslash, tab, line feed or carriage
+  /// return is written `\\`, `\t`, `\n`, `\r` (the escapes of PostgreSQL's text COPY format),
+  /// so a file name holding one cannot add a column or a row.
+  static func field(_ text: String) -> String {
+    // By scalars: "\r\n" is one Character, equal to neither "\r" nor "\n".
+    let special: Set<Unicode.Scalar> = ["\\", "\t", "\n", "\r"]
+    guard text.unicodeScalars.contains(where: special.contains) else { return text }
+    var out = ""
+    for c in text.unicodeScalars {
+      switch c {
+      case "\\": out += "\\\\"
+      case "\t": out += "\\t"
+      case "\n": out += "\\n"
+      case "\r": out += "\\r"
+      default: out.unicodeScalars.append(c)
+      }
+    }
+    return out
+  }
+
   /// One line per budget for a file: its devices' tracks, as ``ReplayPreparation`` orders them.
   mutating func rows(file: String, track: TrackReadResult, engineEvents: [GeofenceEvent]) -> String
   {
@@ -54,7 +74,7 @@ struct OSBudgetTable {
       totals[b] += comparison
       let worst = String(format: "%.1f%@", comparison.worstLateness, usesTime ? " s" : " fixes")
       text +=
-        "\(file)\t\(budget)\t\(comparison.engineTransitions)\t\(comparison.osTransitions)\t"
+        "\(Self.field(file))\t\(budget)\t\(comparison.engineTransitions)\t\(comparison.osTransitions)\t"
         + "\(comparison.missed)\t\(comparison.late)\t\(worst)\t\(plans)\t\(peak)\n"
     }
     return text

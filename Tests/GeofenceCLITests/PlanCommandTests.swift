@@ -68,4 +68,23 @@ import Testing
     #expect(Int(row[8]).map { $0 <= 20 } == true)
     #expect(lines.last?.hasPrefix("os-budget 20: missed 0 of 50 transitions over 1 track") == true)
   }
+
+  /// A track file whose name holds a tab and a CR LF stays one field of one row: `\t`, `\r`,
+  /// `\n` as written by PostgreSQL's text format.
+  @Test func aTrackNameWithATabStaysOneField() throws {
+    let dir = try CLI.scratch("os-budget-name")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let track = dir.appendingPathComponent("a\tb\r\nc.csv")
+    try "time,lat,lon\n2024-01-01T00:00:00Z,0,0\n".write(
+      to: track, atomically: true, encoding: .utf8)
+    let r = try CLI.run([
+      "replay", "--quiet", "--os-budget", "5", "--regions", try CLI.writeEquatorGeofences(in: dir),
+      track.path,
+    ])
+    #expect(r.status == 0, "\(r.stderr)")
+    let lines = CLI.lines(r.stdout)
+    #expect(lines.count == 3, "\(r.stdout)")
+    let row = lines.dropFirst().first?.split(separator: "\t").map(String.init) ?? []
+    #expect(row.count == 9 && row.first?.hasSuffix(#"a\tb\r\nc.csv"#) == true, "\(row)")
+  }
 }
