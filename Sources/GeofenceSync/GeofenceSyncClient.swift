@@ -493,10 +493,8 @@ public final class GeofenceSyncClient {
     case .cancelled: throw .cancelled
     case .deadlinePassed(let last):
       // A Retry-After that reached past the deadline is why the sync stopped waiting: say so.
-      let asked = outcome.lastRetryAfterSeconds.map { seconds in
-        "; its Retry-After asked for "
-          + (seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds))" : "\(seconds)")
-          + " s"
+      let asked = outcome.lastRetryAfterSeconds.map {
+        "; its Retry-After asked for \(SyncError.secondsText($0)) s"
       }
       throw .deadlinePassed(
         seconds: configuration.deadlineSeconds,

@@ -43,19 +43,20 @@ public enum SyncError: Error, Hashable, Sendable, CustomStringConvertible {
       return text
     case .invalidBody(let why): return "invalid response body: \(why)"
     case .deadlinePassed(let seconds, let last):
-      let shown = seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds))" : "\(seconds)"
-      return "the sync did not finish within its deadline of \(shown) s"
+      return "the sync did not finish within its deadline of \(Self.secondsText(seconds)) s"
         + (last.map { " (last failure: \($0))" } ?? "")
     case .protocolViolation(let why): return "protocol violation: \(why)"
     case .store(let why): return "local store: \(why)"
     case .cancelled: return "cancelled"
     case .retryAfterTooLong(let seconds, let maximum, let last):
-      func shown(_ s: Double) -> String {
-        s == s.rounded() && s < 1e15 ? "\(Int(s))" : "\(s)"
-      }
-      return "\(last); the server asks to retry after \(shown(seconds)) s (Retry-After), "
-        + "longer than the \(shown(maximum)) s a sync waits"
+      return "\(last); the server asks to retry after \(Self.secondsText(seconds)) s "
+        + "(Retry-After), longer than the \(Self.secondsText(maximum)) s a sync waits"
     }
+  }
+
+  /// `seconds` as a message shows it: whole numbers without a fraction (`120`, not `120.0`).
+  static func secondsText(_ seconds: Double) -> String {
+    seconds == seconds.rounded() && seconds < 1e15 ? "\(Int(seconds))" : "\(seconds)"
   }
 }
 
