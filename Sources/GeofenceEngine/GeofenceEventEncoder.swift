@@ -106,9 +106,9 @@ public struct GeofenceEventEncoder: Sendable {
       featureCount += 1
       JSONText.append(
         "{\"type\":\"Feature\",\"geometry\":{\"type\":\"Point\",\"coordinates\":[", to: &out)
-      JSONText.appendNumber(e.longitude + 0, style: .shortestRoundTrip, to: &out)
+      Self.appendNumber(e.longitude, to: &out)
       out.append(UInt8(ascii: ","))
-      JSONText.appendNumber(e.latitude + 0, style: .shortestRoundTrip, to: &out)
+      Self.appendNumber(e.latitude, to: &out)
       JSONText.append("]},\"properties\":", to: &out)
       Self.appendObject(e, track: track, processingTime: includesProcessingTime, to: &out)
       out.append(UInt8(ascii: "}"))
@@ -198,10 +198,7 @@ public struct GeofenceEventEncoder: Sendable {
     func number(_ name: StaticString, _ value: Double?, millis: Bool = false) {
       JSONText.append(name, to: &out)
       if let value {
-        // `+ 0` turns a negative zero (an accuracy or coordinate written `-0`) into 0.
-        JSONText.appendNumber(
-          (millis ? JSONText.rounded(value, decimals: 3) : value) + 0, style: .shortestRoundTrip,
-          to: &out)
+        Self.appendNumber(millis ? JSONText.rounded(value, decimals: 3) : value, to: &out)
       } else {
         JSONText.append("null", to: &out)
       }
@@ -238,7 +235,7 @@ public struct GeofenceEventEncoder: Sendable {
       JSONText.append(",\"time\":\"", to: &out)
       RFC3339.append(t, to: &out)
       JSONText.append("\",\"latitude\":", to: &out)
-      JSONText.appendNumber(e.latitude + 0, style: .shortestRoundTrip, to: &out)
+      Self.appendNumber(e.latitude, to: &out)
     } else {
       time(",\"time\":", e.time)
       if processingTime { time(",\"processed_at\":", e.processedAt) }
@@ -297,9 +294,17 @@ public struct GeofenceEventEncoder: Sendable {
     return all.joined(separator: ",") + "\n"
   }
 
-  /// Shortest round-trip decimal text of a finite number, or `null` (``JSONText``).
+  /// Shortest round-trip decimal text of a finite number, or `null` (``JSONText``); a
+  /// negative zero is written `0.0`, as by ``appendNumber(_:to:)``.
   static func number(_ v: Double) -> String {
-    JSONText.number(v + 0, style: .shortestRoundTrip)  // -0 is written 0
+    JSONText.number(v + 0, style: .shortestRoundTrip)
+  }
+
+  /// ``number(_:)``'s text appended to `out`: the shortest round-trip decimal, a negative
+  /// zero (an accuracy or coordinate written `-0`) as `0.0` (`v + 0` is +0 for v = -0).
+  @inline(__always)
+  static func appendNumber(_ v: Double, to out: inout [UInt8]) {
+    JSONText.appendNumber(v + 0, style: .shortestRoundTrip, to: &out)
   }
 
   /// `v` rounded to `decimals` places (``JSONText/rounded(_:decimals:)``), in
