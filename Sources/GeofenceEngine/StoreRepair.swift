@@ -246,16 +246,13 @@ public enum StoreRepair {
       kept.append(
         "\(copied) rows of \(name)" + (complete ? "" : " (the rest unreadable)")
           + (dropped > 0 ? " (\(dropped) \(what) left out)" : ""))
-      if name == "geofence", dropped > 0 {
-        // The sync_state row is copied after (tables go in schema order) or before this one;
-        // either way the statement below runs once both are in, at the end.
-        droppedGeofences = dropped
-      }
+      if name == "geofence" { droppedGeofences = dropped }
     }
     if droppedGeofences > 0 {
-      // A new generation rebuilds a snapshot of the old set; the stale reason says why the set
-      // is smaller than its version's (the recorded count no longer matches, so the next sync
-      // lists it in full).
+      // After every table, so that the copied sync_state row is in whatever the tables'
+      // order. A new generation rebuilds a snapshot of the old set; the stale reason says why
+      // the set is smaller than its version's (the recorded count no longer matches, so the
+      // next sync lists it in full).
       try new.execute(
         "UPDATE sync_state SET generation = generation + 1, stale_reason = ? WHERE singleton = 1",
         [

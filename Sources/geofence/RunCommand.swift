@@ -141,9 +141,9 @@ enum RunCommand {
            geofence upload --store DIR --destination KIND[=TARGET] ... [options]
 
     Sends every queued event of the store now to its destinations (in-flight events left by
-    an interrupted run are sent first, with the same ids), retrying timeouts, network errors, 408, 429, 5xx, 2xx
-    answers that cannot be read or leave events out, with exponential backoff (full jitter,
-    honouring Retry-After). A Retry-After of more than 300 s is not waited out: the command
+    an interrupted run are sent first, with the same ids), retrying timeouts, network
+    errors, 408, 429, 5xx, 2xx answers that cannot be read or leave events out, with
+    exponential backoff (full jitter, honouring Retry-After). A Retry-After of more than 300 s is not waited out: the command
     stops and the events stay queued (exit status 75).
 
       --server URL, --key KEY, --store DIR    as for 'geofence run'
