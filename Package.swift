@@ -74,7 +74,7 @@ let package = Package(
       name: "geofence",
       dependencies: [
         "GeofenceEngine", "GeofenceBenchmarks", "TrackFormats", "RetryTiming", "Networking",
-        "JSONText", "NumberText",
+        "JSONText", "NumberText", "DelimitedText",
       ]),
 
     // Tests.

@@ -28,7 +28,8 @@ extension GeofenceFileReader.CSVRowReader {
       layout.metadataColumn == nil, layout.geometryColumn == nil
     else { return false }
     let idCell = fields[layout.idColumn]
-    guard GeofenceFileReader.isPlainCell(idCell),
+    // A reserved id takes the general path, which rejects it.
+    guard GeofenceFileReader.isPlainCell(idCell), !GeofenceValidator.isReserved(utf8: idCell),
       let latitude = plainNumber(fields, layout.latitudeColumn),
       let longitude = plainNumber(fields, layout.longitudeColumn)
     else { return false }

@@ -1,3 +1,4 @@
+import DelimitedText
 import Foundation
 import GeofenceGeometry
 
@@ -67,15 +68,9 @@ public enum GeofenceFileReader {
     let file = url.relativePath
     let data: Data
     do {
-      data = try Data(contentsOf: url)
+      data = try TextFile.read(atPath: url.path)
     } catch {
-      // Devices and pipes (`/dev/null`, `/dev/stdin`), which Foundation refuses to map.
-      guard let handle = FileHandle(forReadingAtPath: url.path),
-        let read = try? handle.readToEnd() ?? Data()
-      else {
-        throw GeofenceFileError(file: file, reason: .unreadable(error.localizedDescription))
-      }
-      data = read
+      throw GeofenceFileError(file: file, reason: .unreadable(error.reason))
     }
     let format = GeofenceFileFormat.detect(pathExtension: url.pathExtension, data: data)
     return try read(

@@ -61,6 +61,13 @@ public enum GeofenceValidator {
   /// twice by the planner and taken for the refresh circle by the OS.
   public static let reservedIDs: Set<String> = ["geofence.refresh"]
 
+  /// Whether `bytes` (UTF-8) spell one of ``reservedIDs``: for a reader that holds an id's
+  /// bytes and no `String`. The reserved ids are ASCII, so byte equality is the same as
+  /// `String` equality here. O(n) in the id's length; no allocation.
+  public static func isReserved(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    reservedIDs.contains { $0.utf8.count == bytes.count && $0.utf8.elementsEqual(bytes) }
+  }
+
   /// The largest radius accepted, in metres: half the great-circle circumference of the
   /// WGS84 equator (π × 6,378,137 m = 20,037,508.34 m), rounded up; the bound the sync
   /// protocol gives (`docs/sync-protocol.md`) and the reference server applies. A disc that

@@ -1,3 +1,4 @@
+import DelimitedText
 import Foundation
 
 /// Reads a track file of any supported layout (GPX, delimited text, PLT).
@@ -25,15 +26,9 @@ public enum TrackReader {
     let name = url.lastPathComponent
     let data: Data
     do {
-      data = try Data(contentsOf: url)
+      data = try TextFile.read(atPath: url.path)
     } catch {
-      // Devices and pipes (`/dev/null`, `/dev/stdin`), which Foundation refuses to map.
-      guard let handle = FileHandle(forReadingAtPath: url.path),
-        let read = try? handle.readToEnd() ?? Data()
-      else {
-        throw .unreadable(file: name, reason: error.localizedDescription)
-      }
-      data = read
+      throw .unreadable(file: name, reason: error.reason)
     }
     return try read(data: data, fileName: name)
   }

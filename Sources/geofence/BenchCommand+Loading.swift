@@ -1,3 +1,4 @@
+import DelimitedText
 import Foundation
 import GeofenceBenchmarks
 import GeofenceDefinitions
@@ -125,10 +126,11 @@ extension BenchCommand {
 
   /// The bytes of `path`, or ``WorkloadFileError/cannotOpen(path:reason:)``.
   private static func fileData(_ path: String) throws -> Data {
-    guard let data = FileManager.default.contents(atPath: path) else {
-      throw WorkloadFileError.cannotOpen(path: path, reason: "cannot read the file")
+    do {
+      return try TextFile.read(atPath: path)
+    } catch {
+      throw WorkloadFileError.cannotOpen(path: path, reason: error.reason)
     }
-    return data
   }
 
   /// Builds an engine from `load`'s geofences, lets the load result go and returns the lines

@@ -1,3 +1,4 @@
+import DelimitedText
 import Foundation
 import GeofenceEngine
 import GeofenceGeometry
@@ -99,7 +100,11 @@ enum PlanCommand {
     mutating func readRegisteredFile() -> String? {
       if let file = registeredFile {
         if let problem = inputProblem(file) { return "--registered-file \(file): \(problem)" }
-        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else {
+        let data: Data
+        do { data = try TextFile.read(atPath: file) } catch {
+          return "--registered-file \(file): cannot read the file: \(error.reason)"
+        }
+        guard let text = String(validating: data, as: UTF8.self) else {
           return "--registered-file \(file): cannot be read as UTF-8 text"
         }
         registered += text.split(whereSeparator: \.isNewline).map {

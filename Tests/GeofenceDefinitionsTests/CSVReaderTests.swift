@@ -169,6 +169,16 @@ private func at(_ line: Int) -> DefinitionLocation {
   #expect(
     csvResult.rejected.first?.reason.description
       == #"id "geofence.refresh" is reserved (the region budget planner's refresh circle)"#)
+  // A plain cell (the direct CSV path) is rejected the same way, the rows around it kept.
+  let plain = try read(
+    "id,name,latitude,longitude,radius\nA,A,46,7,100\ngeofence.refresh,R,46,7,100\n"
+      + "geofence.refresh2,C,46,7,100\n",
+    radius: nil)
+  #expect(plain.geofences.map(\.id) == ["A", "geofence.refresh2"])
+  #expect(
+    plain.rejected == [
+      GeofenceRejection(location: at(3), id: nil, reason: .reservedID("geofence.refresh"))
+    ])
 
   let json = try GeofenceFileReader.read(
     data: Data(
