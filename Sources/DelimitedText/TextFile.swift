@@ -61,8 +61,9 @@ public enum TextFile {
     var count = 0
     while true {
       if count == data.count { data.count = count * 2 }
-      let n = data.withUnsafeMutableBytes { buffer in
-        systemRead(fd, buffer.baseAddress! + count, buffer.count - count)
+      let n = data.withUnsafeMutableBytes { buffer -> Int in
+        guard let base = buffer.baseAddress else { return 0 }
+        return systemRead(fd, base + count, buffer.count - count)
       }
       if n < 0 {
         if errno == EINTR { continue }

@@ -22,8 +22,7 @@ import Testing
 }
 
 @Test func endlessOrBinaryDevicesAreRefusedWithoutFillingMemory() {
-  #expect(throws: TextFile.ReadFailure(reason: "holds NUL bytes: binary data, not a text file"))
-  {
+  #expect(throws: TextFile.ReadFailure(reason: "holds NUL bytes: binary data, not a text file")) {
     try TextFile.read(atPath: "/dev/zero")
   }
   #expect(throws: TextFile.ReadFailure(reason: "is a directory, not a file")) {
