@@ -31,8 +31,9 @@ public struct DelimitedTextIssue: Equatable, Sendable, CustomStringConvertible {
 /// - Fields may be quoted with `"`; a quoted field may hold the delimiter, line breaks and `""`
 ///   (an escaped quote). Text after a closing quote up to the next delimiter is kept verbatim.
 /// - Line ends: LF, CRLF or CR. Empty lines are skipped (they are not records).
-/// - An unterminated quoted field at the end of the file is reported as an issue naming the
-///   line where it began; the partial record is not returned.
+/// - A quoted field never closed (it would run to the end of the file) is reported as an issue
+///   naming the line where it opened; its record is not returned, and the records after that
+///   line are read as if the record had ended there, so a stray quote costs only its own row.
 public enum DelimitedText {
   /// Candidate delimiters, in the order ties are broken: comma, semicolon, tab.
   public static let candidateDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), 9]
@@ -165,7 +166,7 @@ public enum DelimitedText {
   /// next record (a copy kept by `body` stays intact), so memory is bounded by the longest
   /// record, not the file: a 12 MB track of many short columns no longer holds a `String`
   /// per cell of the whole file at once.
-  /// - Returns: the issues found (an unterminated quoted field at the end).
+  /// - Returns: the issues found (each quoted field never closed).
   /// - Complexity: O(n) in the text's length.
   @discardableResult
   public static func forEachRecord(
@@ -201,7 +202,7 @@ public enum DelimitedText {
   /// - Parameters:
   ///   - utf8: the whole file (line 1 is its first line).
   ///   - delimiter: an ASCII delimiter byte (not `"`, CR or LF).
-  /// - Returns: the issues found (an unterminated quoted field at the end; its record is not
+  /// - Returns: the issues found (each quoted field never closed; its record is not
   ///   handed to `body`).
   /// - Complexity: O(n) in the text's length; allocates only to grow the reused span and
   ///   scratch buffers (to the size of the longest record).
@@ -215,10 +216,11 @@ public enum DelimitedText {
     let lf = UInt8(ascii: "\n")
     var spans: [Int] = []
     var scratch: [UInt8] = []
+    var issues: [DelimitedTextIssue] = []
     var line = 1
     var i = 0
     let n = utf8.count
-    while i < n {
+    records: while i < n {
       let first = utf8[i]
       if first == lf || first == cr {
         // A blank line: not a record.
@@ -234,6 +236,7 @@ public enum DelimitedText {
           // A quoted field, unquoted into `scratch`; then any text up to the delimiter.
           let start = scratch.count
           let quoteLine = line
+          let quoteIndex = i
           var closed = false
           i += 1
           while i < n {
@@ -253,7 +256,14 @@ public enum DelimitedText {
             i += 1
           }
           if !closed {
-            return [unterminatedQuote(at: quoteLine, content: scratch[start...])]
+            // The field runs to the end of the file: its record is refused up to the end of
+            // the line where the quote opened, and the lines after it are read again.
+            issues.append(unterminatedQuote(record: recordLine, quote: quoteLine))
+            i = quoteIndex + 1
+            while i < n && utf8[i] != lf && utf8[i] != cr { i += 1 }
+            if i < n { i += utf8[i] == cr && i + 1 < n && utf8[i + 1] == lf ? 2 : 1 }
+            line = quoteLine + 1
+            continue records
           }
           while i < n {
             let b = utf8[i]
@@ -289,25 +299,17 @@ public enum DelimitedText {
         }
       }
     }
-    return []
+    return issues
   }
 
-  /// The issue of a quoted field opened on `line` and never closed, whose unquoted `content`
-  /// runs to the end of the file.
-  private static func unterminatedQuote(at line: Int, content: ArraySlice<UInt8>)
-    -> DelimitedTextIssue
-  {
-    // The open field holds the rest of the file: its line breaks, trailing ones aside, say on
-    // which line the file ends.
-    var content = content
-    while let last = content.last, last == 0x0A || last == 0x0D { content = content.dropLast() }
-    let lastLine = line + content.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) }
-    let span =
-      lastLine > line
-      ? "lines \(line)-\(lastLine) (to the end of the file) are skipped with it"
-      : "the line is skipped"
+  /// The issue of a record starting on line `record` whose quoted field opened on line
+  /// `quote` is never closed: that record is skipped, and reading goes on at the line after
+  /// `quote` (a stray quote costs its own row, not the rest of the file).
+  static func unterminatedQuote(record: Int, quote: Int) -> DelimitedTextIssue {
+    let span = record < quote ? "lines \(record)-\(quote) are skipped" : "the line is skipped"
     return DelimitedTextIssue(
-      line: line, message: "quoted field opened here is never closed; \(span)")
+      line: quote,
+      message: "quoted field opened here is never closed; \(span), the lines after it are read")
   }
 
   /// Parses a number with ``NumberText/NumberText`` (RFC 8259's grammar; no hex, `inf` or

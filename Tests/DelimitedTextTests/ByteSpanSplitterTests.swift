@@ -26,10 +26,33 @@ private func referenceRecords(_ utf8: [UInt8], delimiter: UInt8) -> (
     field.removeAll()
     fieldWasQuoted = false
   }
+  var quoteIndex = 0
   while i <= n {
     let b = i < n ? utf8[i] : lf
     if inQuotes {
-      if i == n { break }
+      if i == n {
+        // Never closed: the record is dropped up to the end of the quote's line, and the
+        // lines after it are read again.
+        let span =
+          recordLine < quoteStartLine
+          ? "lines \(recordLine)-\(quoteStartLine) are skipped" : "the line is skipped"
+        issues.append(
+          DelimitedTextIssue(
+            line: quoteStartLine,
+            message: "quoted field opened here is never closed; \(span), "
+              + "the lines after it are read"))
+        i = quoteIndex + 1
+        while i < n && utf8[i] != lf && utf8[i] != cr { i += 1 }
+        if i < n { i += utf8[i] == cr && i + 1 < n && utf8[i + 1] == lf ? 2 : 1 }
+        line = quoteStartLine + 1
+        recordLine = line
+        inQuotes = false
+        fields.removeAll()
+        field.removeAll()
+        fieldWasQuoted = false
+        if i >= n { break }
+        continue
+      }
       if b == quote {
         if i + 1 < n, utf8[i + 1] == quote {
           field.append(quote)
@@ -48,6 +71,7 @@ private func referenceRecords(_ utf8: [UInt8], delimiter: UInt8) -> (
       inQuotes = true
       fieldWasQuoted = true
       quoteStartLine = line
+      quoteIndex = i
     } else if b == delimiter {
       endField()
     } else if b == lf || b == cr {
@@ -66,18 +90,6 @@ private func referenceRecords(_ utf8: [UInt8], delimiter: UInt8) -> (
       field.append(b)
     }
     i += 1
-  }
-  if inQuotes {
-    var content = field[...]
-    while let last = content.last, last == lf || last == cr { content = content.dropLast() }
-    let lastLine = quoteStartLine + content.reduce(0) { $0 + ($1 == lf ? 1 : 0) }
-    let span =
-      lastLine > quoteStartLine
-      ? "lines \(quoteStartLine)-\(lastLine) (to the end of the file) are skipped with it"
-      : "the line is skipped"
-    issues.append(
-      DelimitedTextIssue(
-        line: quoteStartLine, message: "quoted field opened here is never closed; \(span)"))
   }
   return (records, issues)
 }

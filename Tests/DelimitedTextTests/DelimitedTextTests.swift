@@ -23,10 +23,27 @@ import Testing
   #expect(issues == [DelimitedTextIssue(line: 3, message: issues.first?.message ?? "")])
   #expect(issues.first?.message.contains("never closed") == true)
   #expect(issues.first?.message.contains("the line is skipped") == true)
-  let (_, spanning) = DelimitedText.records(
+  // A stray quote costs its own row: the rows after it are read.
+  let (after, spanning) = DelimitedText.records(
     in: "a,b\n1,\"open\n2,3\n4,5\n", delimiter: UInt8(ascii: ","))
-  #expect(spanning.first?.line == 2)
-  #expect(spanning.first?.message.contains("lines 2-4 (to the end of the file)") == true)
+  #expect(after.map(\.fields) == [["a", "b"], ["2", "3"], ["4", "5"]])
+  #expect(after.map(\.line) == [1, 3, 4])
+  #expect(
+    spanning == [
+      DelimitedTextIssue(
+        line: 2,
+        message:
+          "quoted field opened here is never closed; the line is skipped, the lines after it are read"
+      )
+    ])
+  // A record whose first field spans lines (closed) and whose next field never closes: its
+  // lines are named, and the rows after the stray quote's line are read.
+  let (rows, spans) = DelimitedText.records(
+    in: "\"x\ny\",\"open\n1,2\n3,4", delimiter: UInt8(ascii: ","))
+  #expect(rows.map(\.fields) == [["1", "2"], ["3", "4"]])
+  #expect(rows.map(\.line) == [3, 4])
+  #expect(spans.map(\.line) == [2])
+  #expect(spans.first?.message.contains("lines 1-2 are skipped") == true)
 }
 
 @Test func detectsTheDelimiterOutsideQuotes() {
