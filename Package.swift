@@ -116,6 +116,7 @@ let package = Package(
         "GeofenceEngine", "GeofenceTestSupport", "EventOutbox", "GeofenceTransitions",
         "LocationAuthorization", "GeofenceDefinitions", "TrackFormats", "GeofenceGeometry",
         "GeofenceSync", "RetryTiming", "Networking", "BinarySnapshot", "GeofenceIndex",
+        "SQLiteStore",
       ]),
     .testTarget(
       name: "GeofenceBenchmarksTests", dependencies: ["GeofenceBenchmarks", "GeofenceTestSupport"]),

@@ -73,6 +73,7 @@ extension GeofenceEngine {
       }
       return
     }
+    if device.isEmpty { throw .emptyDeviceID }
     // Fixes whose time no event can carry are dropped before the device is looked up (and
     // made), as by `gate`.
     var first = 0

@@ -19,9 +19,10 @@ extension GeofenceEngine {
   ///   - fix: the fix; its ``GeofenceGeometry/LocationFix/deviceID`` is ignored.
   ///   - device: the device's id (any non-empty string).
   /// - Returns: the events, EXITs first, then ENTERs, then DWELLs, each by geofence id bytes.
-  /// - Throws: ``EngineError/store(_:)`` when the outbox or the checkpoint cannot be written
-  ///   (the events are then still in memory state: process the fix again after fixing the
-  ///   store; the ids are the same).
+  /// - Throws: ``EngineError/emptyDeviceID`` for an empty `device`; ``EngineError/store(_:)`` when the outbox or the checkpoint cannot be written.
+  ///   The fix is then not taken: the device's state, its session and the counts are as
+  ///   before the call, so taking the same fix again once the store is writable gives the same
+  ///   events, with the same ids.
   /// - Complexity: the detector's cost (one index query and O(q + m) for q candidates and m
   ///   regions inside) plus a dictionary lookup of the device; allocates the returned array.
   @discardableResult
@@ -41,6 +42,29 @@ extension GeofenceEngine {
   }
 
   func process(
+    _ fix: LocationFix, device: String, usesTime: Bool, into events: inout [GeofenceEvent]
+  ) throws(EngineError) -> GateOutcome {
+    // With a store written per fix, a fix is all or nothing: when the write fails, the
+    // device, the session and the counts are put back as they were, so that the same fix
+    // taken again gives the same events (with the same ids) instead of being dropped as a
+    // duplicate of a fix whose events were never queued.
+    guard outbox != nil || (configuration.checkpoints == .everyFix && storage != .inMemory)
+    else { return try processOnce(fix, device: device, usesTime: usesTime, into: &events) }
+    let saved = (device: devices[device], report: report, session: session, use: useCount)
+    let first = events.count
+    do {
+      return try processOnce(fix, device: device, usesTime: usesTime, into: &events)
+    } catch {
+      devices[device] = saved.device
+      report = saved.report
+      session = saved.session
+      useCount = saved.use
+      events.removeSubrange(first...)
+      throw error
+    }
+  }
+
+  private func processOnce(
     _ fix: LocationFix, device: String, usesTime: Bool, into events: inout [GeofenceEvent]
   ) throws(EngineError) -> GateOutcome {
     let (outcome, timed) = try gate(fix, device: device, usesTime: usesTime)
@@ -71,6 +95,7 @@ extension GeofenceEngine {
   func gate(_ fix: LocationFix, device: String, usesTime: Bool) throws(EngineError) -> (
     GateOutcome, timed: Bool
   ) {
+    if device.isEmpty { throw .emptyDeviceID }
     report.fixes += 1
     // Events carry RFC 3339 times, which name the years 0000-9999 only.
     if usesTime, let t = fix.time, !Self.representableTimes.contains(t) {

@@ -283,16 +283,29 @@ public final class GeofenceEngine {
   ///   - transport: the one HTTP seam, for sync and upload. Default ``URLSessionTransport``.
   ///   - clock: the one clock (processing times, batch intervals, waits). Default the wall clock.
   /// - Throws: ``EngineError/store(_:)`` when a file cannot be opened or created,
-  ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory, or
-  ///   for an upload or sync API key that cannot be sent in a header
-  ///   (`Networking.APIKey.problem(_:)`: blanks only, a control character such as CR or LF,
-  ///   a blank at either end).
-  /// - Complexity: O(n) for n geofences (loading and indexing the set).
+  ///   ``EngineError/invalidConfiguration(_:)`` for ``IdentityMode/persisted`` in memory, for
+  ///   an empty store directory path, for an upload or sync API key that cannot be sent in a
+  ///   header (`Networking.APIKey.problem(_:)`: empty, blanks only, a control character such
+  ///   as CR or LF, a blank at either end), or for a geofence of `geofences` that no file or
+  ///   sync answer could give (see ``problem(of:)``), or two with one id.
+  /// - Complexity: O(n) for n geofences (loading and indexing the set), plus the metadata's
+  ///   length (each is parsed once).
   public convenience init(
     configuration: Configuration = Configuration(), storage: Storage = .inMemory,
     geofences: [Geofence]? = nil, transport: any HTTPTransport = URLSessionTransport(),
     clock: any EngineClock = SystemClock()
   ) throws(EngineError) {
+    if let geofences {
+      var seen = Set<String>()
+      for g in geofences {
+        if let problem = Self.problem(of: g) {
+          throw .invalidConfiguration("geofence \(JSONText.quoted(g.id)): \(problem)")
+        }
+        if !seen.insert(g.id).inserted {
+          throw .invalidConfiguration("geofence id \(JSONText.quoted(g.id)) is given twice")
+        }
+      }
+    }
     try self.init(
       configuration: configuration, storage: storage,
       columns: geofences.map { GeofenceColumns(geofences: $0) }, transport: transport,
@@ -333,9 +346,15 @@ public final class GeofenceEngine {
     for (what, key) in [
       ("upload", configuration.upload?.apiKey), ("sync", configuration.sync?.apiKey),
     ] {
-      if let key, !key.isEmpty, let problem = APIKey.problem(key) {
+      guard let key else { continue }
+      if key.isEmpty { throw EngineError.invalidConfiguration("\(what): the API key is empty") }
+      if let problem = APIKey.problem(key) {
         throw EngineError.invalidConfiguration("\(what): \(problem)")
       }
+    }
+    // An empty path would put the store's files in the working directory.
+    if case .directory(let d) = storage, d.isEmpty {
+      throw EngineError.invalidConfiguration("the store directory path is empty")
     }
     func path(_ name: String) -> String {
       switch storage {
@@ -396,6 +415,30 @@ public final class GeofenceEngine {
 
   deinit {
     if let claimedDirectory { ConfiguredStores.release(claimedDirectory) }
+  }
+
+  /// Why `geofence` cannot be monitored, or nil: what the definition readers and the sync
+  /// client refuse in a definition, checked for a geofence made in code. Its id is empty or
+  /// reserved (``GeofenceDefinitions/GeofenceValidator/reservedIDs``),
+  /// or its metadata is not the text of a JSON object (events carry it verbatim, so it must be
+  /// valid JSON). The shape is valid by construction.
+  /// - Complexity: O(m) in the metadata's length.
+  public static func problem(of geofence: Geofence) -> String? {
+    let id = geofence.id
+    if id.isEmpty { return "the id is empty" }
+    if GeofenceValidator.reservedIDs.contains(id) {
+      return "the id is reserved (the region budget planner's refresh circle)"
+    }
+    if let metadata = geofence.metadataJSON {
+      do {
+        guard case .object = try JSONDocument.parse(metadata.utf8) else {
+          return "the metadata is not a JSON object"
+        }
+      } catch {
+        return "the metadata is not JSON: \(error)"
+      }
+    }
+    return nil
   }
 
   // MARK: Read access
@@ -533,6 +576,9 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   case accountMismatch(stored: String, given: String)
   /// A user id was refused by ``GeofenceEngine/identify(user:)`` (the message says why).
   case invalidUserID(String)
+  /// A fix was given with an empty device id (``GeofenceEngine/ingest(_:device:)``); the fix
+  /// is not taken.
+  case emptyDeviceID
   /// A checkpoint record cannot be restored (the message says why; see
   /// ``GeofenceEngine/restoreDevice(fromCheckpointRecord:)``).
   case invalidCheckpoint(String)
@@ -558,6 +604,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
         + "\(given)"
     case .invalidCheckpoint(let m): return "invalid checkpoint record: \(m)"
     case .invalidUserID(let m): return "invalid user id: \(m)"
+    case .emptyDeviceID: return "the device id is empty"
     case .damagedCheckpoint(let device, let reason):
       return
         "state.sqlite: the checkpoint of device \(JSONText.quoted(device)) is damaged: \(reason)"

@@ -3,6 +3,7 @@ import GeofenceEngine
 import GeofenceSync
 import GeofenceGeometry
 import GeofenceTransitions
+import SQLiteStore
 import Testing
 
 /// A fix whose time no RFC 3339 date can carry (years 0000-9999) is dropped as missingTime,
@@ -35,4 +36,79 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
   let sync = GeofenceEngine.Configuration(sync: SyncConfiguration(baseURL: server, apiKey: "\t"))
   let blank = #expect(throws: EngineError.self) { _ = try GeofenceEngine(configuration: sync) }
   #expect(blank?.description == "invalid configuration: sync: the API key holds only blanks")
+}
+
+/// A fix whose outbox write fails is not taken: the device is as before it, so the same fix
+/// taken again once the outbox is writable gives its ENTER (with the id an engine that never
+/// failed gives it), instead of being dropped as a duplicate while the device counts as
+/// inside.
+@Test func aFixWhoseOutboxWriteFailsIsNotTakenAndCanBeTakenAgain() throws {
+  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "engine-rollback-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  let zone = Geofence(
+    id: "zone",
+    region: try CircularRegion(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))
+  let engine = try GeofenceEngine(
+    configuration: .init(outbox: .init()), storage: .directory(directory.path), geofences: [zone])
+  let fix = LocationFix(coordinate: try Coordinate(latitude: 0, longitude: 0), time: 1000)
+  // Another connection takes the events table away: the enqueue fails.
+  let other = try Database(path: directory.appendingPathComponent("outbox.sqlite").path)
+  try other.execute("ALTER TABLE events RENAME TO events_away")
+  #expect(throws: EngineError.self) { try engine.ingest(fix, device: "d") }
+  #expect(try engine.deviceState("d")?.insideGeofenceIDs ?? [] == [])
+  #expect(engine.report.fixes == 0)
+  try other.execute("ALTER TABLE events_away RENAME TO events")
+  let again = try engine.ingest(fix, device: "d")
+  let reference = try GeofenceEngine(geofences: [zone]).ingest(fix, device: "d")
+  #expect(again.map(\.type) == [.enter])
+  #expect(again.map(\.id) == reference.map(\.id))
+  #expect(engine.report.enqueued == 1)
+  let rows = try other.prepare("SELECT id FROM events")
+  #expect(try rows.step() && rows.string(at: 0) == again.first?.id)
+}
+
+/// What the definition readers refuse is refused in geofences made in code too, before
+/// anything is opened: an empty or reserved id, an id given twice, metadata that is not a JSON
+/// object (events carry it verbatim); and an empty device id, store path or API key.
+@Test func geofencesMadeInCodeAreCheckedAsFilesAre() throws {
+  let circle = try CircularRegion(
+    center: Coordinate(latitude: 46, longitude: 7), radiusMeters: 100)
+  func refusal(_ geofences: [Geofence]) -> String? {
+    do {
+      _ = try GeofenceEngine(geofences: geofences)
+      return nil
+    } catch { return error.description }
+  }
+  #expect(
+    refusal([Geofence(id: "", region: circle)])
+      == #"invalid configuration: geofence "": the id is empty"#)
+  #expect(
+    refusal([Geofence(id: "geofence.refresh", region: circle)])
+      == #"invalid configuration: geofence "geofence.refresh": "#
+      + "the id is reserved (the region budget planner's refresh circle)")
+  #expect(
+    refusal([Geofence(id: "a", region: circle), Geofence(id: "a", region: circle)])
+      == #"invalid configuration: geofence id "a" is given twice"#)
+  #expect(
+    refusal([Geofence(id: "bad", region: circle, metadataJSON: "[1]")])
+      == #"invalid configuration: geofence "bad": the metadata is not a JSON object"#)
+  #expect(
+    refusal([Geofence(id: "bad", region: circle, metadataJSON: "{not json")])?.hasPrefix(
+      #"invalid configuration: geofence "bad": the metadata is not JSON: "#) == true)
+  #expect(refusal([Geofence(id: "ok", region: circle, metadataJSON: #"{"u":1}"#)]) == nil)
+
+  let engine = try GeofenceEngine(geofences: [Geofence(id: "a", region: circle)])
+  let fix = LocationFix(coordinate: try Coordinate(latitude: 46, longitude: 7), time: 1000)
+  #expect(throws: EngineError.self) { try engine.ingest(fix, device: "") }
+  #expect(engine.report.fixes == 0)
+  #expect(throws: EngineError.self) {
+    _ = try GeofenceEngine(storage: .directory(""), geofences: [])
+  }
+  let server = try #require(URL(string: "http://127.0.0.1:9"))
+  let empty = #expect(throws: EngineError.self) {
+    _ = try GeofenceEngine(
+      configuration: .init(outbox: .init(), upload: .init(server: server, apiKey: "")))
+  }
+  #expect(empty?.description == "invalid configuration: upload: the API key is empty")
 }
