@@ -272,6 +272,9 @@ public final class GeofenceEngine {
   var session: SessionState?
   /// The directory claimed in ``ConfiguredStores`` for delivery, released in `deinit`.
   var claimedDirectory: String?
+  /// The shared `store.lock` of a directory store (``DirectoryLock``), released with the
+  /// engine.
+  var storeLock: DirectoryLock?
 
   /// Creates an engine, restoring what `storage` holds.
   ///
@@ -363,7 +366,22 @@ public final class GeofenceEngine {
       }
     }
     do {
-      if case .directory(let d) = storage { try Self.makeStoreDirectory(d) }
+      if case .directory(let d) = storage {
+        try Self.makeStoreDirectory(d)
+        // Held shared while the engine lives: repair (exclusive) waits for no engine.
+        do {
+          storeLock = try DirectoryLock(
+            directory: d, fileName: DirectoryLock.storeFileName, exclusive: false)
+        } catch {
+          switch error {
+          case .held:
+            throw EngineError.store(
+              "\(d) is being repaired (geofence repair holds \(DirectoryLock.storeFileName)); "
+                + "open it again when the repair is done")
+          case .unavailable: throw EngineError.store("\(error)")
+          }
+        }
+      }
       // A fixed set is not stored: geofences.sqlite belongs to sync, and a directory that
       // only checkpoints devices should not gain an empty synced set.
       geofenceStore =

@@ -44,7 +44,8 @@ public struct StoreRepairOutcome: Hashable, Sendable, CustomStringConvertible {
 /// **Repair** never deletes: the damaged file is renamed `NAME.corrupt-YYYYMMDDTHHMMSSZ` (with
 /// its `-wal`/`-shm`), so nothing is lost. For a SQLite file, a new file is then written with
 /// the store's own schema and seed rows, into which every row SQLite can still read of the old
-/// file is copied, table by table up to the first unreadable row (a truncated file is read
+/// file is copied, table by table, past unreadable rows (see
+/// ``forEachReadableRow(of:in:whole:_:)``; a truncated file is read
 /// as far as it goes); with nothing readable the file starts afresh (an empty outbox or
 /// device state; an empty synced set, which the next sync lists in full). A damaged identity is replaced by a new one (new device and anonymous ids): an
 /// unreadable file holds no id to keep.
@@ -77,8 +78,16 @@ public enum StoreRepair {
   /// discussion).
   /// - Parameter time: seconds since the Unix epoch, for the names of the moved files.
   /// - Returns: one outcome per damaged file (empty when nothing was damaged).
-  /// - Throws: when a file cannot be moved or the new file cannot be written.
+  /// - Throws: ``DirectoryLock/Failure/held(path:)`` when an engine (in this process or
+  ///   another) has the store open: it holds `store.lock` shared, and would go on writing
+  ///   into a file moved aside. Otherwise when a file cannot be moved or the new file cannot
+  ///   be written.
   public static func repair(directory: String, at time: Double) throws -> [StoreRepairOutcome] {
+    // Nothing damaged: nothing to lock either (an engine may have the store open).
+    if check(directory: directory).isEmpty { return [] }
+    let lock = try DirectoryLock(
+      directory: directory, fileName: DirectoryLock.storeFileName, exclusive: true)
+    defer { withExtendedLifetime(lock) {} }
     var outcomes: [StoreRepairOutcome] = []
     for damage in check(directory: directory) {
       // Read before the move: the rows the new file must not copy.
@@ -178,6 +187,92 @@ public enum StoreRepair {
     }
   }
 
+  /// Calls `body` with the values of every row of table `quoted` that SQLite can still read
+  /// (`whole` is `SELECT * FROM` it, read first). When a row cannot be read (a damaged page),
+  /// the rows after the damage are still copied: in a table with rowids, the first rowid past
+  /// the last one read whose seek succeeds is found (doubling the step from that rowid, then
+  /// halving it back), and reading goes on from there. A table without rowids is read up to
+  /// its first unreadable row.
+  /// - Returns: whether every row was read.
+  /// - Complexity: O(n) rows, plus O(log g) seeks for each damaged gap of g rowids.
+  static func forEachReadableRow(
+    of quoted: String, in db: Database, whole: Statement, _ body: ([SQLiteValue]) -> Void
+  ) -> Bool {
+    let count = whole.columnCount
+    guard
+      let seek = try? db.prepare("SELECT rowid, * FROM \(quoted) WHERE rowid >= ? ORDER BY rowid")
+    else {
+      // No rowid: in file order, up to the first unreadable row.
+      while true {
+        do { guard try whole.step() else { return true } } catch { return false }
+        body((0..<count).map { whole.value(at: $0) })
+      }
+    }
+    /// The first rowid at or after `start` that a seek reads (nil: none is left), or an
+    /// error.
+    enum Probe { case row(Int64), end, unreadable }
+    func probe(_ start: Int64) -> Probe {
+      seek.reset()
+      guard (try? seek.bind(.integer(start), at: 1)) != nil else { return .unreadable }
+      do { return try seek.step() ? .row(seek.int64(at: 0)) : .end } catch { return .unreadable }
+    }
+    var complete = true
+    var next: Int64 = .min
+    while true {
+      // Read from `next` on until the end or an unreadable row.
+      seek.reset()
+      guard (try? seek.bind(.integer(next), at: 1)) != nil else { return false }
+      var last: Int64? = nil
+      var failed = false
+      while true {
+        do { guard try seek.step() else { break } } catch {
+          failed = true
+          break
+        }
+        last = seek.int64(at: 0)
+        body((1...count).map { seek.value(at: $0) })
+      }
+      if !failed { return complete }
+      complete = false
+      // The unreadable rows come after `last` (or from `next` when none was read).
+      let from = last.map { $0 == .max ? $0 : $0 + 1 } ?? next
+      if from == .max { return false }
+      if last != nil {
+        switch probe(from) {
+        case .row:
+          // A new seek reads on (the same query as the scan's): go on from there.
+          next = from
+          continue
+        case .end: return false
+        case .unreadable: break
+        }
+      }
+      var step: Int64 = 1
+      var low = from  // unreadable from here
+      var high: Int64 = from
+      var found: Probe = .unreadable
+      while true {
+        let (sum, overflow) = from.addingReportingOverflow(step)
+        high = overflow ? .max : sum
+        found = probe(high)
+        if case .unreadable = found {
+          low = high
+          if overflow || step > Int64.max / 2 { return false }
+          step *= 2
+          continue
+        }
+        break
+      }
+      // The first start in (low, high] whose seek reads.
+      while high - low > 1 {
+        let middle = low + (high - low) / 2
+        if case .unreadable = probe(middle) { low = middle } else { high = middle }
+      }
+      if case .end = probe(high) { return false }
+      next = high
+    }
+  }
+
   /// Creates `target` afresh with its store's own schema, then copies into it every row
   /// that can still be read from `source`, table by table (a row of the same key replaces
   /// the seed row), except the rows of `dropping` (table name to the keys, the first column,
@@ -226,25 +321,17 @@ public enum StoreRepair {
       }
       var copied = 0
       var dropped = 0
-      var complete = true
-      while true {
-        do {
-          guard try statement.step() else { break }
-        } catch {
-          complete = false
-          break
-        }
-        let values = (0..<columns.count).map { statement.value(at: $0) }
+      let complete = forEachReadableRow(of: quoted, in: old, whole: statement) { values in
         if let keys = dropping[name], let key = values.first, keys.contains(key) {
           dropped += 1
-          continue
+          return
         }
         insert.reset()
         if (try? insert.bind(values)) != nil, (try? insert.step()) != nil { copied += 1 }
       }
       let what = name == "geofence" ? "invalid geofence row(s)" : "damaged checkpoint(s)"
       kept.append(
-        "\(copied) rows of \(name)" + (complete ? "" : " (the rest unreadable)")
+        "\(copied) rows of \(name)" + (complete ? "" : " (some rows unreadable)")
           + (dropped > 0 ? " (\(dropped) \(what) left out)" : ""))
       if name == "geofence" { droppedGeofences = dropped }
     }

@@ -196,11 +196,12 @@ enum StreamCommand {
       printError("geofence stream: --state \(reason)")
       return ExitStatus.cannotCreate
     }
-    // One process at a time checkpoints into a --state DIR (see StateDirectoryLock).
-    var stateLock: StateDirectoryLock?
+    // One process at a time checkpoints into a --state DIR (see DirectoryLock).
+    var stateLock: DirectoryLock?
     if let stateDirectory {
       do {
-        stateLock = try StateDirectoryLock(directory: stateDirectory)
+        stateLock = try DirectoryLock(
+          directory: stateDirectory, fileName: "state.lock", exclusive: true)
       } catch {
         switch error {
         case .held(let path):

@@ -1,3 +1,4 @@
+import EventOutbox
 import Foundation
 import GeofenceEngine
 import GeofenceSync
@@ -111,4 +112,84 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
       configuration: .init(outbox: .init(), upload: .init(server: server, apiKey: "")))
   }
   #expect(empty?.description == "invalid configuration: upload: the API key is empty")
+}
+
+/// Repair never moves a file aside under an engine that has the store open (it would go on
+/// writing into the moved file): the engine holds `store.lock` shared, repair takes it
+/// exclusive, and refuses while an engine lives; an engine cannot open a store being repaired.
+@Test func repairWaitsForNoEngineAndRefusesAStoreInUse() throws {
+  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "engine-lock-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  var engine: GeofenceEngine? = try GeofenceEngine(
+    configuration: .init(outbox: .init()), storage: .directory(directory.path), geofences: [])
+  // An empty identity.json is damage (see StoreRepair).
+  try Data().write(to: directory.appendingPathComponent("identity.json"))
+  let lockPath = directory.appendingPathComponent("store.lock").path
+  #expect(throws: DirectoryLock.Failure.held(path: lockPath)) {
+    _ = try StoreRepair.repair(directory: directory.path, at: 0)
+  }
+  #expect(StoreRepair.check(directory: directory.path).count == 1)
+  withExtendedLifetime(engine) {}
+  engine = nil
+  // While repair holds the lock, no engine opens the store.
+  do {
+    let repairing = try DirectoryLock(
+      directory: directory.path, fileName: DirectoryLock.storeFileName, exclusive: true)
+    let refused = #expect(throws: EngineError.self) {
+      _ = try GeofenceEngine(storage: .directory(directory.path), geofences: [])
+    }
+    #expect(refused?.description.contains("is being repaired") == true)
+    withExtendedLifetime(repairing) {}
+  }
+  #expect(try StoreRepair.repair(directory: directory.path, at: 0).count == 1)
+  #expect(StoreRepair.check(directory: directory.path).isEmpty)
+  #expect(try GeofenceEngine(storage: .directory(directory.path), geofences: []).geofenceCount == 0)
+}
+
+/// Repair keeps every outbox row SQLite can still read, those after a damaged page included:
+/// the oracle reads the damaged file row by row (`WHERE seq = ?`), and repair keeps exactly
+/// the rows it reads.
+@Test func repairKeepsTheReadableRowsAfterADamagedPage() throws {
+  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "engine-salvage-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+  let path = directory.appendingPathComponent("outbox.sqlite").path
+  do {
+    let outbox = try Outbox(path: path)
+    let padding = String(repeating: "x", count: 300)
+    _ = try outbox.enqueue(
+      contentsOf: (1...600).map {
+        OutboxEvent(id: "ev-\($0)", payload: #"{"n":\#($0),"p":"\#(padding)"}"#, createdAt: 1)
+      })
+    try Database(path: path).execute("PRAGMA wal_checkpoint(TRUNCATE)")
+  }
+  // Damage 400 bytes in the middle of the file (a page or two of events).
+  var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+  #expect(bytes.count > 160_000)
+  for i in 150_000..<150_400 { bytes[i] ^= 0xA5 }
+  try bytes.write(to: URL(fileURLWithPath: path))
+  for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) }
+  // The oracle: each row read alone.
+  var readable: Set<Int64> = []
+  do {
+    let damaged = try Database(path: path, options: .init(readOnly: true))
+    let one = try damaged.prepare("SELECT seq, id, payload FROM events WHERE seq = ?")
+    for seq in Int64(1)...600 {
+      one.reset()
+      try one.bind(.integer(seq), at: 1)
+      if (try? one.step()) == true { readable.insert(seq) }
+    }
+  }
+  #expect(readable.count > 300 && readable.count < 600)
+  #expect(readable.contains(600))
+  let outcomes = try StoreRepair.repair(directory: directory.path, at: 0)
+  #expect(outcomes.count == 1)
+  #expect(outcomes.first?.kept.contains("\(readable.count) rows of events") == true)
+  let repaired = try Database(path: path, options: .init(readOnly: true))
+  let rows = try repaired.prepare("SELECT seq FROM events ORDER BY seq")
+  var kept: Set<Int64> = []
+  while try rows.step() { kept.insert(rows.int64(at: 0)) }
+  #expect(kept == readable)
 }
