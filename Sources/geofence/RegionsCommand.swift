@@ -19,7 +19,10 @@ enum RegionsCommand {
       --format F              csv (default): id,name,latitude,longitude,radius_m,metadata,
                               geometry (a polygon: its GeoJSON geometry, the circle columns
                               empty; metadata as JSON text), which 'geofence replay
-                              --regions' reads back as the same set; json: an array of {"id","name","latitude","longitude",
+                              --regions' reads back as the same set (so every value is
+                              written as it is, without the ' that event CSV puts before
+                              text a spreadsheet would take for a formula); json: an
+                              array of {"id","name","latitude","longitude",
                               "radius","metadata"} (a polygon: "geometry" instead of the
                               circle), the definition list 'geofence replay --regions' reads;
                               jsonl: the same objects, one per line; geojson: an RFC 7946
@@ -57,6 +60,9 @@ enum RegionsCommand {
       printError("geofence regions: no geofence store in \(store) (run 'geofence sync' first)")
       return ExitStatus.noInput
     }
+    // The rows are the set: a damaged row is named even when the indexed snapshot (which the
+    // engine opens instead of the rows) still holds the set it was built from.
+    if let status = damagedStoreStatus(store, command: "regions") { return status }
     let engine: GeofenceEngine
     let state: StoredSyncState
     do {
@@ -78,12 +84,12 @@ enum RegionsCommand {
       for g in geofences {
         let circle = g.polygon == nil
         let fields = [
-          GeofenceEventEncoder.csvTextField(g.id), GeofenceEventEncoder.csvTextField(g.name ?? ""),
+          GeofenceEventEncoder.csvField(g.id), GeofenceEventEncoder.csvField(g.name ?? ""),
           GeofenceEventEncoder.csvField(circle ? g.region.center.latitude.description : ""),
           GeofenceEventEncoder.csvField(circle ? g.region.center.longitude.description : ""),
           GeofenceEventEncoder.csvField(circle ? g.region.radiusMeters.description : ""),
-          GeofenceEventEncoder.csvTextField(g.metadataJSON ?? ""),
-          GeofenceEventEncoder.csvTextField(g.polygon.map(geometryJSON) ?? ""),
+          GeofenceEventEncoder.csvField(g.metadataJSON ?? ""),
+          GeofenceEventEncoder.csvField(g.polygon.map(geometryJSON) ?? ""),
         ]
         out.write(fields.joined(separator: ",") + "\n")
       }

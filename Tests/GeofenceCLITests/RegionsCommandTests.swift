@@ -122,6 +122,45 @@ import Testing
     #expect(fromListing.stdout == fromOriginal.stdout)
   }
 
+  /// Ids and names that a spreadsheet would take for a formula (`=`, `+`, `-`, `@`) are
+  /// listed as they are in CSV, so the CSV listing reads back as the same set as the JSON one:
+  /// the same events, ids included.
+  @Test(.enabled(if: ReferenceServer.isAvailable, "python3 with fastapi and uvicorn"))
+  func theCSVListingReadsBackFormulaLikeIdsAsTheyAre() async throws {
+    let server = try await ReferenceServer.start(keys: ["formula-key"])
+    defer { server.stop() }
+    let prefixes = ["=", "-", "+", "@"]
+    let geofences = CLI.equatorGeofences.enumerated().map { k, g -> [String: Any] in
+      var g = g
+      g["id"] = prefixes[k % prefixes.count] + (g["id"] as? String ?? "")
+      g["name"] = "=SUM(1,2)"
+      return g
+    }
+    try await server.replaceGeofences(key: "formula-key", geofences)
+    let dir = try CLI.scratch("regions-formula")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let store = dir.appendingPathComponent("store").path
+    let sync = try CLI.run([
+      "sync", "--server", server.baseURL.absoluteString, "--key", "formula-key", "--store", store,
+    ])
+    #expect(sync.status == 0, "\(sync.stderr)")
+    let track = try CLI.writeEquatorTrack(in: dir)
+    var outputs: [String] = []
+    for format in ["csv", "json"] {
+      let listing = try CLI.run(["regions", "--store", store, "--format", format])
+      #expect(listing.status == 0, "\(listing.stderr)")
+      let file = dir.appendingPathComponent("listed.\(format)")
+      try listing.stdout.write(to: file, atomically: true, encoding: .utf8)
+      let replay = try CLI.run(["replay", "--quiet", "--regions", file.path, track])
+      #expect(replay.status == 0, "\(replay.stderr)")
+      outputs.append(replay.stdout)
+    }
+    #expect(CLI.lines(outputs[0]).count == 8)
+    #expect(outputs[0] == outputs[1])
+    #expect(outputs[0].contains(#""geofence_id":"="#))
+    #expect(!outputs[0].contains(#""geofence_id":"'"#))
+  }
+
   /// The fields of one RFC 4180 CSV line.
   static func csvFields(_ line: String) -> [String] {
     var fields: [String] = []
