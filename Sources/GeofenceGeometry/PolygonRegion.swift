@@ -135,8 +135,22 @@ public struct PolygonRegion: Hashable, Sendable {
       abs(area) * metersPerDegree * metersPerDegree * cos(radians(fromDegrees: middle))
     // A polygon of no area (a sliver on the pole's latitude) still has a size of 1 m.
     let equivalentRadius = Swift.max(1, (squareMeters / Double.pi).squareRoot())
+    // Parts of a MultiPolygon cut at ±180 lie at both ends of the frame: the cap covers the
+    // shortest arc of longitude holding every part, not the frame's span.
+    var parts: [(Double, Double)] = []
+    for p in 0..<(polygonStarts.count - 1) {
+      let outer = ringStarts[polygonStarts[p]]..<ringStarts[polygonStarts[p] + 1]
+      var low = Double.infinity
+      var high = -Double.infinity
+      for i in outer {
+        low = Swift.min(low, points[i].x)
+        high = Swift.max(high, points[i].x)
+      }
+      parts.append((low, high))
+    }
+    let arc = Self.shortestCoveringArc(parts)
     let cap = Self.boundingCap(
-      minLatitude: minY, maxLatitude: maxY, minLongitude: minX, maxLongitude: maxX)
+      minLatitude: minY, maxLatitude: maxY, minLongitude: arc.low, maxLongitude: arc.high)
 
     // The band table: b = n H / S bands (see the type's discussion), 1 to min(n, 65,536).
     let edgeCount = points.count - (ringStarts.count - 1)
@@ -395,6 +409,43 @@ public struct PolygonRegion: Hashable, Sendable {
       sum += a.x * b.y - b.x * a.y
     }
     return sum / 2
+  }
+
+  /// The shortest arc of longitude (degrees, `low` ≤ `high` ≤ `low` + 360, `low` below 180
+  /// when the intervals start below 180) that holds every interval of `intervals` (each `low ≤ high`,
+  /// spans up to 360°), the intervals taken modulo 360°: the circle less its largest gap
+  /// between intervals. Two parts at 177…180 and −180…−179 give 177…181.
+  /// - Complexity: O(k log k) for k intervals.
+  public static func shortestCoveringArc(_ intervals: [(Double, Double)]) -> (
+    low: Double, high: Double
+  ) {
+    guard let first = intervals.first else { return (0, 0) }
+    // Each interval moved so that it starts in [first's start, first's start + 360).
+    let base = first.0
+    let moved = intervals.map { interval -> (Double, Double) in
+      var shift = 0.0
+      while interval.0 + shift < base { shift += 360 }
+      while interval.0 + shift >= base + 360 { shift -= 360 }
+      return (interval.0 + shift, interval.1 + shift)
+    }.sorted { $0.0 < $1.0 }
+    // Walk the union; the largest gap (the wrap-around gap included) is left out.
+    var reach = moved[0].1
+    var bestGap = -Double.infinity
+    var bestStart = moved[0].0
+    for k in 1..<moved.count {
+      let gap = moved[k].0 - reach
+      if gap > bestGap {
+        bestGap = gap
+        bestStart = moved[k].0
+      }
+      reach = Swift.max(reach, moved[k].1)
+    }
+    let wrapGap = moved[0].0 + 360 - reach
+    if wrapGap >= bestGap || bestGap <= 0 { return (moved[0].0, reach) }
+    // The arc starts after the largest inner gap and ends 360° later, at that gap's start;
+    // moved back below 180 when it starts past it.
+    let low = bestStart >= 180 ? bestStart - 360 : bestStart
+    return (low, low + 360 - bestGap)
   }
 
   /// A circle containing the longitude/latitude box: centred on the box's middle, with the

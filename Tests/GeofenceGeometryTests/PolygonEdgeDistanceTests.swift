@@ -143,3 +143,36 @@ struct PolygonEdgeDistanceTests {
   #expect(turned.ring(0) == Array(clockwise.reversed()))
   #expect(try PolygonRegion(polygons: turned.polygons) == turned)
 }
+
+/// A MultiPolygon cut at ±180 (RFC 7946 §3.1.9) has its parts at both ends of its frame
+/// (−180 … 180): its bounding cap covers the short way across the antimeridian, not the whole
+/// Earth. Oracle: every vertex within the cap by haversine, and the cap no larger than the
+/// half-diagonal of the 4° × 2° box the parts fill, widened by 1 %.
+@Test func aMultiPolygonCutAtTheAntimeridianGetsATightCap() throws {
+  func box(_ x0: Double, _ x1: Double) -> [[SIMD2<Double>]] {
+    [[SIMD2(x0, -18), SIMD2(x1, -18), SIMD2(x1, -16), SIMD2(x0, -16), SIMD2(x0, -18)]]
+  }
+  let fiji = try PolygonRegion(
+    polygons: PolygonRegion.normalizedPolygons([box(177, 180), box(-180, -178)]))
+  let cap = fiji.boundingCap
+  for (x, y) in zip(fiji.longitudes, fiji.latitudes) {
+    let vertex = try Coordinate(latitude: y, longitude: x > 180 ? x - 360 : x)
+    #expect(haversineDistance(cap.center, vertex) <= cap.radiusMeters)
+  }
+  // The box 177 … 182 × −18 … −16: its corners from its middle (179.5, −17).
+  let middle = try Coordinate(latitude: -17, longitude: 179.5)
+  let corner = try Coordinate(latitude: -18, longitude: 177)
+  #expect(cap.radiusMeters <= haversineDistance(middle, corner) * 1.01 + 1)
+  #expect(abs(cap.center.longitude - 179.5) < 1e-9)
+  // Both parts still answer, the antimeridian included.
+  for x in [177.5, 180, -180, -179.5] {
+    #expect(fiji.contains(try Coordinate(latitude: -17, longitude: x)))
+  }
+  #expect(!fiji.contains(try Coordinate(latitude: -17, longitude: 0)))
+
+  // Hand cases of the arc: the wrap-around gap largest, an inner gap largest, one interval.
+  #expect(PolygonRegion.shortestCoveringArc([(177, 180), (-180, -178)]) == (177, 182))
+  #expect(PolygonRegion.shortestCoveringArc([(-179, -170), (170, 180)]) == (170, 190))
+  #expect(PolygonRegion.shortestCoveringArc([(-10, 10), (20, 30)]) == (-10, 30))
+  #expect(PolygonRegion.shortestCoveringArc([(5, 6)]) == (5, 6))
+}
