@@ -32,7 +32,7 @@ enum PlanCommand {
 
     exit status: 0; 64 usage error; 65 a geofence file or --registered-file could not be
     parsed, or the store is damaged ('geofence repair'); 66 an input file or the store is
-    missing; 69 the store holds no synced set.
+    missing; 69 the store holds no synced set; 74 standard output could not be written.
     """
 
   static let spec = CommandLineArguments.Spec(
