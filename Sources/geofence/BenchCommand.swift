@@ -47,7 +47,8 @@ enum BenchCommand {
       --cell-size DEGREES   finest grid cell edge (default: chosen by the index)
       --no-detector         skip the detector path
       --plan N[,N...]       measure the OS region budget planner instead, with these budgets
-                            (refresh circle included): one plan at each of the first 20,000
+                            (refresh circle included; a budget given twice is measured
+                            once): one plan at each of the first 20,000
                             fixes, each given the previous plan's registration; prints the
                             median and p99 microseconds per plan
       --load FILE[,FILE...] measure the geofence reader instead (CSV, JSON, GeoJSON): each
@@ -59,7 +60,8 @@ enum BenchCommand {
       --polygons            the same as --workload polygons
       --data DIR            the data folder for 'real' (default: data)
       --from DIR            read workloads from files written by --write-workloads instead of
-                            generating them (all sizes found for the selected workloads)
+                            generating them (all sizes found for the selected workloads;
+                            circle workloads only)
       --write-workloads DIR write each workload as <name>-<N>-regions.csv and
                             <name>-<N>-fixes.csv (the input of tools/bench/run-peers)
       --write-only          with --write-workloads: write the files and measure nothing
@@ -221,12 +223,32 @@ enum BenchCommand {
         guard let n = Int(item), (1...10_000).contains(n) else {
           throw UsageError("--plan needs budgets in 1...10000 separated by commas, got '\(list)'")
         }
-        s.planBudgets.append(n)
+        if !s.planBudgets.contains(n) { s.planBudgets.append(n) }
       }
     }
     s.loadPaths = (a.last("load") ?? "").split(separator: ",").map(String.init)
     s.trackPaths = (a.last("load-tracks") ?? "").split(separator: ",").map(String.init)
     s.loadRadiusMeters = try a.double("radius", range: 1e-3...1e8)
+    // Each of these measures something else, instead of the index: one at a time, so that
+    // none is dropped without a word.
+    let modes = [
+      s.planBudgets.isEmpty ? nil : "--plan",
+      s.loadPaths.isEmpty && s.trackPaths.isEmpty ? nil : "--load/--load-tracks",
+      s.polygons ? "--polygons (--workload polygons)" : nil,
+    ].compactMap { $0 }
+    if modes.count > 1 {
+      throw UsageError("\(modes.joined(separator: " and ")) measure different things; give one")
+    }
+    if s.polygons, let list = a.last("workload"),
+      list.split(separator: ",").contains(where: { $0 != "polygons" })
+    {
+      throw UsageError("--workload polygons is measured alone, not with other workloads")
+    }
+    if s.polygons, s.fromDirectory != nil {
+      throw UsageError(
+        "--from reads circle workloads; the polygons workload is generated from --seed (its "
+          + "files are the input of tools/bench/polygon_peers.py)")
+    }
     return s
   }
 

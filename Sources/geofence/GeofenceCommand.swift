@@ -95,7 +95,14 @@ func outputFileProblem(_ path: String) -> String? {
   let folder = parent.isEmpty ? "." : parent
   guard manager.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
   else { return "no such directory \(folder)" }
-  return manager.isWritableFile(atPath: folder) ? nil : "directory \(folder) is not writable"
+  if !manager.isWritableFile(atPath: folder) { return "directory \(folder) is not writable" }
+  // A folder may refuse new files whatever its mode says (`/proc`, a read-only mount): the
+  // file is created, then removed.
+  let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+  if fd < 0 { return "cannot be created: \(String(cString: strerror(errno)))" }
+  close(fd)
+  unlink(path)
+  return nil
 }
 
 /// Writes `data` to standard output. When standard output is gone (a closed pipe, a full disk)

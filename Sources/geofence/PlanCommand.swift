@@ -3,6 +3,7 @@ import Foundation
 import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
+import NumberText
 import JSONText
 
 /// `geofence plan`: which geofences a phone should register under an OS region budget.
@@ -68,7 +69,9 @@ enum PlanCommand {
       if let extra = args.positionals.first { throw UsageError("unexpected argument '\(extra)'") }
       guard let at = args.last("at") else { throw UsageError("give --at LAT,LON") }
       let parts = at.split(separator: ",", omittingEmptySubsequences: false)
-      guard parts.count == 2, let lat = Double(parts[0]), let lon = Double(parts[1]),
+      // RFC 8259 numbers, as every other number option (no hex, no `+`, no `inf`).
+      guard parts.count == 2, let lat = NumberText.double(String(parts[0])),
+        let lon = NumberText.double(String(parts[1])),
         let c = try? Coordinate(latitude: lat, longitude: lon)
       else {
         throw UsageError(

@@ -31,6 +31,12 @@ import Testing
     (["--sizes", "0"], "--sizes needs positive integers"),
     (["--workload", "metro,"], "--workload needs names separated by single commas"),
     (["--workload", ""], "--workload needs names separated by single commas"),
+    // Modes that measure other things are not combined (one would be dropped silently).
+    (["--plan", "20", "--polygons"], "--plan and --polygons (--workload polygons) measure"),
+    (["--plan", "20", "--load", "x.csv"], "--plan and --load/--load-tracks measure"),
+    (["--polygons", "--workload", "metro"], "--workload polygons is measured alone"),
+    (["--workload", "metro,polygons"], "--workload polygons is measured alone"),
+    (["--from", ".", "--workload", "polygons"], "--from reads circle workloads"),
   ])
   func usageErrorsExit64(arguments: [String], message: String) throws {
     let r = try bench(arguments)
@@ -155,6 +161,8 @@ import Testing
       ["--json", directory.path + "/missing/out.json"],
       ["--svg", directory.path],
       ["--write-workloads", file.path],
+      // A folder that refuses new files whatever its mode says.
+      ["--svg", "/proc/geofence-bench.svg"],
     ] {
       let r = try bench(["--workload", "metro", "--sizes", "10", "--fixes", "10"] + arguments)
       #expect(r.status == 73, "\(arguments): \(r.stderr)")

@@ -2,6 +2,10 @@ import Foundation
 import GeofenceTestSupport
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#endif
+
 /// `geofence plan` and `geofence replay --os-budget`, through the built binary.
 @Suite(.waitsOnChildProcesses) struct PlanCommandTests {
   /// Circles of 100 m whose centres are 1, 2 and 3 km north of (0, 0) on the mean sphere.
@@ -34,6 +38,9 @@ import Testing
   @Test(arguments: [
     ["plan", "--regions", "x.json", "--budget", "2"],
     ["plan", "--regions", "x.json", "--at", "91,0", "--budget", "2"],
+    // Numbers as everywhere else (RFC 8259): no hex, no plus sign.
+    ["plan", "--regions", "x.json", "--at", "0x10,0", "--budget", "2"],
+    ["plan", "--regions", "x.json", "--at", "1,+2", "--budget", "2"],
     ["plan", "--regions", "x.json", "--at", "0,0", "--budget", "0"],
     ["plan", "--at", "0,0", "--budget", "2"],
     [
@@ -86,5 +93,45 @@ import Testing
     #expect(lines.count == 3, "\(r.stdout)")
     let row = lines.dropFirst().first?.split(separator: "\t").map(String.init) ?? []
     #expect(row.count == 9 && row.first?.hasSuffix(#"a\tb\r\nc.csv"#) == true, "\(row)")
+  }
+
+  /// The plan is the output: when standard output cannot take it (a full disk here), the
+  /// command says so and exits 74 instead of 0.
+  @Test func aPlanThatCannotBeWrittenExits74() throws {
+    let dir = try CLI.scratch("plan-full")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let process = Process()
+    process.executableURL = CLI.executable
+    process.arguments = [
+      "plan", "--regions", try Self.regions(in: dir), "--at", "0,0", "--budget", "2",
+    ]
+    process.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 74, "\(err)")
+    #expect(err.contains("cannot write to standard output"), "\(err)")
+  }
+
+  /// `--registered-file` may be a pipe (a FIFO, a process substitution): it is read to its
+  /// end, not by its size (which a pipe reports as 0).
+  @Test func theRegisteredIdsMayComeThroughAPipe() throws {
+    let dir = try CLI.scratch("plan-fifo")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let fifo = dir.appendingPathComponent("registered").path
+    #expect(mkfifo(fifo, 0o600) == 0)
+    Thread.detachNewThread {
+      guard let handle = FileHandle(forWritingAtPath: fifo) else { return }
+      handle.write(Data("r3\n".utf8))
+      try? handle.close()
+    }
+    let r = try CLI.run([
+      "plan", "--regions", try Self.regions(in: dir), "--at", "0,0", "--budget", "2",
+      "--registered-file", fifo,
+    ])
+    #expect(r.status == 0, "\(r.stderr)")
+    #expect(r.stdout.contains(#""remove":["r3"]"#), "\(r.stdout)")
   }
 }
