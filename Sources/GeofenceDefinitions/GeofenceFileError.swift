@@ -40,7 +40,8 @@ public struct GeofenceFileError: Error, Hashable, Sendable, CustomStringConverti
       let shown = found.prefix(12).map { "\"\($0)\"" }.joined(separator: ", ")
       return
         "\(file): no CSV header: the first line must name the columns id, latitude and "
-        + "longitude (any order, any case; name and radius optional), found \(shown)"
+        + "longitude (any order, any case; name and radius optional), or id and geometry for "
+        + "polygons, found \(shown)"
     }
   }
 }

@@ -97,8 +97,9 @@ extension GeofenceFileReader {
   struct CSVLayout {
     var names: [String]
     var idColumn: Int
-    var latitudeColumn: Int
-    var longitudeColumn: Int
+    /// Absent only in a file of polygons (with a `geometry` column).
+    var latitudeColumn: Int?
+    var longitudeColumn: Int?
     var nameColumn: Int?
     var radiusColumn: Int?
     /// The `metadata` column (a JSON object per cell), if any.
@@ -112,8 +113,8 @@ extension GeofenceFileReader {
     /// The UTF-8 bytes of every `"key":` of ``metadataKeys``, one after the other.
     var metadataKeyText: [UInt8]
 
-    /// - Throws: ``GeofenceFileError/Reason/missingCSVHeader(found:)`` when `id`, `latitude`
-    ///   or `longitude` has no column.
+    /// - Throws: ``GeofenceFileError/Reason/missingCSVHeader(found:)`` when `id` has no
+    ///   column, or `latitude` or `longitude` has none and neither has `geometry`.
     init(header: [String], file: String) throws(GeofenceFileError) {
       names = header.map { $0.trimmingWhitespace() }
       var columnOf: [DefinitionField: Int] = [:]
@@ -130,14 +131,16 @@ extension GeofenceFileReader {
         }
         if !name.isEmpty { metadataColumns.append((index, name)) }
       }
-      guard let idColumn = columnOf[.id], let latitudeColumn = columnOf[.latitude],
-        let longitudeColumn = columnOf[.longitude]
+      // Circles need both coordinate columns; a file of polygons only its geometry column.
+      guard let idColumn = columnOf[.id],
+        (columnOf[.latitude] != nil && columnOf[.longitude] != nil)
+          || columnOf[.geometry] != nil
       else {
         throw GeofenceFileError(file: file, reason: .missingCSVHeader(found: names))
       }
       self.idColumn = idColumn
-      self.latitudeColumn = latitudeColumn
-      self.longitudeColumn = longitudeColumn
+      latitudeColumn = columnOf[.latitude]
+      longitudeColumn = columnOf[.longitude]
       var seenKeys: Set<String> = []
       metadataKeys = []
       metadataKeyText = []
@@ -212,8 +215,12 @@ extension GeofenceFileReader {
       }
       var definition = RawGeofenceDefinition(
         id: cellText(fields, layout.idColumn).map(JSONValue.string),
-        latitude: numberCell(fields, layout.latitudeColumn, decimalComma: decimalComma),
-        longitude: numberCell(fields, layout.longitudeColumn, decimalComma: decimalComma),
+        latitude: layout.latitudeColumn.flatMap {
+          numberCell(fields, $0, decimalComma: decimalComma)
+        },
+        longitude: layout.longitudeColumn.flatMap {
+          numberCell(fields, $0, decimalComma: decimalComma)
+        },
         radius: layout.radiusColumn.flatMap {
           numberCell(fields, $0, decimalComma: decimalComma)
         },

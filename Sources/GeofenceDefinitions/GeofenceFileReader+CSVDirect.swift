@@ -30,8 +30,9 @@ extension GeofenceFileReader.CSVRowReader {
     let idCell = fields[layout.idColumn]
     // A reserved id takes the general path, which rejects it.
     guard GeofenceFileReader.isPlainCell(idCell), !GeofenceValidator.isReserved(utf8: idCell),
-      let latitude = plainNumber(fields, layout.latitudeColumn),
-      let longitude = plainNumber(fields, layout.longitudeColumn)
+      let latitudeColumn = layout.latitudeColumn, let longitudeColumn = layout.longitudeColumn,
+      let latitude = plainNumber(fields, latitudeColumn),
+      let longitude = plainNumber(fields, longitudeColumn)
     else { return false }
     let radius: Double
     if let column = layout.radiusColumn, column < count, fields[column].count > 0 {

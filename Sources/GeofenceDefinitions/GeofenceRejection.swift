@@ -66,7 +66,9 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
     case .invalidPolygon(let problem): return "invalid polygon: \(problem)"
     case .circleBesideGeometry(let fields):
       let names = fields.map { "\($0)" }.joined(separator: ", ")
-      return "a geofence with a geometry has no \(names); which shape is meant cannot be told"
+      return
+        "a geofence with a geometry must not also give \(names); which shape is meant cannot "
+        + "be told"
     case .invalidJSON(let field, let error):
       let place = "line \(error.line), column \(error.column)"
       guard let field else {

@@ -227,5 +227,24 @@ private func at(_ line: Int) -> DefinitionLocation {
   #expect(reasons[1] == "metadata must be a JSON object, found array")
   #expect(
     reasons[2] == #"metadata member "floor" is given by the metadata column and by its own column"#)
-  #expect(reasons[3].hasPrefix("a geofence with a geometry has no latitude, longitude, radius"))
+  #expect(
+    reasons[3].hasPrefix(
+      "a geofence with a geometry must not also give latitude, longitude, radius"))
+
+  // A file of polygons needs no coordinate columns; a circle row in it has no centre.
+  let polygons = try GeofenceFileReader.read(
+    data: Data(
+      #"""
+      id,name,geometry
+      p,Square,"{""type"":""Polygon"",""coordinates"":[[[6.5,46.4],[6.7,46.4],[6.7,46.6],[6.5,46.6],[6.5,46.4]]]}"
+      c,Circle,
+      """#.utf8), format: .csv, fileName: "polygons.csv", defaultRadiusMeters: 100)
+  #expect(polygons.geofences.map(\.id) == ["p"])
+  #expect(polygons.geofences.first?.shape == oracle.geofences.last?.shape)
+  #expect(polygons.rejected.map(\.id) == ["c"])
+  #expect(throws: GeofenceFileError.self) {
+    try GeofenceFileReader.read(
+      data: Data("id,name,latitude\na,A,1\n".utf8), format: .csv, fileName: "x.csv",
+      defaultRadiusMeters: 100)
+  }
 }

@@ -144,6 +144,6 @@ import Testing
   #expect(json.geofences.isEmpty)
   #expect(
     json.rejected.map(\.description) == [
-      #"g.json[0] (line 1) (id "a"): a geofence with a geometry has no radius; which shape is meant cannot be told"#
+      #"g.json[0] (line 1) (id "a"): a geofence with a geometry must not also give radius; which shape is meant cannot be told"#
     ])
 }
