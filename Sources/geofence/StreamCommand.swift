@@ -55,18 +55,26 @@ enum StreamCommand {
     conflictingTimestamp).
 
     state:
-      --state DIR             checkpoint every device's detector in DIR/state.sqlite after
-                              each batch (after its events are written). Restarted on the same
-                              input, the command skips what it has already seen: a fix at or
-                              before its device's checkpointed fix time. Killed at any moment
-                              and restarted, its outputs together hold exactly the events of
-                              an uninterrupted run; the events of the last batch before a kill
-                              may be written again, identical and with the same "id", so a
-                              consumer keyed by id sees each event once (a kill mid-write
-                              can cut the last line short: drop a last line without its
-                              newline). With --store, DIR must be the store. One process
-                              at a time: it holds an exclusive lock (flock) on
-                              DIR/state.lock while it runs, and a second one exits 75.
+      --state DIR             checkpoint every device's detector in DIR/state.sqlite (after
+                              the events of its fixes are written): when the input pauses
+                              or ends, and at least every --checkpoint-interval while it
+                              flows. Restarted on the same input, the command skips what
+                              it has already seen: a fix at or before its device's
+                              checkpointed fix time. Killed at any moment and restarted,
+                              its outputs together hold exactly the events of an
+                              uninterrupted run; the events written since the last
+                              checkpoint before a kill may be written again, identical and
+                              with the same "id", so a consumer keyed by id sees each event
+                              once (a kill mid-write can cut the last line short: drop a
+                              last line without its newline). With --store, DIR must be
+                              the store. One process at a time: it holds an exclusive lock
+                              (flock) on DIR/state.lock while it runs, and a second one
+                              exits 75.
+      --checkpoint-interval S the longest time between checkpoints while the input flows,
+                              seconds (default 1; 0: after every batch). Saving every
+                              changed device after every batch costs more than the batch
+                              itself with thousands of devices; a longer interval means
+                              more input read again after a kill.
       --processing-time       also write "processed_at" (then a repeated line differs there)
     \(checkpointRecordHelp)
 
@@ -89,7 +97,7 @@ enum StreamCommand {
   static let spec = CommandLineArguments.Spec(
     valued: ReplayCommand.spec.valued.subtracting(["format", "svg"]).union([
       "store", "state", "server", "key", "sync-interval", "input-format", "state-in",
-      "state-out",
+      "state-out", "checkpoint-interval",
     ]),
     flags: ReplayCommand.spec.flags.union(["processing-time"]))
 
@@ -153,9 +161,14 @@ enum StreamCommand {
       return ExitStatus.usage
     }
     let syncInterval: Double
+    let checkpointInterval: Double
     let server: URL?
     do throws(UsageError) {
       syncInterval = try args.double("sync-interval", range: 1...86_400) ?? 300
+      if args.last("checkpoint-interval") != nil && args.last("state") == nil {
+        throw UsageError("--checkpoint-interval needs --state DIR")
+      }
+      checkpointInterval = try args.double("checkpoint-interval", range: 0...3_600) ?? 1
       if let text = args.last("server") {
         server = try serverURL(text)
       } else {
@@ -254,6 +267,7 @@ enum StreamCommand {
       inputFormat: args.last("input-format"), quiet: quiet,
       checkpoints: stateDirectory != nil)
     stream.scheduler = server.map { _ in SyncScheduler(intervalSeconds: syncInterval) }
+    stream.checkpointIntervalNanoseconds = UInt64(checkpointInterval * 1e9)
     await stream.syncIfDue()
     if !stream.flushOutput() { return ExitStatus.ioError }
     var status = ExitStatus.ok
@@ -358,6 +372,14 @@ enum StreamCommand {
     var eventEnds: [Int] = []
     /// Each device's checkpointed fix time when this process first saw it.
     var restored: [String: Double] = [:]
+    /// With `--state`: the longest time between checkpoints while the input flows
+    /// (`--checkpoint-interval`, default 1 s; see ``endBatch(paused:ended:)``), and when the
+    /// last one was taken (`DispatchTime` nanoseconds).
+    var checkpointIntervalNanoseconds: UInt64 = 1_000_000_000
+    var lastCheckpoint: UInt64 = 0
+    /// After a pause of the input, a checkpoint is taken once this long (100 ms) has passed
+    /// since the last one (see ``endBatch(paused:ended:)``).
+    static let pauseCheckpointNanoseconds: UInt64 = 100_000_000
     /// Devices whose row in `state.sqlite` cannot be restored: reported once, their fixes
     /// held back (neither taken nor started afresh), the row left for `geofence repair`.
     var damagedDevices: Set<String> = []
@@ -515,7 +537,7 @@ enum StreamCommand {
             }
             if s != ExitStatus.ok {
               // The fixes before the line that stops the input are still taken.
-              let taken = endBatch()
+              let taken = endBatch(ended: true)
               return taken == ExitStatus.ok ? s : taken
             }
             start = i + 1
@@ -534,11 +556,13 @@ enum StreamCommand {
           return ExitStatus.ok
         }
         if status != ExitStatus.ok { return status }
-        if batchBytes >= batchLimit
+        let full =
+          batchBytes >= batchLimit
           || DispatchTime.now().uptimeNanoseconds &- batchStart >= Self.maxBatchNanoseconds
-          || !Self.inputReady(fd, milliseconds: Self.idleMilliseconds)
-        {
-          let s = endBatch()
+        // A pause of the input ends the batch, and saves the state at once.
+        let paused = !full && !Self.inputReady(fd, milliseconds: Self.idleMilliseconds)
+        if full || paused {
+          let s = endBatch(paused: paused)
           if s != ExitStatus.ok { return s }
           batchLimit = Self.nextBatchBytes(inputBytes: batchBytes, eventBytes: eventBytes.count)
           batchBytes = 0
@@ -552,11 +576,11 @@ enum StreamCommand {
         lineNumber += 1
         let s = carry.withUnsafeBufferPointer { line($0, number: lineNumber, name: name) }
         if s != ExitStatus.ok {
-          let taken = endBatch()
+          let taken = endBatch(ended: true)
           return taken == ExitStatus.ok ? s : taken
         }
       }
-      return endBatch()
+      return endBatch(ended: true)
     }
 
     /// With `--state`: how many devices stay in memory between batches (at most; the least
@@ -564,14 +588,29 @@ enum StreamCommand {
     /// come back).
     static let devicesInMemory = 10_000
 
-    /// Takes the batch's fixes, writes their events, then checkpoints (so that a kill in
-    /// between repeats events instead of losing them).
-    mutating func endBatch() -> Int32 {
+    /// Takes the batch's fixes, writes their events, then (with `--state`) checkpoints, after
+    /// the events (so that a kill in between repeats events instead of losing them): when the
+    /// input `ended`, when ``checkpointIntervalNanoseconds`` have passed since the last
+    /// checkpoint, when the input `paused` and ``pauseCheckpointNanoseconds`` have passed (a
+    /// live producer that pauses has its devices saved soon, at most ten times a second), or
+    /// when more than ``devicesInMemory`` devices are held (only saved devices can be dropped
+    /// from memory). Saving every changed device after every batch of a steady input cost
+    /// more than the batch itself with many devices; a restart after a kill re-reads at most
+    /// an interval's input instead, whose events come out again with the same ids.
+    mutating func endBatch(paused: Bool = false, ended: Bool = false) -> Int32 {
       counts.batches += 1
       let taken = processBatch()
       if taken != ExitStatus.ok { return taken }
       if !flushOutput() { return ExitStatus.ioError }
-      if checkpoints {
+      let now = DispatchTime.now().uptimeNanoseconds
+      let since = now &- lastCheckpoint
+      if checkpoints,
+        ended || since >= checkpointIntervalNanoseconds
+          || (paused
+            && since >= min(checkpointIntervalNanoseconds, Self.pauseCheckpointNanoseconds))
+          || engine.inMemoryDeviceCount > Self.devicesInMemory
+      {
+        lastCheckpoint = now
         do {
           try engine.checkpoint()
           // Least recently used first, with slack: each eviction drops a thousand or more.
