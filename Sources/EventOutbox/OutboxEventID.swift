@@ -44,8 +44,22 @@ public enum OutboxEventID {
       hash = (hash &<< 88) &+ hash &* 0x13B
     }
 
+    /// `prime`⁷ modulo 2^128: mixing a zero byte only multiplies by the prime, so seven zero
+    /// bytes multiply by this (the same hash, one multiplication instead of seven).
+    private static let primeToTheSeventh: UInt128 = {
+      var p: UInt128 = 1
+      for _ in 0..<7 { p = p &* OutboxEventID.prime }
+      return p
+    }()
+
     private mutating func mixCount(_ n: Int) {
       var count = UInt64(n)
+      // A count below 256 (every component of an event id) is one byte, then seven zeros.
+      if count < 256 {
+        mix(UInt8(count))
+        hash = hash &* Self.primeToTheSeventh
+        return
+      }
       for _ in 0..<8 {
         mix(UInt8(truncatingIfNeeded: count))
         count >>= 8

@@ -145,9 +145,7 @@ extension GeofenceEngine {
       let slot = Int(t.slot)
       report.eventCounts[t.type] += 1
       if g.afterGap { report.afterGapEvents += 1 }
-      let entry =
-        geofenceText.entry(of: slot)
-        ?? geofenceText.make(slot, in: live)
+      let entry = geofenceText.entry(of: slot) ?? makeGeofenceText(slot)
       let hash = Self.eventIDHash(
         entry.eventID, type: t.type,
         milliseconds: timed ? t.fix.time.map { Int64(($0 * 1000).rounded()) } : nil,
@@ -164,6 +162,21 @@ extension GeofenceEngine {
       out.append(UInt8(ascii: "\n"))
     }
     if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
+  }
+}
+
+extension GeofenceEngine {
+  /// `slot`'s entry of ``geofenceText``, made from the live set's id, details and event id
+  /// hash, each read on its own (passing the live set whole copied it, retaining each of its
+  /// tables, at every slot's first event).
+  @inline(never)
+  func makeGeofenceText(_ slot: Int) -> SlotGeofenceText.Entry {
+    let id = live.id(at: slot)
+    let details = live.details(at: slot)
+    let start = live.eventIDStart(at: slot)
+    let count = live.slotCount
+    return geofenceText.make(
+      slot, id: id, details: details, eventIDStart: start, slotCount: count)
   }
 }
 
@@ -197,21 +210,22 @@ struct SlotGeofenceText {
     return k < 0 ? nil : entries[Int(k)]
   }
 
-  /// Makes `slot`'s entry from the set's id, details and event id hash.
+  /// Makes `slot`'s entry from its geofence's id, details and event id hash (the live set's
+  /// `slotCount` sizes the table at the first call).
   /// - Complexity: O(bytes of the geofence's id, name, metadata and URL), plus O(slot count)
   ///   the first time.
-  mutating func make(_ slot: Int, in live: borrowing LiveGeofenceSet) -> Entry {
+  mutating func make(
+    _ slot: Int, id: String, details d: SlotDetails?, eventIDStart: OutboxEventID.Builder,
+    slotCount: Int
+  ) -> Entry {
     if slot >= entryOfSlot.count {
       entryOfSlot.append(
-        contentsOf: repeatElement(-1, count: max(live.slotCount, slot + 1) - entryOfSlot.count))
+        contentsOf: repeatElement(-1, count: max(slotCount, slot + 1) - entryOfSlot.count))
     }
     let start = bytes.count
-    let d = live.details(at: slot)
     GeofenceEventEncoder.appendGeofenceMembers(
-      id: live.id(at: slot), name: d?.name, metadataJSON: d?.metadataJSON, url: d?.url,
-      to: &bytes)
-    let e = Entry(
-      eventID: live.eventIDStart(at: slot), start: Int32(start), end: Int32(bytes.count))
+      id: id, name: d?.name, metadataJSON: d?.metadataJSON, url: d?.url, to: &bytes)
+    let e = Entry(eventID: eventIDStart, start: Int32(start), end: Int32(bytes.count))
     entryOfSlot[slot] = Int32(entries.count)
     entries.append(e)
     return e

@@ -103,6 +103,15 @@ import Testing
       OutboxEventID.derive(["zürich", ""], prefix: "")
         == OutboxEventIDOracle.fnv1a128(
           [7, 0, 0, 0, 0, 0, 0, 0] + Array("zürich".utf8) + [0, 0, 0, 0, 0, 0, 0, 0]))
+    // Counts around a byte's end (a count below 256 takes a shortcut for its zero bytes).
+    for n in [255, 256, 300] {
+      let long = String(repeating: "x", count: n)
+      #expect(
+        OutboxEventID.derive([long, "d"], prefix: "")
+          == OutboxEventIDOracle.fnv1a128(
+            [UInt8(n & 0xFF), UInt8(n >> 8), 0, 0, 0, 0, 0, 0] + Array(long.utf8)
+              + [1, 0, 0, 0, 0, 0, 0, 0, UInt8(ascii: "d")]))
+    }
   }
 }
 
