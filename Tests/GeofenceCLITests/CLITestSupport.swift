@@ -35,6 +35,26 @@ enum CLI {
   }
 
   /// Non-empty lines of `text`.
+  /// Runs the binary with standard output on `/dev/full` (every write fails: "No space left
+  /// on device"), standard error captured.
+  static func runWithFullStandardOutput(_ arguments: [String]) throws -> (
+    status: Int32, stderr: String
+  ) {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    guard let full = FileHandle(forWritingAtPath: "/dev/full") else {
+      throw CocoaError(.fileNoSuchFile)
+    }
+    process.standardOutput = full
+    let errors = Pipe()
+    process.standardError = errors
+    try process.run()
+    let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return (process.terminationStatus, err)
+  }
+
   static func lines(_ text: String) -> [String] {
     text.split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
   }

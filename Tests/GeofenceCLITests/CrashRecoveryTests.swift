@@ -254,20 +254,11 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
     let dir = temporaryDirectory()
     let (regions, tracks) = try writeFixture(in: dir, regions: 3)
     let store = dir.appendingPathComponent("store").path
-    let process = Process()
-    process.executableURL = CLI.executable
-    process.arguments = [
+    let (status, err) = try CLI.runWithFullStandardOutput([
       "run", "--store", store, "--destination", "stdout", "--no-dwell", "--regions", regions,
       tracks[0],
-    ]
-    process.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-    let errors = Pipe()
-    process.standardError = errors
-    try process.run()
-    let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationReason == .exit)
-    #expect(process.terminationStatus == 75, "\(err)")
+    ])
+    #expect(status == 75, "\(err)")
     #expect(err.contains("cannot write to standard output: No space left on device"), "\(err)")
     let counts = try geofence(["outbox", "--store", store])
     #expect(counts.out.contains("destination stdout: pending 6"), "\(counts.out)")

@@ -100,18 +100,10 @@ import Testing
   @Test func aPlanThatCannotBeWrittenExits74() throws {
     let dir = try CLI.scratch("plan-full")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let process = Process()
-    process.executableURL = CLI.executable
-    process.arguments = [
+    let (status, err) = try CLI.runWithFullStandardOutput([
       "plan", "--regions", try Self.regions(in: dir), "--at", "0,0", "--budget", "2",
-    ]
-    process.standardOutput = try #require(FileHandle(forWritingAtPath: "/dev/full"))
-    let errors = Pipe()
-    process.standardError = errors
-    try process.run()
-    let err = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 74, "\(err)")
+    ])
+    #expect(status == 74, "\(err)")
     #expect(err.contains("cannot write to standard output"), "\(err)")
   }
 
