@@ -11,7 +11,9 @@ import Foundation
 /// exclusive holder excludes every other holder, in this process (another open of the file)
 /// or another.
 ///
-/// Two locks are used:
+/// Three locks are used:
+/// - `delivery.lock`: an engine that delivers (an outbox with the server or destinations)
+///   holds it exclusive, so that two processes never send the same queued events.
 /// - `store.lock`: every ``GeofenceEngine`` on a directory store holds it shared while it
 ///   lives, and ``StoreRepair/repair(directory:at:)`` takes it exclusive, so that repair never
 ///   moves a file aside under a process that would go on writing into the moved file.
@@ -23,6 +25,8 @@ import Foundation
 public final class DirectoryLock: @unchecked Sendable {
   /// The engines' lock file (see the type's discussion).
   public static let storeFileName = "store.lock"
+  /// The lock file of the one engine (in any process) that delivers from a store's outbox.
+  public static let deliveryFileName = "delivery.lock"
 
   /// The lock file's path.
   public let path: String

@@ -155,13 +155,28 @@ extension GeofenceEngine {
     deliveries.append(DestinationDelivery(outbox: outbox, destination: destination, stages: stages))
   }
 
-  /// Claims the store for this engine's delivery (see the type's "Configured once").
+  /// Claims the store for this engine's delivery (see the type's "Configured once"): in this
+  /// process, and across processes by an exclusive `DIR/delivery.lock` (``DirectoryLock``),
+  /// so that two processes never send the same queued events (each would take the other's
+  /// in-flight events for a crashed run's and send them again).
   func claimStore() throws(EngineError) {
     guard claimedDirectory == nil, case .directory(let d) = storage else { return }
     guard ConfiguredStores.claim(d) else {
       throw .invalidConfiguration(
         "an engine that delivers is already configured on \(d) in this process: configure "
           + "one per store (a second configure is an error, not a no-op)")
+    }
+    do {
+      deliveryLock = try DirectoryLock(
+        directory: d, fileName: DirectoryLock.deliveryFileName, exclusive: true)
+    } catch {
+      ConfiguredStores.release(d)
+      switch error {
+      case .held(let path):
+        throw .storeInUse(
+          "another process delivers from \(d) (it holds \(path)); try again when it is done")
+      case .unavailable: throw .store("\(error)")
+      }
     }
     claimedDirectory = d
   }

@@ -275,6 +275,8 @@ public final class GeofenceEngine {
   /// The shared `store.lock` of a directory store (``DirectoryLock``), released with the
   /// engine.
   var storeLock: DirectoryLock?
+  /// The exclusive `delivery.lock` of an engine that delivers (see ``claimStore()``).
+  var deliveryLock: DirectoryLock?
 
   /// Creates an engine, restoring what `storage` holds.
   ///
@@ -420,8 +422,9 @@ public final class GeofenceEngine {
     } catch {
       throw .store("\(error)")
     }
-    if let upload = configuration.upload, outbox != nil {
-      try bindOutboxAccount(key: upload.apiKey)
+    // The events' account: the upload's, else the sync's (whose geofences they come from).
+    if outbox != nil, let key = configuration.upload?.apiKey ?? configuration.sync?.apiKey {
+      try bindOutboxAccount(key: key)
     }
     try setUpDelivery()
     if configuration.authorization.decide(authorization).mustDeleteQueuedEvents, let outbox {
@@ -597,6 +600,9 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   /// A fix was given with an empty device id (``GeofenceEngine/ingest(_:device:)``); the fix
   /// is not taken.
   case emptyDeviceID
+  /// Another process delivers from the directory store (it holds `delivery.lock`): a
+  /// temporary condition, to try again later (the message says which store).
+  case storeInUse(String)
   /// A checkpoint record cannot be restored (the message says why; see
   /// ``GeofenceEngine/restoreDevice(fromCheckpointRecord:)``).
   case invalidCheckpoint(String)
@@ -623,6 +629,7 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
     case .invalidCheckpoint(let m): return "invalid checkpoint record: \(m)"
     case .invalidUserID(let m): return "invalid user id: \(m)"
     case .emptyDeviceID: return "the device id is empty"
+    case .storeInUse(let m): return "store in use: \(m)"
     case .damagedCheckpoint(let device, let reason):
       return
         "state.sqlite: the checkpoint of device \(JSONText.quoted(device)) is damaged: \(reason)"

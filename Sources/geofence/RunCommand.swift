@@ -112,8 +112,9 @@ enum RunCommand {
     queued for a destination (unreachable or refusing):
     run 'geofence upload' later with the same --destination options (also when the server
     refused a whole batch, 400 or 401,
-    or the deadline passed: no event is dead-lettered for those); 77 the outbox holds
-    events queued with another --key.
+    or the deadline passed: no event is dead-lettered for those), or another process
+    delivers from the --store (one at a time: it holds DIR/delivery.lock); 77 the outbox
+    holds events queued with another --key (whichever destinations this run names).
     """
 
   static let outboxHelp = """
@@ -166,8 +167,9 @@ enum RunCommand {
     server's per-event "rejected" list, or a 413 for a single event, dead-letters an event.
 
     exit status: 0 the outbox is empty of pending events; 64 usage error; 66 no outbox in DIR;
-    75 events remain queued (the server unreachable, refusing, or the deadline passed); 77
-    the outbox holds events queued with another key.
+    75 events remain queued (the server unreachable, refusing, or the deadline passed), or
+    another process delivers from the store (it holds DIR/delivery.lock); 77 the outbox
+    holds events queued with another key.
     """
 
   // MARK: run
@@ -251,10 +253,14 @@ enum RunCommand {
         configuration: upload.engineConfiguration(
           transitions: replayOptions.configuration, syncs: syncsTheSet),
         storage: .directory(upload.store), loaded: consume fixedSet)
+      // The run's events belong to its key's account even when the server is not among this
+      // run's destinations: the server's copy stays queued for a later upload.
+      if !upload.key.isEmpty { try engine.bindOutboxAccount(key: upload.key) }
       if args.flag("reset-identity") { try engine.reset() }
       if let user = args.last("user") { try engine.identify(user: user) }
     } catch {
       if case .accountMismatch = error { return fail("\(error)", accountMismatch) }
+      if case .storeInUse = error { return fail("\(error)", ExitStatus.temporaryFailure) }
       if let status = damagedStoreStatus(upload.store, command: "run") { return status }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
@@ -526,13 +532,15 @@ enum RunCommand {
       if let status = damagedStoreStatus(options.store, command: "upload") { return status }
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
+      if case .storeInUse = error { return ExitStatus.temporaryFailure }
       return ExitStatus.failure
     }
     // Every destination given (the server alone by default), each from its own cursor, as
     // at the end of 'run'.
     let delivery: DeliveryReport
     do {
-      delivery = try await engine.deliver()
+      // --deadline bounds every destination, the server among them or not.
+      delivery = try await engine.deliver(until: SystemClock().now() + options.deadlineSeconds)
     } catch {
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
