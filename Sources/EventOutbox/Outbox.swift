@@ -232,6 +232,19 @@ public final class Outbox {
     }
   }
 
+  /// Whether an event with `id` is queued, or was delivered recently enough to be refused
+  /// again by ``enqueue(contentsOf:)`` (the `delivered_ids` window): an event made again
+  /// from the same fix after a crash.
+  /// - Complexity: two index lookups.
+  public func knows(id: String) throws -> Bool {
+    let s = try database.prepare(
+      "SELECT EXISTS (SELECT 1 FROM events WHERE id = ?1) "
+        + "OR EXISTS (SELECT 1 FROM delivered_ids WHERE id = ?1)")
+    try s.bind(.text(id), at: 1)
+    _ = try s.step()
+    return s.int64(at: 0) != 0
+  }
+
   // MARK: Inspection
 
   /// Counts of pending, in-flight and dead-letter events, and the lifetime counters.

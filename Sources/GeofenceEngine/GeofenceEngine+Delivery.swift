@@ -311,12 +311,15 @@ extension GeofenceEngine {
   // MARK: Sessions
 
   /// Stamps `events[range]` with the session (starting a new one after the timeout) and
-  /// saves the session state. Nothing without ``Configuration/sessions``.
+  /// saves the session state. Nothing without ``Configuration/sessions``. The events at
+  /// `skipping` (already in the outbox: made again after a crash) are left unstamped and do
+  /// not count, so a session's `event_index` runs 1, 2, 3... over the events it queued.
   /// - Complexity: O(k) for k events, and one small SQLite write.
-  func stampSession(_ events: inout [GeofenceEvent], from first: Int, at now: Double)
-    throws(EngineError)
-  {
+  func stampSession(
+    _ events: inout [GeofenceEvent], from first: Int, at now: Double, skipping: Set<Int> = []
+  ) throws(EngineError) {
     guard let sessions = configuration.sessions, first < events.count else { return }
+    if skipping.count == events.count - first { return }
     let saved = try currentSession()
     var s: SessionState
     if let saved, !saved.ended, now - saved.lastEventAt <= sessions.timeoutSeconds {
@@ -327,7 +330,7 @@ extension GeofenceEngine {
         eventCount: 0, lastEventAt: now)
     }
     let id = String(s.startMilliseconds)
-    for k in first..<events.count {
+    for k in first..<events.count where !skipping.contains(k) {
       s.eventCount += 1
       events[k].sessionID = id
       events[k].sessionIndex = s.index

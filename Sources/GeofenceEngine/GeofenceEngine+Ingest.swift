@@ -79,7 +79,7 @@ extension GeofenceEngine {
             g, device: device, usesTime: timed, user: user, anonymous: anonymous,
             processedAt: now))
       }
-      try stampSession(&events, from: first, at: now)
+      try stampSession(&events, from: first, at: now, skipping: try knownEvents(events[first...]))
       if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
       try enqueue(events[first...])
     }
@@ -277,6 +277,18 @@ extension GeofenceEngine {
     }
     id.add(device)
     return id
+  }
+
+  /// With sessions and an outbox: the indices of `events` already queued or recently
+  /// delivered (made again from a fix taken again after a crash), which the outbox will not
+  /// add again and which must not advance the session's event count.
+  func knownEvents(_ events: ArraySlice<GeofenceEvent>) throws(EngineError) -> Set<Int> {
+    guard configuration.sessions != nil, let outbox else { return [] }
+    var known: Set<Int> = []
+    do {
+      for k in events.indices where try outbox.knows(id: events[k].id) { known.insert(k) }
+    } catch { throw .store("outbox: \(error)") }
+    return known
   }
 
   func enqueue(_ events: ArraySlice<GeofenceEvent>) throws(EngineError) {

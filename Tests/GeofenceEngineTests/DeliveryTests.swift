@@ -206,6 +206,38 @@ final class RecordingDestination: EventDestination {
     #expect(seen == [[s2, "2", "2"], [s3, "3", "1"]])
   }
 
+  /// Events made again after a crash (their fixes taken again: the device's checkpoint was
+  /// not written, its events were queued) are not queued twice and do not count in the
+  /// session: `event_index` runs 1...5 over the five events queued.
+  @Test func eventsMadeAgainAfterACrashDoNotSkipEventIndexes() async throws {
+    func open() throws -> (GeofenceEngine, RecordingDestination) {
+      let engine = try GeofenceEngine(
+        configuration: .init(
+          outbox: .init(), identity: .persisted, checkpoints: .manual,
+          sessions: SessionConfiguration()),
+        storage: .directory(directory.path), geofences: [Self.geofence], clock: clock)
+      let recorder = RecordingDestination()
+      try engine.add(destination: recorder)
+      return (engine, recorder)
+    }
+    var (engine, recorder) = try open()
+    for k in 0..<3 {
+      try engine.ingest(fix(k), device: "d")
+      clock.advance(by: 60)
+    }
+    // The crash: no checkpoint was written, so the next process takes fixes 0-2 again.
+    engine = try GeofenceEngine(configuration: .init(), storage: .inMemory)
+    (engine, recorder) = try open()
+    for k in 0..<5 {
+      try engine.ingest(fix(k), device: "d")
+      clock.advance(by: 60)
+    }
+    _ = try await engine.deliver()
+    #expect(recorder.objects.map { $0["event_index"] as? Int } == [1, 2, 3, 4, 5])
+    #expect(Set(recorder.objects.compactMap { $0["session_index"] as? Int }) == [1])
+    #expect(Set(recorder.delivered).count == 5)
+  }
+
   /// Stages of one destination: only ENTERs, positions to 2 decimals (hand-rounded below);
   /// the other destination gets every event as stored.
   @Test func shippedStagesFilterTypesAndCoarsenPositionsForOneDestination() async throws {
