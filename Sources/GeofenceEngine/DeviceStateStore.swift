@@ -1,4 +1,5 @@
 import Foundation
+import JSONText
 import GeofenceTransitions
 import LocationAuthorization
 import SQLiteStore
@@ -93,6 +94,42 @@ final class DeviceStateStore {
     case intact(DeviceCheckpoint)
     /// The row's checkpoint cannot be decoded; why.
     case damaged(String)
+  }
+
+  /// The saved devices whose checkpoint names any of `regionIDs` (a visit or a pending
+  /// ENTER): a text search for `"regionID":` followed by the id as JSON, as the checkpoint
+  /// writes it (and with `\/` for `/`, as an earlier version's `JSONEncoder` wrote it).
+  /// - Complexity: one scan of the table per id.
+  func devices(referencingAnyOf regionIDs: some Sequence<String>) throws(SQLiteError)
+    -> Set<String>
+  {
+    func likeEscaped(_ s: String) -> String {
+      var out = ""
+      for c in s {
+        if c == "%" || c == "_" || c == "\\" { out.append("\\") }
+        out.append(c)
+      }
+      return out
+    }
+    let statement = try database.prepare(
+      "SELECT device_id FROM device_state WHERE checkpoint LIKE ? ESCAPE '\\'")
+    var found: Set<String> = []
+    for id in regionIDs {
+      let quoted = JSONText.quoted(id)
+      var spellings = [quoted]
+      if quoted.contains("/") {
+        spellings.append(quoted.replacingOccurrences(of: "/", with: "\\/"))
+      }
+      for spelling in spellings {
+        statement.reset()
+        try statement.bind("%" + likeEscaped("\"regionID\":" + spelling) + "%", at: 1)
+        while try statement.step() {
+          if let device = statement.string(at: 0) { found.insert(device) }
+        }
+      }
+    }
+    statement.reset()
+    return found
   }
 
   /// Number of saved devices.

@@ -61,6 +61,20 @@ extension GeofenceEngine {
   /// Applies a synced change to the live set (see ``sync(full:)``).
   func apply(_ report: SyncReport) throws(EngineError) -> EngineSyncReport {
     let diff = report.diff
+    // A device dropped from memory keeps its checkpoint, whose visits name regions by id: one
+    // that names a removed geofence is restored now, so that it drops the visit (and gets its
+    // removal EXIT) as the devices in memory do. Restored later, it would keep a visit to a
+    // geofence that no longer exists, or to a new one given the same id.
+    if !diff.removed.isEmpty, storage != .inMemory, configuration.checkpoints != .none {
+      let referencing: Set<String>
+      do { referencing = try stateStore.devices(referencingAnyOf: diff.removed) } catch {
+        throw .store("\(error)")
+      }
+      for id in referencing.sorted() where devices[id] == nil {
+        // A damaged checkpoint stays as it is: its device's fixes are held back anyway.
+        if let device = try? loadedDevice(id) { devices[id] = device }
+      }
+    }
     let carriedBefore = devices.values.reduce(0) { $0 + $1.gate.detector.visitStates.count }
     // Detach every detector from the region set so that the set changes in place.
     let placeholder = RegionSet(geofences: [])

@@ -142,6 +142,48 @@ struct EngineServerTests {
     }
   }
 
+  /// A device dropped from memory (its checkpoint saved) while inside X gets the same events
+  /// through a sync that removes X and one that adds it back as a device kept in memory: the
+  /// removal drops its visit (with the removal EXIT when asked for), so its next fix inside X
+  /// enters it again, and a fix far away exits nothing.
+  @Test(arguments: [false, true])
+  func aDeviceDroppedFromMemoryFollowsARemovalAsOneInMemory(removalExit: Bool) async throws {
+    let server = try await ReferenceServer.start(keys: [Self.key])
+    defer { server.stop() }
+    var outputs: [[String]] = []
+    for evicts in [false, true] {
+      try await server.replaceGeofences(key: Self.key, [Self.place("X", east: 0)])
+      let directory = Self.temporaryDirectory()
+      defer { try? FileManager.default.removeItem(at: directory) }
+      let clock = TestClock(Self.t0)
+      let engine = try Self.makeEngine(
+        server, directory: directory, clock: clock, removalExit: removalExit)
+      _ = try await engine.sync()
+      var seen: [String] = []
+      func ingest(_ east: Double, _ t: Double, _ device: String) throws {
+        seen += Self.summary(try engine.ingest(Self.fix(east, t), device: device))
+          .map { "\(device) \($0)" }
+      }
+      try ingest(0, 0, "t1")
+      try ingest(0, 0, "t2")
+      try engine.checkpoint()
+      if evicts { #expect(engine.evictCleanDevices(keepingAtMost: 0) == 2) }
+      try await server.patchGeofences(key: Self.key, delete: ["X"])
+      seen += Self.summary(try await engine.sync().events).map { "sync \($0)" }
+      try await server.patchGeofences(key: Self.key, upsert: [Self.place("X", east: 0)])
+      _ = try await engine.sync()
+      try ingest(0, 100, "t1")
+      try ingest(5_000, 200, "t2")
+      outputs.append(seen)
+    }
+    let expected =
+      ["t1 enter X", "t2 enter X"]
+      + (removalExit ? ["sync exit X (removed)", "sync exit X (removed)"] : [])
+      + ["t1 enter X"]
+    #expect(outputs[0] == expected)
+    #expect(outputs[1] == outputs[0])
+  }
+
   @Test(arguments: [false, true])
   func liveSyncWhileDevicesAreInside(removalExit: Bool) async throws {
     let server = try await ReferenceServer.start(keys: [Self.key])
