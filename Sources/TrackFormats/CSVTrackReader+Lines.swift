@@ -62,12 +62,23 @@ public struct CSVLineReader: Sendable {
     rows.unreadableAccuracy = nil
     var text = text
     var sawRecord = false
+    var records = 0
     let issues = text.withUTF8 { bytes in
       DelimitedText.forEachRecord(utf8: bytes, delimiter: delimiter) { fields, _ in
+        records += 1
         guard !sawRecord else { return }
         sawRecord = true
         rows.read(fields, line: line, index: rowCount)
       }
+    }
+    // A carriage return outside quotes ends a record: the line held two, and reading the
+    // first alone would cut a value short without a word (`1\r0` read as 1).
+    if records > 1 {
+      rowCount += 1
+      return .failure(
+        TrackIssue(
+          file: rows.fileName, line: line,
+          message: "a carriage return inside the line, outside quotes; row skipped"))
     }
     if let issue = issues.first {
       return .failure(TrackIssue(file: rows.fileName, line: line, message: issue.message))

@@ -1,5 +1,6 @@
 import Foundation
 import GeofenceEngine
+import Networking
 
 /// Top-level dispatch of the `geofence` command.
 enum GeofenceCommand {
@@ -73,6 +74,15 @@ func damagedStoreStatus(_ directory: String, command: String) -> Int32? {
     "geofence \(command): run 'geofence repair --store \(directory)' to move the damaged "
       + "file(s) aside as NAME.corrupt-TIME and keep what can still be read")
   return ExitStatus.dataError
+}
+
+/// Writes `message` (a problem with an input: a rejected row or line, a warning) to standard
+/// error after `prefix`, with the input's own bytes made safe to show
+/// (`Networking.ServerText.displayable`: control characters, bidirectional overrides and
+/// line separators escaped; cut at 1,000 characters), so that a hostile file cannot set the
+/// terminal's title, forge lines of the log or hide part of it.
+func printInputProblem(_ prefix: String, _ message: String) {
+  printError(prefix + ServerText.displayable(message, limit: 1_000))
 }
 
 /// Writes a line to standard error. A failed write (closed or full stream) is ignored: there is

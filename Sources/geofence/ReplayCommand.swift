@@ -332,7 +332,7 @@ enum ReplayCommand {
       mapTracks += rep.tracks
       mapEvents += rep.events
       if !options.quiet {
-        for w in rep.warnings { printError("warning: \(w)") }
+        for w in rep.warnings { printInputProblem("warning: ", "\(w)") }
         report(rejections: rep.skippedRows.map(\.description), what: "track rows")
         summaries.append(fixSummary(rep))
       }
@@ -384,7 +384,7 @@ enum ReplayCommand {
   /// Prints up to 20 problems, then a count of the rest.
   static func report(rejections: [String], what: String) {
     guard !rejections.isEmpty else { return }
-    for r in rejections.prefix(20) { printError("rejected: \(r)") }
+    for r in rejections.prefix(20) { printInputProblem("rejected: ", "\(r)") }
     if rejections.count > 20 {
       printError("rejected: ... and \(rejections.count - 20) more \(what)")
     }

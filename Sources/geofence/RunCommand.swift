@@ -318,7 +318,7 @@ enum RunCommand {
       }
       if !quiet {
         for r in reports {
-          for w in r.warnings { printError("warning: \(w)") }
+          for w in r.warnings { printInputProblem("warning: ", "\(w)") }
           printError(ReplayCommand.fixSummary(r))
         }
       }

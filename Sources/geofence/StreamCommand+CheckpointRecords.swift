@@ -70,7 +70,7 @@ extension StreamCommand {
         stream.counts.restoredDevices += 1
       } catch {
         status = ExitStatus.dataError
-        printError("rejected: \(path):\(number): \(error)")
+        printInputProblem("rejected: ", "\(path):\(number): \(error)")
       }
     }
     return status

@@ -45,10 +45,14 @@ enum StreamCommand {
       --store DIR             the set stored by 'geofence sync' (DIR/geofences.sqlite)
       --server URL --key KEY  with --store: apply the server's changes while streaming (the
                               key else $GEOFENCE_API_KEY; refused as by 'geofence sync') ...
-      --sync-interval S       ... every S seconds (default 300); checked between batches.
-                              Each sync ends within 60 s (its deadline, every request, retry
-                              and wait included) and holds up the stream at most that long;
-                              a failed one keeps the set and streams on.
+      --sync-interval S       ... every S seconds (default 300), before the batch that
+                              falls due, or while the input is idle: a fix is checked
+                              against a set at most S seconds old. Each sync ends within
+                              60 s (its deadline, every request, retry and wait included)
+                              and holds up the stream at most that long; a failed one
+                              keeps the set, streams on, and is tried again after S seconds
+                              (at most 60). A removed geofence ends its visits without an
+                              event.
 
     live semantics: each device's fixes are taken in arrival order, never reordered; a fix at
     or before the time of the latest fix of its device is dropped (staleFix, duplicateFix,
@@ -266,7 +270,11 @@ enum StreamCommand {
         format: .jsonl, includesProcessingTime: args.flag("processing-time")),
       inputFormat: args.last("input-format"), quiet: quiet,
       checkpoints: stateDirectory != nil)
-    stream.scheduler = server.map { _ in SyncScheduler(intervalSeconds: syncInterval) }
+    // A failed sync is tried again after the interval, or after 60 s when the interval is
+    // longer (the scheduler's default retry).
+    stream.scheduler = server.map { _ in
+      SyncScheduler(intervalSeconds: syncInterval, retryIntervalSeconds: min(60, syncInterval))
+    }
     stream.checkpointIntervalNanoseconds = UInt64(checkpointInterval * 1e9)
     await stream.syncIfDue()
     if !stream.flushOutput() { return ExitStatus.ioError }
@@ -504,6 +512,20 @@ enum StreamCommand {
       var batchLimit = Self.firstBatchBytes
       var batchStart: UInt64 = 0
       while true {
+        // Between batches, a sync that falls due while the input is idle runs then: the next
+        // fix is checked against a set at most --sync-interval old, not one that waited for
+        // input to arrive.
+        if batchBytes == 0, let s = scheduler {
+          let wait =
+            s.nextDueTime(after: Date().timeIntervalSince1970)
+            - Date().timeIntervalSince1970
+          let milliseconds = Int32((max(0, min(wait, 60)) * 1000).rounded(.up))
+          if !Self.inputReady(fd, milliseconds: milliseconds) {
+            await syncIfDue()
+            if !flushOutput() { return ExitStatus.ioError }
+            continue
+          }
+        }
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         if n < 0 {
           if errno == EINTR { continue }
@@ -562,11 +584,12 @@ enum StreamCommand {
         // A pause of the input ends the batch, and saves the state at once.
         let paused = !full && !Self.inputReady(fd, milliseconds: Self.idleMilliseconds)
         if full || paused {
+          // A sync due now comes first: the batch's fixes are checked against the newest set.
+          await syncIfDue()
           let s = endBatch(paused: paused)
           if s != ExitStatus.ok { return s }
           batchLimit = Self.nextBatchBytes(inputBytes: batchBytes, eventBytes: eventBytes.count)
           batchBytes = 0
-          await syncIfDue()
         }
       }
       if overlong {
@@ -708,7 +731,7 @@ enum StreamCommand {
         let result = reader.read(text, line: number)
         csv = reader
         if !quiet {
-          for warning in reader.warnings { printError("warning: \(warning)") }
+          for warning in reader.warnings { printInputProblem("warning: ", "\(warning)") }
         }
         switch result {
         case nil: return ExitStatus.ok
@@ -847,7 +870,7 @@ enum StreamCommand {
 
     mutating func bad(_ message: String) -> Int32 {
       counts.badLines += 1
-      if !quiet { printError("rejected: \(message)") }
+      if !quiet { printInputProblem("rejected: ", message) }
       return ExitStatus.ok
     }
   }
