@@ -44,7 +44,12 @@ struct DeliveryOptions {
         return (String(spec[..<eq]), String(spec[spec.index(after: eq)...]))
       }()
       switch (kind, value) {
-      case ("server", nil): server = true
+      case ("server", nil):
+        if server {
+          throw UsageError(
+            "--destination server given twice: every event would be delivered twice")
+        }
+        server = true
       case ("stdout", nil):
         try add(.standardOutput, name: "stdout", spec: spec)
       case ("webhook", let url?):

@@ -44,12 +44,16 @@ enum RunCommand {
       --auth FILE             authorization timeline, JSON lines or CSV with the columns
                               time,status,accuracy,app_state,consent,registered (a missing
                               field keeps the previous line's value; the first line starts
-                              from everything granted). Before the first line, and without
-                              --auth: authorizedAlways, full accuracy, consent on, registered.
-                              Fixes while monitoring is off are dropped (notAuthorized); consent
+                              from everything granted). The store keeps the state the last
+                              line left: a new store starts from authorizedAlways, full
+                              accuracy, consent on, registered, and a run without --auth
+                              goes on from where the last run left it (a consent withdrawn
+                              stays withdrawn until an --auth line grants it again). Fixes
+                              while monitoring is off are dropped (notAuthorized); consent
                               off deletes the queued events.
-      --user ID               tag the events created by this run with user ID (else the
-                              store's anonymous id)
+      --user ID               sign in as user ID: the events of this run and of the runs
+                              after it carry it (the store keeps it), until another --user
+                              or --reset-identity; else the store's anonymous id
       --reset-identity        sign out and start a new anonymous id before the run
 
     destinations (repeatable; default: server):

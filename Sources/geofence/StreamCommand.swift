@@ -52,7 +52,10 @@ enum StreamCommand {
                               and holds up the stream at most that long; a failed one
                               keeps the set, streams on, and is tried again after S seconds
                               (at most 60). A removed geofence ends its visits without an
-                              event.
+                              event, unless --exit-on-removal.
+      --exit-on-removal       when a sync removes a geofence a device is inside, write an
+                              EXIT for it ("removal": true, at the sync's time and the
+                              device's last position)
 
     live semantics: each device's fixes are taken in arrival order, never reordered; a fix at
     or before the time of the latest fix of its device is dropped (staleFix, duplicateFix,
@@ -103,7 +106,7 @@ enum StreamCommand {
       "store", "state", "server", "key", "sync-interval", "input-format", "state-in",
       "state-out", "checkpoint-interval",
     ]),
-    flags: ReplayCommand.spec.flags.union(["processing-time"]))
+    flags: ReplayCommand.spec.flags.union(["processing-time", "exit-on-removal"]))
 
   /// Counts for the summary.
   struct Counts {
@@ -243,6 +246,7 @@ enum StreamCommand {
             sync.deadlineSeconds = syncDeadlineSeconds
             return sync
           },
+          emitsExitForRemovedGeofences: args.flag("exit-on-removal"),
           checkpoints: stateDirectory == nil ? .none : .manual),
         storage: directory.map { .directory($0) } ?? .inMemory, loaded: consume fixedSet)
       // The engine holds the set now; a long-running stream should not keep the read's heap.
@@ -322,6 +326,15 @@ enum StreamCommand {
     if let path = records.output, status != ExitStatus.ioError {
       let s = writeRecords(of: &stream, to: path)
       if s != ExitStatus.ok { status = s }
+    }
+    // Syncs while streaming changed the stored set: the next process opens a current
+    // snapshot instead of building the set from the rows (seconds, and more memory, at 1M).
+    if args.last("store") != nil, stream.counts.syncs > stream.counts.syncFailures,
+      !engine.snapshotIsCurrent()
+    {
+      do throws(EngineError) { _ = try engine.writeSnapshot() } catch {
+        printError("warning: the indexed snapshot was not written: \(error)")
+      }
     }
     if !stream.damagedDevices.isEmpty, let stateDirectory {
       printError(

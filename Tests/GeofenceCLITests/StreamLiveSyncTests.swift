@@ -29,7 +29,12 @@ struct StreamLiveSyncTests {
     }
   }
 
-  @Test func aChangeMadeWhileTheInputIsIdleIsAppliedBeforeTheNextFix() async throws {
+  /// With `--exit-on-removal`, X's removal gives d1 an EXIT flagged as a removal. After the
+  /// stream ends, the store's indexed snapshot is current (written for the synced set).
+  @Test(arguments: [false, true])
+  func aChangeMadeWhileTheInputIsIdleIsAppliedBeforeTheNextFix(exitOnRemoval: Bool)
+    async throws
+  {
     let key = "live-sync-key"
     let server = try await ReferenceServer.start(keys: [key])
     defer { server.stop() }
@@ -44,9 +49,10 @@ struct StreamLiveSyncTests {
 
     let process = Process()
     process.executableURL = CLI.executable
-    process.arguments = [
-      "stream", "--store", store, "--server", url, "--key", key, "--sync-interval", "1",
-    ]
+    process.arguments =
+      [
+        "stream", "--store", store, "--server", url, "--key", key, "--sync-interval", "1",
+      ] + (exitOnRemoval ? ["--exit-on-removal"] : [])
     let input = Pipe()
     let output = Pipe()
     process.standardInput = input
@@ -76,13 +82,18 @@ struct StreamLiveSyncTests {
       delete: ["X"])
     try await Task.sleep(nanoseconds: 2_500_000_000)
     fix(60)
-    let lines = collected.waitFor(2, seconds: 10)
+    let lines = collected.waitFor(exitOnRemoval ? 3 : 2, seconds: 10)
     try input.fileHandleForWriting.close()
     process.waitUntilExit()
     #expect(process.terminationStatus == 0)
     let events = CLI.objects(lines.joined(separator: "\n")).map {
       "\($0["type"] ?? "") \($0["geofence_id"] ?? "")"
+        + ($0["removal"] as? Bool == true ? " (removed)" : "")
     }
-    #expect(events == ["enter X", "enter Q"], "\(lines)")
+    let expected =
+      ["enter X"] + (exitOnRemoval ? ["exit X (removed)"] : []) + ["enter Q"]
+    #expect(events == expected, "\(lines)")
+    let snapshot = try CLI.run(["snapshot", "--store", store, "--check"])
+    #expect(snapshot.status == 0, "\(snapshot.stdout) \(snapshot.stderr)")
   }
 }
