@@ -88,6 +88,10 @@ enum StreamCommand {
     detector: the options of 'geofence replay' (--preset, --hysteresis-min, --max-accuracy,
     --loitering-delay, --no-dwell, ...). --quiet: only errors on standard error.
 
+    SIGTERM and SIGINT stop it as the end of its input does: the fixes read are taken (a
+    line cut short is not), their events written, the state checkpointed, the summary
+    printed, and the exit status is 0.
+
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
     geofence file, the CSV header or a line of the --state-in FILE could not be parsed, or a
     device's checkpoint in the --state DIR is damaged (named on standard error; its fixes are
@@ -297,6 +301,8 @@ enum StreamCommand {
       }
     }
     stream.acceptsRecords = records.inputIsStandardInput
+    // SIGTERM and SIGINT end the stream as the end of its input would (a service's stop).
+    StopSignal.install()
     let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
     for input in inputs {
       let fd: Int32
@@ -321,6 +327,10 @@ enum StreamCommand {
       if outcome != ExitStatus.ok {
         status = outcome
         if outcome == ExitStatus.ioError { break }
+      }
+      if stream.stopped {
+        if !quiet { printError("geofence stream: stopped by a signal; state saved") }
+        break
       }
     }
     if let path = records.output, status != ExitStatus.ioError {
@@ -397,6 +407,8 @@ enum StreamCommand {
     /// (`--checkpoint-interval`, default 1 s; see ``endBatch(paused:ended:)``), and when the
     /// last one was taken (`DispatchTime` nanoseconds).
     var checkpointIntervalNanoseconds: UInt64 = 1_000_000_000
+    /// Whether the input was cut short by SIGTERM or SIGINT (``StopSignal``).
+    var stopped = false
     var lastCheckpoint: UInt64 = 0
     /// After a pause of the input, a checkpoint is taken once this long (100 ms) has passed
     /// since the last one (see ``endBatch(paused:ended:)``).
@@ -495,10 +507,15 @@ enum StreamCommand {
 
     /// Whether `fd` has input (or its end) ready within `milliseconds` (`poll(2)`). An error
     /// counts as ready: the next `read` reports it.
+    /// A stop asked for by SIGTERM or SIGINT (``StopSignal``) counts as ready too: the caller
+    /// checks ``StopSignal/requested`` before reading.
     static func inputReady(_ fd: Int32, milliseconds: Int32) -> Bool {
-      var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+      var p = [
+        pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: StopSignal.readEnd, events: Int16(POLLIN), revents: 0),
+      ]
       while true {
-        let r = poll(&p, 1, milliseconds)
+        let r = poll(&p, StopSignal.readEnd >= 0 ? 2 : 1, milliseconds)
         if r < 0 && errno == EINTR { continue }
         return r != 0
       }
@@ -538,6 +555,12 @@ enum StreamCommand {
             if !flushOutput() { return ExitStatus.ioError }
             continue
           }
+        }
+        // Wait for input or a stop; a stop ends the input here, as its end would.
+        _ = Self.inputReady(fd, milliseconds: -1)
+        if StopSignal.requested {
+          stopped = true
+          break
         }
         let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
         if n < 0 {
@@ -605,6 +628,8 @@ enum StreamCommand {
           batchBytes = 0
         }
       }
+      // Stopped: a line cut short is not taken (it may end otherwise); a restart reads it.
+      if stopped { return endBatch(ended: true) }
       if overlong {
         lineNumber += 1
         _ = overlongLine(number: lineNumber, name: name)
