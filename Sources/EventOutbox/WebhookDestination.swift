@@ -136,6 +136,9 @@ extension WebhookConfiguration {
 ///   good: dead-lettered for the webhook with the status.
 /// - `401`, `403` and any other status: the receiver refuses the sender (a wrong secret, a
 ///   wrong URL): the call stops, the event pending, nothing dead-lettered.
+/// - A redirect within the URL's origin is followed; one to another origin (scheme, host or
+///   port) is not (`HTTPRequest.followsCrossOriginRedirects`): the signed body is for the
+///   configured receiver alone. Its 3xx stops the call as a refusal does.
 ///
 /// Every request has a total deadline (``WebhookConfiguration/timeoutSeconds``, cut to the
 /// time left before ``deadline``) and the transport's response size cap.
@@ -208,7 +211,9 @@ public final class WebhookDestination: EventDestination {
               "Content-Type": "application/json", "Idempotency-Key": event.id,
               "X-Attempt": String(attempt + n - 1), "X-Geofence-Timestamp": String(now),
               "X-Geofence-Signature": signature,
-            ], body: Data(body), timeoutSeconds: configuration.timeoutSeconds)
+            ], body: Data(body), timeoutSeconds: configuration.timeoutSeconds,
+            // The signed body is for the configured origin alone.
+            followsCrossOriginRedirects: false)
         },
         classify: { result in
           switch result {
@@ -229,7 +234,11 @@ public final class WebhookDestination: EventDestination {
       case .succeeded(.refusedEvent(let status)):
         answer.rejected[event.id] = "webhook answered HTTP \(status)"
       case .succeeded(.refusedSender(let status)):
-        answer.failure = "webhook refused the request: HTTP \(status)"
+        answer.failure =
+          (300..<400).contains(status)
+          ? "webhook redirected the post to another origin (HTTP \(status)), which a signed "
+            + "post does not follow: give the URL it should go to"
+          : "webhook refused the request: HTTP \(status)"
         return answer
       case .failed(let f), .attemptsExhausted(let f):
         answer.failure = "webhook: gave up after repeated failures (last: \(f))"

@@ -11,16 +11,22 @@ public struct HTTPRequest: Hashable, Sendable {
   /// The total deadline, seconds (> 0): the whole answer, body included, must arrive within
   /// it, or the send fails with ``TransportError/timedOut``. Default 30.
   public var timeoutSeconds: Double
+  /// Whether a redirect to another origin (scheme, host or port) is followed, without the
+  /// `Authorization` header. Default true. When false, such a redirect is the answer itself
+  /// (its 3xx status): a request whose body or headers are meant for one origin alone (a
+  /// signed webhook post) never reaches another.
+  public var followsCrossOriginRedirects: Bool
 
   public init(
     url: URL, method: String = "GET", headers: [String: String] = [:], body: Data? = nil,
-    timeoutSeconds: Double = 30
+    timeoutSeconds: Double = 30, followsCrossOriginRedirects: Bool = true
   ) {
     self.url = url
     self.method = method
     self.headers = headers
     self.body = body
     self.timeoutSeconds = timeoutSeconds
+    self.followsCrossOriginRedirects = followsCrossOriginRedirects
   }
 }
 

@@ -98,7 +98,9 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     urlRequest.httpBody = request.body
 
     let task = session.dataTask(with: urlRequest)
-    let transfer = Transfer(task: task, limit: maximumResponseBytes)
+    let transfer = Transfer(
+      task: task, limit: maximumResponseBytes,
+      followsCrossOriginRedirects: request.followsCrossOriginRedirects)
     delegate.register(transfer, for: task.taskIdentifier)
     let clock = self.clock
     let deadline = Task {
@@ -129,9 +131,13 @@ private final class Transfer: @unchecked Sendable {
   private var outcome: Outcome?
   private var continuation: CheckedContinuation<Outcome, Never>?
 
-  init(task: URLSessionTask, limit: Int) {
+  /// ``HTTPRequest/followsCrossOriginRedirects`` of the request.
+  let followsCrossOriginRedirects: Bool
+
+  init(task: URLSessionTask, limit: Int, followsCrossOriginRedirects: Bool) {
     self.task = task
     self.limit = limit
+    self.followsCrossOriginRedirects = followsCrossOriginRedirects
   }
 
   /// Resumes `continuation` with the outcome, now if it is known.
@@ -250,7 +256,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 
   /// Follows a redirect, without the credentials when it leaves the origin: a new scheme, host
   /// or port (RFC 6454 §4; what curl and browsers do) drops `Authorization`, so a key sent to
-  /// one server never reaches another. A redirect within the origin keeps every header.
+  /// one server never reaches another; a request that does not follow such redirects
+  /// (``HTTPRequest/followsCrossOriginRedirects``) ends with the 3xx instead. A redirect
+  /// within the origin keeps every header.
   func urlSession(
     _ session: URLSession, task: URLSessionTask,
     willPerformHTTPRedirection response: HTTPURLResponse,
@@ -259,6 +267,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     var next = request
     let from = task.originalRequest?.url
     if let from, let to = request.url, !URLSessionTransport.sameOrigin(from, to) {
+      // Not followed at all for a request meant for its origin alone: the 3xx is the answer.
+      if transfer(task.taskIdentifier)?.followsCrossOriginRedirects == false {
+        completionHandler(nil)
+        return
+      }
       next.setValue(nil, forHTTPHeaderField: "Authorization")
     }
     completionHandler(next)

@@ -33,6 +33,24 @@ import Testing
     #expect(redirect.heads.first?.contains("Bearer secret-key") == true)
   }
 
+  /// A request meant for its origin alone (a signed webhook post) does not follow a redirect
+  /// to another origin at all: the 307 is the answer, and the other origin gets nothing.
+  @Test func aRequestThatStaysInItsOriginGetsTheRedirectAsItsAnswer() async throws {
+    let target = try RecordingListener { _ in Self.ok }
+    defer { target.stop() }
+    let redirect = try RecordingListener { _ in
+      Self.redirect(to: "http://127.0.0.1:\(target.port)/hook")
+    }
+    defer { redirect.stop() }
+    let response = try await URLSessionTransport().send(
+      HTTPRequest(
+        url: redirect.url, method: "POST", headers: ["X-Geofence-Signature": "sha256=abc"],
+        body: Data("{}".utf8), timeoutSeconds: 20, followsCrossOriginRedirects: false))
+    #expect((300..<400).contains(response.statusCode))
+    #expect(target.heads.isEmpty)
+    #expect(redirect.heads.count == 1)
+  }
+
   /// A redirect within the origin (same scheme, host and port) keeps the key.
   @Test func aSameOriginRedirectKeepsTheAuthorizationHeader() async throws {
     let listener = try RecordingListener { head in
