@@ -136,7 +136,9 @@ enum RunCommand {
       --forget-destination NAME
                               drop a destination's cursor, so that the events it has not
                               taken no longer stay in the outbox for it (they are not sent
-                              to it); the other destinations are not affected
+                              to it); the other destinations are not affected. NAME as
+                              'outbox' lists it, or as --destination gave it
+                              (webhook=URL, with its password and query values)
 
     exit status: 0; 64 usage error (also an unknown NAME); 66 no outbox in DIR.
     """
@@ -424,10 +426,13 @@ enum RunCommand {
       // A webhook cursor named by an earlier version may hold the URL's password: names are
       // shown without it, and --forget-destination takes either form.
       let shown = WebhookConfiguration.displayName
-      if let given = args.last("forget-destination") {
+      if var given = args.last("forget-destination") {
+        // As --destination spells it (webhook=URL), or with the URL as given: its password
+        // dropped and its query values hashed, as the name shows them.
+        if given.hasPrefix("webhook=") { given = "webhook:" + given.dropFirst("webhook=".count) }
         guard
           let name = try store.outbox.destinations().first(where: { $0 == given })
-            ?? store.outbox.destinations().first(where: { shown($0) == given })
+            ?? store.outbox.destinations().first(where: { shown($0) == shown(given) })
         else {
           let known = try store.outbox.destinations().map(shown).joined(separator: ", ")
           printError(

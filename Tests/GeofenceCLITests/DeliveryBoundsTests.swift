@@ -131,3 +131,20 @@ import Testing
     #expect(other.stderr.contains("the outbox holds events of another account"), "\(other.stderr)")
   }
 }
+
+extension DeliveryBoundsTests {
+  /// `outbox --forget-destination` takes a webhook as --destination gave it (the URL with
+  /// its password and query token), not only as the listing shows it.
+  @Test func aWebhookIsForgottenByTheURLItWasGivenWith() throws {
+    let dir = try CLI.scratch("forget-raw")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let url = "http://user:pw@127.0.0.1:9/h?token=TOKSECRET&a=b"
+    let store = try storeWithEventsFor(url, in: dir)
+    let forgot = try CLI.run(["outbox", "--store", store, "--forget-destination", "webhook=" + url])
+    #expect(forgot.status == 0, "\(forgot.stderr)")
+    #expect(forgot.stderr.contains("forgot destination webhook:"), "\(forgot.stderr)")
+    #expect(!forgot.stderr.contains("TOKSECRET") && !forgot.stderr.contains("pw@"))
+    let listed = try CLI.run(["outbox", "--store", store])
+    #expect(!listed.stdout.contains("webhook:"), "\(listed.stdout)")
+  }
+}
