@@ -110,7 +110,8 @@ enum RunCommand {
     one, the uploads within the other), whatever the server does; the rest is the replay of
     the tracks, which depends only on the input.
 
-    exit status: 0 every event delivered to every destination (or dead-lettered); 64 usage error; 65 an input file
+    exit status: 0 every event delivered to every destination (or dead-lettered, or evicted
+    over --capacity, which a warning counts); 64 usage error; 65 an input file
     could not be parsed; 66 an input file is missing; 69 no --regions given, the sync failed
     and no earlier set is stored; 73 the --store directory cannot be made; 75 events remain
     queued for a destination (unreachable or refusing):
@@ -271,6 +272,7 @@ enum RunCommand {
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
     releaseFreedMemory()
+    let evictedBefore = (try? engine.outbox?.counts().evicted) ?? 0
     if syncsTheSet {
       let outcome = await syncStoredSet(engine, quiet: quiet)
       if outcome != ExitStatus.ok { return outcome }
@@ -366,7 +368,7 @@ enum RunCommand {
     }
     return finish(
       engine: engine, report: deliveryReport.server ?? UploadReport(), uploaded: uploading,
-      quiet: quiet, status: status, destinations: deliveryReport)
+      quiet: quiet, status: status, destinations: deliveryReport, evictedBefore: evictedBefore)
   }
 
   /// Syncs the engine's stored set. A failed sync keeps the last good set (marked stale) and
@@ -671,7 +673,7 @@ enum RunCommand {
   /// server) and picks the exit status.
   static func finish(
     engine: GeofenceEngine, report: UploadReport, uploaded: Bool, quiet: Bool, status: Int32,
-    destinations: DeliveryReport = DeliveryReport()
+    destinations: DeliveryReport = DeliveryReport(), evictedBefore: Int? = nil
   ) -> Int32 {
     let counts: OutboxCounts
     var pendingSomewhere = false
@@ -689,6 +691,13 @@ enum RunCommand {
       return ExitStatus.failure
     }
     if !quiet { printError("outbox: \(counts)") }
+    // Events lost to the outbox's capacity are named whatever --quiet says: they will never
+    // be delivered.
+    if let evictedBefore, counts.evicted > evictedBefore {
+      printError(
+        "warning: \(counts.evicted - evictedBefore) events were evicted from the outbox, the "
+          + "oldest first, to keep it within --capacity: they are lost")
+    }
     // A destination of an earlier run that this run does not deliver to keeps its events in
     // the outbox until it is given again or forgotten: say so, whatever --quiet says.
     if let registered = try? outbox.destinations() {

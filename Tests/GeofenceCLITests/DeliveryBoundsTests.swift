@@ -148,3 +148,21 @@ extension DeliveryBoundsTests {
     #expect(!listed.stdout.contains("webhook:"), "\(listed.stdout)")
   }
 }
+
+extension DeliveryBoundsTests {
+  /// Events evicted to keep the outbox within --capacity are never delivered: the run says how
+  /// many, even with --quiet.
+  @Test func eventsEvictedOverTheCapacityAreNamed() throws {
+    let dir = try CLI.scratch("evicted")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let run = try CLI.run([
+      "run", "--store", dir.appendingPathComponent("store").path, "--destination", "stdout",
+      "--capacity", "3", "--quiet", "--regions", try CLI.writeEquatorGeofences(in: dir),
+      try CLI.writeEquatorTrack(in: dir),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(CLI.lines(run.stdout).count == 3)
+    #expect(
+      run.stderr.contains("warning: 5 events were evicted from the outbox"), "\(run.stderr)")
+  }
+}
