@@ -28,7 +28,8 @@ public enum TextFile {
 
   /// The whole content of the file at `path`.
   ///
-  /// A regular file is read at its size. Anything else (a pipe, a FIFO, a character device
+  /// A regular file is read at the size it has when opened (one that grows meanwhile is read
+  /// as it was). Anything else (a pipe, a FIFO, a character device
   /// such as `/dev/stdin` or `/dev/null`) is read to its end, in chunks, and refused when it
   /// passes `maximumStreamBytes` or when its first 64 KiB hold a NUL byte (binary data, not
   /// text).
@@ -46,24 +47,34 @@ public enum TextFile {
     let kind = status.st_mode & S_IFMT
     if kind == S_IFDIR { throw ReadFailure(reason: "is a directory, not a file") }
     if kind == S_IFREG {
-      // The size may change while reading (a file being written): read to the end anyway.
-      return try readAll(fd, expected: Int(status.st_size), limit: Int.max, sniff: false)
+      // At most the size it had when opened: a file that grows while it is read (a log being
+      // appended to) is read as it was, not followed without end.
+      let size = Int(status.st_size)
+      // A size of 0 may be a file whose size the system does not know (`/proc`): read it as
+      // a pipe, to its end within the bound.
+      if size == 0 {
+        return try readAll(fd, expected: 0, limit: maximumStreamBytes, sniff: false)
+      }
+      return try readAll(fd, expected: size, limit: size, sniff: false, stopAtLimit: true)
     }
     return try readAll(fd, expected: 0, limit: maximumStreamBytes, sniff: true)
   }
 
-  private static func readAll(_ fd: Int32, expected: Int, limit: Int, sniff: Bool)
-    throws(ReadFailure) -> Data
-  {
+  private static func readAll(
+    _ fd: Int32, expected: Int, limit: Int, sniff: Bool, stopAtLimit: Bool = false
+  ) throws(ReadFailure) -> Data {
     // Read straight into the result: a regular file at its size and one byte more, so the
     // read that finds its end needs no growth.
     var data = Data(count: max(expected + 1, 1 << 16))
     var count = 0
     while true {
-      if count == data.count { data.count = count * 2 }
+      if stopAtLimit && count >= limit { break }
+      // Grown to at most one byte past the limit: the byte that shows it was passed.
+      if count == data.count { data.count = Swift.min(count * 2, limit + 1) }
+      let room = stopAtLimit ? Swift.min(data.count, limit) : data.count
       let n = data.withUnsafeMutableBytes { buffer -> Int in
         guard let base = buffer.baseAddress else { return 0 }
-        return systemRead(fd, base + count, buffer.count - count)
+        return systemRead(fd, base + count, room - count)
       }
       if n < 0 {
         if errno == EINTR { continue }

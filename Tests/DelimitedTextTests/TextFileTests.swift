@@ -61,3 +61,28 @@ import Testing
     try TextFile.read(atPath: fifo("b", writing: text), maximumStreamBytes: 100)
   }
 }
+
+/// A regular file is read at the size it had when opened: one that grows meanwhile is not
+/// followed without end.
+@Test func aFileIsReadAtTheSizeItHadWhenOpened() throws {
+  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+    "textfile-\(UUID().uuidString)")
+  try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+  defer { try? FileManager.default.removeItem(at: dir) }
+  let path = dir.appendingPathComponent("growing.csv").path
+  try Data("id,latitude,longitude\n".utf8).write(to: URL(fileURLWithPath: path))
+  // A writer appends for a while; the read returns what was there when it opened the file
+  // (at least the first line) and ends.
+  let writer = Thread {
+    guard let handle = FileHandle(forWritingAtPath: path) else { return }
+    handle.seekToEndOfFile()
+    for _ in 0..<2_000 { handle.write(Data(String(repeating: "a,1,2\n", count: 100).utf8)) }
+    try? handle.close()
+  }
+  writer.start()
+  let data = try TextFile.read(atPath: path)
+  #expect(data.starts(with: Data("id,latitude,longitude\n".utf8)))
+  #expect(data.count <= 22 + 2_000 * 600)
+  // A file of unknown size (procfs reports 0) is read to its end.
+  #expect(try TextFile.read(atPath: "/proc/self/status").isEmpty == false)
+}
