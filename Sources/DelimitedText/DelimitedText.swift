@@ -31,9 +31,11 @@ public struct DelimitedTextIssue: Equatable, Sendable, CustomStringConvertible {
 /// - Fields may be quoted with `"`; a quoted field may hold the delimiter, line breaks and `""`
 ///   (an escaped quote). Text after a closing quote up to the next delimiter is kept verbatim.
 /// - Line ends: LF, CRLF or CR. Empty lines are skipped (they are not records).
-/// - A quoted field never closed (it would run to the end of the file) is reported as an issue
-///   naming the line where it opened; its record is not returned, and the records after that
-///   line are read as if the record had ended there, so a stray quote costs only its own row.
+/// - A quoted field never closed (it would run to the end of the file), or one that spans
+///   lines and whose closing quote is followed by text (a stray quote closed by another row's
+///   quote), is reported as an issue naming the line where it opened; its record is not
+///   returned, and the records after that line are read as if the record had ended there, so
+///   a stray quote costs only its own row.
 public enum DelimitedText {
   /// Candidate delimiters, in the order ties are broken: comma, semicolon, tab.
   public static let candidateDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), 9]
@@ -255,9 +257,15 @@ public enum DelimitedText {
             scratch.append(b)
             i += 1
           }
-          if !closed {
-            // The field runs to the end of the file: its record is refused up to the end of
-            // the line where the quote opened, and the lines after it are read again.
+          // A field that spans lines and whose closing quote is followed by text (not a
+          // delimiter or a line end) was opened by a stray quote and closed by another
+          // row's: refused as a field never closed, so that the rows between are read.
+          let strayClose =
+            closed && line > quoteLine && i < n && utf8[i] != delimiter && utf8[i] != lf
+            && utf8[i] != cr
+          if !closed || strayClose {
+            // Its record is refused up to the end of the line where the quote opened, and the
+            // lines after it are read again.
             issues.append(unterminatedQuote(record: recordLine, quote: quoteLine))
             i = quoteIndex + 1
             while i < n && utf8[i] != lf && utf8[i] != cr { i += 1 }

@@ -60,6 +60,14 @@ private func referenceRecords(_ utf8: [UInt8], delimiter: UInt8) -> (
           continue
         }
         inQuotes = false
+        // Spanning lines and followed by text: a stray quote, refused as never closed.
+        if line > quoteStartLine, i + 1 < n, utf8[i + 1] != delimiter, utf8[i + 1] != lf,
+          utf8[i + 1] != cr
+        {
+          i = n
+          inQuotes = true
+          continue
+        }
       } else {
         if b == lf || (b == cr && !(i + 1 < n && utf8[i + 1] == lf)) { line += 1 }
         field.append(b)

@@ -83,3 +83,20 @@ import Testing
   }
   #expect(DelimitedText.trimmingBlanks("\u{00A0} 4 \t") == "4")
 }
+
+/// A stray quote that another row's quote closes (the field spans lines and its closing quote
+/// is followed by text) costs only its own row: the rows between are read, not swallowed.
+@Test func aStrayQuoteClosedByAnotherRowsQuoteCostsOnlyItsRow() {
+  let text = "id,name,lat\na,\"Alp,46\nb,Beta,46.1\nc,\"Cee,46.2\nd,Dee,46.3\n"
+  let (records, issues) = DelimitedText.records(in: text, delimiter: UInt8(ascii: ","))
+  #expect(
+    records.map(\.fields) == [
+      ["id", "name", "lat"], ["b", "Beta", "46.1"], ["d", "Dee", "46.3"],
+    ])
+  #expect(issues.map(\.line) == [2, 4])
+  // A field that spans lines and closes before a delimiter or a line end is kept.
+  let (kept, none) = DelimitedText.records(
+    in: "id,name\na,\"two\nlines\"\nb,x\n", delimiter: UInt8(ascii: ","))
+  #expect(kept.map(\.fields) == [["id", "name"], ["a", "two\nlines"], ["b", "x"]])
+  #expect(none.isEmpty)
+}
