@@ -172,6 +172,11 @@ public final class GeofenceEngine {
     /// Sessions stamped on each event, or `nil` (the default) for none: events then carry no
     /// session members, and outputs stay as they were.
     public var sessions: SessionConfiguration?
+    /// The API key of the account the events belong to when neither ``upload`` nor ``sync``
+    /// names one (an app that delivers elsewhere now and uploads later). The outbox is bound
+    /// to it when the engine is created, before any destination is registered (see
+    /// ``GeofenceEngine/bindOutboxAccount(key:)``). Default `nil`.
+    public var accountKey: String?
 
     public init(
       transitions: TransitionConfiguration = TransitionConfiguration(),
@@ -181,8 +186,9 @@ public final class GeofenceEngine {
       sync: SyncConfiguration? = nil, identity: IdentityMode = .none,
       emitsExitForRemovedGeofences: Bool = false, checkpoints: CheckpointPolicy = .everyFix,
       destinations: [DestinationConfiguration] = [], flushPolicy: FlushPolicy = FlushPolicy(),
-      sessions: SessionConfiguration? = nil
+      sessions: SessionConfiguration? = nil, accountKey: String? = nil
     ) {
+      self.accountKey = accountKey
       self.destinations = destinations
       self.flushPolicy = flushPolicy
       self.sessions = sessions
@@ -377,7 +383,7 @@ public final class GeofenceEngine {
         } catch {
           switch error {
           case .held:
-            throw EngineError.store(
+            throw EngineError.storeInUse(
               "\(d) is being repaired (geofence repair holds \(DirectoryLock.storeFileName)); "
                 + "open it again when the repair is done")
           case .unavailable: throw EngineError.store("\(error)")
@@ -423,7 +429,10 @@ public final class GeofenceEngine {
       throw .store("\(error)")
     }
     // The events' account: the upload's, else the sync's (whose geofences they come from).
-    if outbox != nil, let key = configuration.upload?.apiKey ?? configuration.sync?.apiKey {
+    if outbox != nil,
+      let key = configuration.upload?.apiKey ?? configuration.sync?.apiKey
+        ?? configuration.accountKey
+    {
       try bindOutboxAccount(key: key)
     }
     try setUpDelivery()

@@ -85,6 +85,15 @@ func printInputProblem(_ prefix: String, _ message: String) {
   printError(prefix + ServerText.displayable(message, limit: 1_000))
 }
 
+/// 75 (temporary failure), after naming why, when `error` says the store is in use
+/// (``GeofenceEngine/EngineError/storeInUse(_:)``: being repaired, or another process
+/// delivers from it); nil otherwise. Every command that opens a store checks it first.
+func storeInUseStatus(_ error: any Error, command: String) -> Int32? {
+  guard let e = error as? EngineError, case .storeInUse = e else { return nil }
+  printError("geofence \(command): \(e)")
+  return ExitStatus.temporaryFailure
+}
+
 /// Writes a line to standard error. A failed write (closed or full stream) is ignored: there is
 /// nowhere left to report it.
 func printError(_ message: String) {

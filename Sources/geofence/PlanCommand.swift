@@ -152,6 +152,7 @@ enum PlanCommand {
         }
         geofences = engine.geofences
       } catch {
+        if let status = storeInUseStatus(error, command: "plan") { return status }
         printError("geofence plan: \(store): \(error)")
         return ExitStatus.ioError
       }

@@ -70,6 +70,7 @@ enum RegionsCommand {
         configuration: .init(checkpoints: .none), storage: .directory(store))
       state = try engine.setState()
     } catch {
+      if let status = storeInUseStatus(error, command: "regions") { return status }
       if let status = damagedStoreStatus(store, command: "regions") { return status }
       printError("geofence regions: cannot read \(path): \(error)")
       return ExitStatus.ioError

@@ -260,14 +260,12 @@ enum RunCommand {
         configuration: upload.engineConfiguration(
           transitions: replayOptions.configuration, syncs: syncsTheSet),
         storage: .directory(upload.store), loaded: consume fixedSet)
-      // The run's events belong to its key's account even when the server is not among this
-      // run's destinations: the server's copy stays queued for a later upload.
-      if !upload.key.isEmpty { try engine.bindOutboxAccount(key: upload.key) }
       if args.flag("reset-identity") { try engine.reset() }
       if let user = args.last("user") { try engine.identify(user: user) }
     } catch {
       if case .accountMismatch = error { return fail("\(error)", accountMismatch) }
       if case .storeInUse = error { return fail("\(error)", ExitStatus.temporaryFailure) }
+      if let status = storeInUseStatus(error, command: "run") { return status }
       if let status = damagedStoreStatus(upload.store, command: "run") { return status }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
     }
@@ -495,6 +493,7 @@ enum RunCommand {
       }
       return ExitStatus.ok
     } catch {
+      if let status = storeInUseStatus(error, command: "outbox") { return status }
       if let status = damagedStoreStatus(directory, command: "outbox") { return status }
       printError("geofence outbox: \(error)")
       return ExitStatus.failure
@@ -540,6 +539,7 @@ enum RunCommand {
         configuration: options.engineConfiguration(transitions: .init(), syncs: false),
         storage: .directory(options.store), geofences: [])
     } catch {
+      if let status = storeInUseStatus(error, command: "upload") { return status }
       if let status = damagedStoreStatus(options.store, command: "upload") { return status }
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
@@ -628,7 +628,11 @@ enum RunCommand {
           w.retry = RetryPolicy(maximumAttempts: maxAttempts)
           return .webhook(w)
         },
-        flushPolicy: delivery.flushPolicy, sessions: delivery.sessions)
+        flushPolicy: delivery.flushPolicy, sessions: delivery.sessions,
+        // The events belong to the key's account even when the server is not among this
+        // command's destinations: the server's copy stays queued for a later upload. Bound
+        // before any destination is registered, so a refused run changes nothing.
+        accountKey: key.isEmpty ? nil : key)
     }
   }
 

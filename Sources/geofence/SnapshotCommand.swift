@@ -60,6 +60,7 @@ enum SnapshotCommand {
         }
         return status == .current ? ExitStatus.ok : 1
       } catch {
+        if let status = storeInUseStatus(error, command: "snapshot") { return status }
         if let status = damagedStoreStatus(store, command: "snapshot") { return status }
         printError("geofence snapshot: cannot read \(path): \(error)")
         return ExitStatus.ioError
@@ -96,6 +97,7 @@ enum SnapshotCommand {
       engine = try GeofenceEngine(
         configuration: .init(checkpoints: .none), storage: .directory(store))
     } catch {
+      if let status = storeInUseStatus(error, command: "snapshot") { return status }
       if let status = damagedStoreStatus(store, command: "snapshot") { return status }
       printError("geofence snapshot: cannot read \(path): \(error)")
       return ExitStatus.ioError

@@ -256,6 +256,7 @@ enum StreamCommand {
       // The engine holds the set now; a long-running stream should not keep the read's heap.
       releaseFreedMemory()
     } catch {
+      if let status = storeInUseStatus(error, command: "stream") { return status }
       if let directory, let status = damagedStoreStatus(directory, command: "stream") {
         return status
       }

@@ -140,6 +140,7 @@ enum SyncCommand {
         configuration: .init(sync: options.configuration, checkpoints: .manual),
         storage: .directory(options.directory))
     } catch {
+      if let status = storeInUseStatus(error, command: "sync") { return status }
       if let status = damagedStoreStatus(options.directory, command: "sync") { return status }
       printError("geofence sync: cannot open the store \(options.storePath): \(error)")
       return ioError

@@ -129,6 +129,9 @@ import Testing
     #expect(other.status == 77, "\(other.stderr)")
     #expect(other.stdout.isEmpty)
     #expect(other.stderr.contains("the outbox holds events of another account"), "\(other.stderr)")
+    // The refused run changed nothing: no cursor of its destination.
+    let outbox = try CLI.run(["outbox", "--store", store])
+    #expect(!outbox.stdout.contains("stdout") && !outbox.stderr.contains("stdout"), "\(outbox)")
   }
 }
 
