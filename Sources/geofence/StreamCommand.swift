@@ -90,7 +90,8 @@ enum StreamCommand {
 
     SIGTERM and SIGINT stop it as the end of its input does: the fixes read are taken (a
     line cut short is not), their events written, the state checkpointed, the summary
-    printed, and the exit status is 0.
+    printed, and the exit status is 0. A stop during a sync is taken when the sync ends
+    (within its 60 s deadline).
 
     exit status: 0 the input ended (bad lines do not change it); 64 usage error; 65 a
     geofence file, the CSV header or a line of the --state-in FILE could not be parsed, or a
@@ -285,6 +286,10 @@ enum StreamCommand {
       SyncScheduler(intervalSeconds: syncInterval, retryIntervalSeconds: min(60, syncInterval))
     }
     stream.checkpointIntervalNanoseconds = UInt64(checkpointInterval * 1e9)
+    // SIGTERM and SIGINT end the stream as the end of its input would (a service's stop);
+    // installed before the first sync, so a stop during it is taken once it ends (a sync
+    // ends within its 60 s deadline).
+    StopSignal.install()
     await stream.syncIfDue()
     if !stream.flushOutput() { return ExitStatus.ioError }
     var status = ExitStatus.ok
@@ -302,8 +307,6 @@ enum StreamCommand {
       }
     }
     stream.acceptsRecords = records.inputIsStandardInput
-    // SIGTERM and SIGINT end the stream as the end of its input would (a service's stop).
-    StopSignal.install()
     let inputs = args.positionals.isEmpty ? ["-"] : args.positionals
     for input in inputs {
       let fd: Int32
