@@ -96,8 +96,18 @@ func storeInUseStatus(_ error: any Error, command: String) -> Int32? {
 
 /// Writes a line to standard error. A failed write (closed or full stream) is ignored: there is
 /// nowhere left to report it.
+///
+/// Each line is made safe to show first (`Networking.ServerText.displayable`, no cut): a file
+/// name or an argument that reaches a message (`missing\u{1B}[2J.csv: no such file`) cannot
+/// drive the terminal or forge a line. The message's own line breaks are kept.
 func printError(_ message: String) {
-  try? FileHandle.standardError.write(contentsOf: Data((message + "\n").utf8))
+  var safe = message
+  if message.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" || $0.value >= 0x7F }) {
+    safe = message.split(separator: "\n", omittingEmptySubsequences: false)
+      .map { ServerText.displayable(String($0), limit: Int.max) }
+      .joined(separator: "\n")
+  }
+  try? FileHandle.standardError.write(contentsOf: Data((safe + "\n").utf8))
 }
 
 /// Why `path` cannot become an output file, or nil when it can: it is a folder, an existing
