@@ -13,7 +13,13 @@ public enum TextFile {
   /// Why ``read(atPath:maximumStreamBytes:)`` failed, in words (an `errno` text or a bound).
   public struct ReadFailure: Error, Equatable, Sendable, CustomStringConvertible {
     public let reason: String
-    public init(reason: String) { self.reason = reason }
+    /// Whether the content is at fault (binary data, past the bound), not the access to it
+    /// (an `errno` of `open` or `read`): a caller's "bad data" rather than "cannot read".
+    public let isContent: Bool
+    public init(reason: String, isContent: Bool = false) {
+      self.reason = reason
+      self.isContent = isContent
+    }
     public var description: String { reason }
   }
 
@@ -84,12 +90,14 @@ public enum TextFile {
       if sniff && count < sniffBytes
         && data[count..<(count + n)].contains(0)
       {
-        throw ReadFailure(reason: "holds NUL bytes: binary data, not a text file")
+        throw ReadFailure(
+          reason: "holds NUL bytes: binary data, not a text file", isContent: true)
       }
       count += n
       if count > limit {
         throw ReadFailure(
-          reason: "longer than \(limit) bytes, the most read from a pipe or device")
+          reason: "longer than \(limit) bytes, the most read from a pipe or device",
+          isContent: true)
       }
     }
     data.count = count

@@ -99,16 +99,22 @@ enum PlanCommand {
     }
 
     /// Adds the ids of `--registered-file` (one per line, blank lines skipped).
-    /// - Returns: why the file cannot be read, or nil.
-    mutating func readRegisteredFile() -> String? {
+    /// - Returns: why the file cannot be read and the exit status (66 missing or unreadable,
+    ///   65 not text), or nil.
+    mutating func readRegisteredFile() -> (problem: String, status: Int32)? {
       if let file = registeredFile {
-        if let problem = inputProblem(file) { return "--registered-file \(file): \(problem)" }
+        if let problem = inputProblem(file) {
+          return ("--registered-file \(file): \(problem)", ExitStatus.noInput)
+        }
         let data: Data
         do { data = try TextFile.read(atPath: file) } catch {
-          return "--registered-file \(file): cannot read the file: \(error.reason)"
+          return (
+            "--registered-file \(file): cannot read the file: \(error.reason)",
+            error.isContent ? ExitStatus.dataError : ExitStatus.noInput
+          )
         }
         guard let text = String(validating: data, as: UTF8.self) else {
-          return "--registered-file \(file): cannot be read as UTF-8 text"
+          return ("--registered-file \(file): cannot be read as UTF-8 text", ExitStatus.dataError)
         }
         registered += text.split(whereSeparator: \.isNewline).map {
           $0.trimmingCharacters(in: .whitespaces)
@@ -131,9 +137,9 @@ enum PlanCommand {
       printError("geofence plan: \(error.message)\nRun 'geofence plan --help' for usage.")
       return ExitStatus.usage
     }
-    if let problem = options.readRegisteredFile() {
+    if let (problem, status) = options.readRegisteredFile() {
       printError("geofence plan: \(problem)")
-      return problem.hasSuffix("UTF-8 text") ? ExitStatus.dataError : ExitStatus.noInput
+      return status
     }
     let geofences: [Geofence]
     if let store = options.store {

@@ -167,6 +167,10 @@ enum StreamCommand {
       if args.last("sync-interval") != nil && args.last("server") == nil {
         throw UsageError("--sync-interval needs --server URL --key KEY")
       }
+      if args.flag("exit-on-removal") && args.last("server") == nil {
+        throw UsageError(
+          "--exit-on-removal needs --server URL --key KEY (removals come from syncs)")
+      }
       records = try CheckpointRecordOptions(args)
     } catch {
       printError("geofence stream: \(error.message)\nRun 'geofence stream --help' for usage.")

@@ -22,7 +22,10 @@ import Testing
 }
 
 @Test func endlessOrBinaryDevicesAreRefusedWithoutFillingMemory() {
-  #expect(throws: TextFile.ReadFailure(reason: "holds NUL bytes: binary data, not a text file")) {
+  #expect(
+    throws: TextFile.ReadFailure(
+      reason: "holds NUL bytes: binary data, not a text file", isContent: true)
+  ) {
     try TextFile.read(atPath: "/dev/zero")
   }
   #expect(throws: TextFile.ReadFailure(reason: "is a directory, not a file")) {
@@ -56,7 +59,7 @@ import Testing
       == Data(text.utf8))
   #expect(
     throws: TextFile.ReadFailure(
-      reason: "longer than 100 bytes, the most read from a pipe or device")
+      reason: "longer than 100 bytes, the most read from a pipe or device", isContent: true)
   ) {
     try TextFile.read(atPath: fifo("b", writing: text), maximumStreamBytes: 100)
   }

@@ -125,5 +125,13 @@ import Testing
     ])
     #expect(r.status == 0, "\(r.stderr)")
     #expect(r.stdout.contains(#""remove":["r3"]"#), "\(r.stdout)")
+    // Binary data is bad data (65); a missing file is no input (66).
+    let regions = try Self.regions(in: dir)
+    for (file, status) in [("/dev/zero", Int32(65)), (dir.path + "/absent", 66)] {
+      let bad = try CLI.run([
+        "plan", "--regions", regions, "--at", "0,0", "--budget", "2", "--registered-file", file,
+      ])
+      #expect(bad.status == status, "\(file): \(bad.stderr)")
+    }
   }
 }

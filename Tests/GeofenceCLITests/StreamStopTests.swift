@@ -53,4 +53,14 @@ import Testing
     #expect(again.stdout.isEmpty)
     #expect(again.stderr.contains("30 already seen"), "\(again.stderr)")
   }
+
+  /// Removals come from syncs: --exit-on-removal without --server is a usage error.
+  @Test func exitOnRemovalNeedsAServer() throws {
+    let dir = try CLI.scratch("exit-on-removal")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let r = try CLI.run(
+      ["stream", "--regions", try CLI.writeEquatorGeofences(in: dir), "--exit-on-removal"],
+      input: Data())
+    #expect(r.status == 64, "\(r.stderr)")
+  }
 }
