@@ -35,10 +35,10 @@ public enum TextFile {
   /// The whole content of the file at `path`.
   ///
   /// A regular file is read at the size it has when opened (one that grows meanwhile is read
-  /// as it was). Anything else (a pipe, a FIFO, a character device
-  /// such as `/dev/stdin` or `/dev/null`) is read to its end, in chunks, and refused when it
-  /// passes `maximumStreamBytes` or when its first 64 KiB hold a NUL byte (binary data, not
-  /// text).
+  /// as it was; one that reports a size of 0, as `/proc` does, to its end within
+  /// `maximumStreamBytes`). Anything else (a pipe, a FIFO, a character device such as
+  /// `/dev/stdin` or `/dev/null`) is read to its end, in chunks, and refused when it passes
+  /// `maximumStreamBytes` or when its first 64 KiB hold a NUL byte (binary data, not text).
   /// - Throws: ``ReadFailure`` naming the cause: the `errno` text of `open` or `read`, "is a
   ///   directory", a bound passed, or binary data.
   /// - Complexity: O(n) in the bytes read; memory O(n).
@@ -69,8 +69,8 @@ public enum TextFile {
   private static func readAll(
     _ fd: Int32, expected: Int, limit: Int, sniff: Bool, stopAtLimit: Bool = false
   ) throws(ReadFailure) -> Data {
-    // Read straight into the result: a regular file at its size and one byte more, so the
-    // read that finds its end needs no growth.
+    // Read straight into the result, sized for a regular file whole (and one byte more: a
+    // read without a bound finds the end with no growth).
     var data = Data(count: max(expected + 1, 1 << 16))
     var count = 0
     while true {

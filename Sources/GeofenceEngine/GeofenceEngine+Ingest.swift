@@ -19,8 +19,9 @@ extension GeofenceEngine {
   ///   - fix: the fix; its ``GeofenceGeometry/LocationFix/deviceID`` is ignored.
   ///   - device: the device's id (any non-empty string).
   /// - Returns: the events, EXITs first, then ENTERs, then DWELLs, each by geofence id bytes.
-  /// - Throws: ``EngineError/emptyDeviceID`` for an empty `device`; ``EngineError/store(_:)`` when the outbox or the checkpoint cannot be written.
-  ///   The fix is then not taken: the device's state, its session and the counts are as
+  /// - Throws: ``EngineError/emptyDeviceID`` for an empty `device`;
+  ///   ``EngineError/store(_:)`` when the outbox or the checkpoint cannot be written. The fix
+  ///   is then not taken: the device's state, its session and the counts are as
   ///   before the call, so taking the same fix again once the store is writable gives the same
   ///   events, with the same ids.
   /// - Complexity: the detector's cost (one index query and O(q + m) for q candidates and m

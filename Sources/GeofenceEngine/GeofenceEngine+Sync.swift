@@ -183,15 +183,11 @@ extension GeofenceEngine {
   /// Binds the outbox to `key`'s account: recorded when none is, or when the outbox holds no
   /// queued event (nothing of the old account is left); refused otherwise. A fingerprint of
   /// `key` recorded by an earlier version (``Networking/KeyFingerprint/legacy(_:)``) is the
-  /// same account, and is replaced by the current one.
-  ///
-  /// The engine binds its upload key (else its sync key) when it is created; a caller whose
-  /// events belong to an account the engine does not upload to itself (a command that
-  /// delivers elsewhere now and leaves the server's copy queued) binds that account's key, so
-  /// that its events never go out under another key.
+  /// same account, and is replaced by the current one. The engine binds its upload key, else
+  /// its sync key, else ``Configuration/accountKey``, when it is created.
   /// - Throws: ``EngineError/accountMismatch(stored:given:)`` when events of another account
   ///   are queued; ``EngineError/store(_:)``. Nothing without an outbox.
-  public func bindOutboxAccount(key: String) throws(EngineError) {
+  func bindOutboxAccount(key: String) throws(EngineError) {
     guard outbox != nil else { return }
     let given = GeofenceSyncClient.fingerprint(ofKey: key)
     do {

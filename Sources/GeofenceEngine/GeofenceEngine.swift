@@ -174,8 +174,9 @@ public final class GeofenceEngine {
     public var sessions: SessionConfiguration?
     /// The API key of the account the events belong to when neither ``upload`` nor ``sync``
     /// names one (an app that delivers elsewhere now and uploads later). The outbox is bound
-    /// to it when the engine is created, before any destination is registered (see
-    /// ``GeofenceEngine/bindOutboxAccount(key:)``). Default `nil`.
+    /// to it when the engine is created, before any destination is registered: while events
+    /// of another key are queued, creating the engine throws
+    /// ``EngineError/accountMismatch(stored:given:)``. Default `nil`.
     public var accountKey: String?
 
     public init(
@@ -609,8 +610,9 @@ public enum EngineError: Error, CustomStringConvertible, Sendable {
   /// A fix was given with an empty device id (``GeofenceEngine/ingest(_:device:)``); the fix
   /// is not taken.
   case emptyDeviceID
-  /// Another process delivers from the directory store (it holds `delivery.lock`): a
-  /// temporary condition, to try again later (the message says which store).
+  /// The directory store is in use: another process delivers from it (it holds
+  /// `delivery.lock`), or `geofence repair` is repairing it (it holds `store.lock`). A
+  /// temporary condition, to try again later (the message says which store and why).
   case storeInUse(String)
   /// A checkpoint record cannot be restored (the message says why; see
   /// ``GeofenceEngine/restoreDevice(fromCheckpointRecord:)``).

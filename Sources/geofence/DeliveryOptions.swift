@@ -32,10 +32,13 @@ struct DeliveryOptions {
     // The file each file destination writes, symbolic links resolved: two paths to one file
     // are one destination, whatever their names.
     var files: [String: String] = [:]
-    func add(_ d: DestinationConfiguration, name: String, spec: String) throws(UsageError) {
+    func claim(_ name: String, spec: String) throws(UsageError) {
       guard names.insert(name).inserted else {
         throw UsageError("--destination \(spec) given twice: every event would be delivered twice")
       }
+    }
+    func add(_ d: DestinationConfiguration, name: String, spec: String) throws(UsageError) {
+      try claim(name, spec: spec)
       destinations.append(d)
     }
     for spec in given {
@@ -45,10 +48,7 @@ struct DeliveryOptions {
       }()
       switch (kind, value) {
       case ("server", nil):
-        if server {
-          throw UsageError(
-            "--destination server given twice: every event would be delivered twice")
-        }
+        try claim("server", spec: spec)
         server = true
       case ("stdout", nil):
         try add(.standardOutput, name: "stdout", spec: spec)

@@ -77,10 +77,9 @@ func damagedStoreStatus(_ directory: String, command: String) -> Int32? {
 }
 
 /// Writes `message` (a problem with an input: a rejected row or line, a warning) to standard
-/// error after `prefix`, with the input's own bytes made safe to show
-/// (`Networking.ServerText.displayable`: control characters, bidirectional overrides and
-/// line separators escaped; cut at 1,000 characters), so that a hostile file cannot set the
-/// terminal's title, forge lines of the log or hide part of it.
+/// error after `prefix`, as one line cut at 1,000 characters
+/// (`Networking.ServerText.displayable`: its line breaks escaped too, so a hostile file
+/// cannot forge lines of the log; ``printError(_:)`` escapes the other controls).
 func printInputProblem(_ prefix: String, _ message: String) {
   printError(prefix + ServerText.displayable(message, limit: 1_000))
 }

@@ -264,7 +264,6 @@ enum RunCommand {
       if let user = args.last("user") { try engine.identify(user: user) }
     } catch {
       if case .accountMismatch = error { return fail("\(error)", accountMismatch) }
-      if case .storeInUse = error { return fail("\(error)", ExitStatus.temporaryFailure) }
       if let status = storeInUseStatus(error, command: "run") { return status }
       if let status = damagedStoreStatus(upload.store, command: "run") { return status }
       return fail("cannot open the store \(upload.store): \(error)", ExitStatus.failure)
@@ -543,7 +542,6 @@ enum RunCommand {
       if let status = damagedStoreStatus(options.store, command: "upload") { return status }
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
-      if case .storeInUse = error { return ExitStatus.temporaryFailure }
       return ExitStatus.failure
     }
     // Every destination given (the server alone by default), each from its own cursor, as

@@ -415,9 +415,9 @@ enum StreamCommand {
     /// (`--checkpoint-interval`, default 1 s; see ``endBatch(paused:ended:)``), and when the
     /// last one was taken (`DispatchTime` nanoseconds).
     var checkpointIntervalNanoseconds: UInt64 = 1_000_000_000
+    var lastCheckpoint: UInt64 = 0
     /// Whether the input was cut short by SIGTERM or SIGINT (``StopSignal``).
     var stopped = false
-    var lastCheckpoint: UInt64 = 0
     /// After a pause of the input, a checkpoint is taken once this long (100 ms) has passed
     /// since the last one (see ``endBatch(paused:ended:)``).
     static let pauseCheckpointNanoseconds: UInt64 = 100_000_000
@@ -625,7 +625,7 @@ enum StreamCommand {
         let full =
           batchBytes >= batchLimit
           || DispatchTime.now().uptimeNanoseconds &- batchStart >= Self.maxBatchNanoseconds
-        // A pause of the input ends the batch, and saves the state at once.
+        // A pause of the input ends the batch (and may checkpoint: see endBatch).
         let paused = !full && !Self.inputReady(fd, milliseconds: Self.idleMilliseconds)
         if full || paused {
           // A sync due now comes first: the batch's fixes are checked against the newest set.
