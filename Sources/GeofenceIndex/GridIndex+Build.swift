@@ -275,13 +275,12 @@ extension GridIndex {
     }
     guard natural.count > 1, coarsest > finest else { return (0, 0) }
     var keys = [UInt64](repeating: 0, count: natural.count)
-    var values = [UInt32](repeating: 0, count: natural.count)
     func density(floor: Int) -> Double {
       for (i, r) in natural.enumerated() {
         let level = max(r.level, floor)
         keys[i] = CellGrid.key(level: level, row: r.row >> level, column: r.column >> level)
       }
-      radixSort(keys: &keys, values: &values)
+      radixSort(keys: &keys)
       var distinct = 1
       for i in 1..<keys.count where keys[i] != keys[i - 1] { distinct += 1 }
       return Double(keys.count) / Double(distinct)
@@ -639,7 +638,7 @@ extension GridIndex {
     homeKeys = []
     var discs = [Disc]()
     discs.reserveCapacity(n)
-    for slot in slotOfStored { discs.append(regions[Int(slot)]) }
+    regions.appendRecords(of: slotOfStored, to: &discs)
 
     // 2. (cell, storage index) pairs, grouped by cell: made band by band (a band is a range
     //    of cell keys, whole rows of a level), each band sorted in place and reduced to its
@@ -665,6 +664,9 @@ extension GridIndex {
     var runs = KeyRuns()
     var bandKeys: [UInt64] = []
     var bandEntries: [UInt32] = []
+    // The boxes of a chunk of storage indices, gathered in storage order first (see
+    // ``FilingBoxes/gather(_:into:)``).
+    var chunk = FilingBoxes()
     for band in 0..<(bands.count - 1) {
       let low = bands[band]
       let high = bands[band + 1]
@@ -679,7 +681,12 @@ extension GridIndex {
         // Regions starting up to `rowSpan` rows above the band may reach into it.
         let candidates = starts[Swift.max(0, bandFirst - rowSpan[level])]..<starts[bandLast + 1]
         for i in candidates {
-          let box = boxes[Int(slotOfStored[i])]
+          let k = (i - candidates.lowerBound) % FilingBoxes.gatherChunk
+          if k == 0 {
+            let end = Swift.min(candidates.upperBound, i + FilingBoxes.gatherChunk)
+            boxes.gather(slotOfStored[i..<end], into: &chunk)
+          }
+          let box = chunk[k]
           let p = placement(box: box, in: grid)
           // Rows of the region's level whose keys fall in the band.
           let first = Swift.max(p.rowLow, bandFirst)
@@ -707,7 +714,7 @@ extension GridIndex {
           }
         }
       }
-      radixSort(keys: &bandKeys, values: &bandEntries, tieMask: masked ? 0x00FF_FFFF : .max)
+      radixSort(keys: &bandKeys, values: &bandEntries)
       runs.append(sortedKeys: bandKeys, at: entries.count)
       entries += bandEntries
     }
@@ -719,18 +726,24 @@ extension GridIndex {
     //    others slots of the hash table.
     let layout = CellLayout(runs: runs, grid: grid, regionCount: n)
     var (offsets, rankWords) = layout.offsets(runs: runs)
+    let table = layout.hashTable(runs: runs)
+    runs = KeyRuns()
     if entries.count < subcellMaskedEntryLimit {
       // 4. Sub-cell masks of the dense levels, in the offsets' top bits.
       rankWords.withUnsafeBufferPointer { words in
         for i in 0..<filedEnd {
-          guard let box = boxes[Int(slotOfStored[i])] else { continue }
+          let k = i % FilingBoxes.gatherChunk
+          if k == 0 {
+            let end = Swift.min(filedEnd, i + FilingBoxes.gatherChunk)
+            boxes.gather(slotOfStored[i..<end], into: &chunk)
+          }
+          guard let box = chunk[k] else { continue }
           let level = placement(box: box, in: grid).level
           layout.markSubcells(of: box, level: level, in: grid, offsets: &offsets, words: words)
         }
       }
       layout.markLevelZero(offsets: &offsets)
     }
-    let table = layout.hashTable(runs: runs)
     var index = GridIndex(
       discs: discs, slotOfStored: slotOfStored, everywhereStart: everywhereStart, grid: grid,
       nonEmptyLevels: nonEmptyLevels, denseLevels: layout.denseLevels,
@@ -742,13 +755,13 @@ extension GridIndex {
     return index
   }
 
-  /// Key boundaries that cut the entries into bands of whole rows, about `entryTotal / 16`
+  /// Key boundaries that cut the entries into bands of whole rows, about `entryTotal / 32`
   /// entries each (at least 2^18; a row is never split): the first boundary is 0, the last
   /// `UInt64.max`, and band `b` holds the keys in `bounds[b] ..< bounds[b + 1]`.
   /// - Parameter rowEntries: per level, the entries of each row (empty for a level without).
   /// - Complexity: O(r) in the rows of the levels used.
   internal static func keyBands(rowEntries: [[Int]], entryTotal: Int) -> [UInt64] {
-    let target = Swift.max(1 << 18, entryTotal / 16)
+    let target = Swift.max(1 << 18, entryTotal / 32)
     var bounds: [UInt64] = [0]
     var filled = 0
     for (level, rows) in rowEntries.enumerated() {
@@ -778,125 +791,129 @@ extension GridIndex {
     return below ? row - 1 : row
   }
 
-  /// Sorts `keys` in place, permuting `values` alongside: by key, and equal keys by
-  /// `value & tieMask`. When the values of equal keys increase in the input order (slot or
-  /// storage numbers, as every caller's do), that is the order a stable sort gives.
+  /// Sorts `keys` in place, permuting `values` alongside, stably: equal keys keep their
+  /// input order. Every caller hands equal keys with increasing values (slot or storage
+  /// numbers), so each run of equal keys ends in increasing value order.
   ///
-  /// A most-significant-digit radix sort on 8-bit digits that permutes in place (the
-  /// "American flag" sort), so that it needs no copy of the arrays: the entries of a large
-  /// index are its largest build temporary. Digits equal in every key are skipped; ranges of
-  /// up to 32 pairs are finished by insertion sort.
-  /// - Complexity: O(n d) for d non-constant digits (at most 8), plus O(r log r) for each run
-  ///   of r equal keys longer than 32; 32 KB of counters, no other allocation.
-  internal static func radixSort(
-    keys: inout [UInt64], values: inout [UInt32], tieMask: UInt32 = .max
+  /// A least-significant-digit radix sort on 11-bit digits that covers only the bits in which
+  /// the keys differ (each digit starts at the lowest differing bit not yet covered): every
+  /// digit's histogram first, then one scatter pass a digit into a scratch copy, the two
+  /// copies taking turns. Up to 48 pairs: insertion sort. It replaced an in-place
+  /// most-significant-digit sort whose runs of equal keys (a dense cell's entries) went
+  /// through a comparison sort: at 10,000,000 regions that sort was 18 % of loading a file.
+  /// - Complexity: O(n d) for d digits (at most 6; 2 to 4 for a build's cell keys), with a
+  ///   scratch copy of both arrays (12 bytes a pair) and 16 KB of counters a digit.
+  internal static func radixSort(keys: inout [UInt64], values: inout [UInt32]) {
+    precondition(values.count == keys.count, "one value per key")
+    sortByKey(&keys, &values, hasValues: true)
+  }
+
+  /// Sorts `keys` in place: ``radixSort(keys:values:)`` without values.
+  internal static func radixSort(keys: inout [UInt64]) {
+    var none: [UInt32] = []
+    sortByKey(&keys, &none, hasValues: false)
+  }
+
+  /// Bits of a radix digit (2,048 buckets: 16 KB of counters, within the first-level cache).
+  private static let radixDigitBits = 11
+
+  private static func sortByKey(
+    _ keys: inout [UInt64], _ values: inout [UInt32], hasValues: Bool
   ) {
     let n = keys.count
-    precondition(values.count == n, "one value per key")
     if n < 2 { return }
+    if n <= 48 {
+      insertionSort(&keys, &values, hasValues: hasValues)
+      return
+    }
     var all: UInt64 = 0
     var common: UInt64 = .max
     for k in keys {
       all |= k
       common &= k
     }
-    let varying = all ^ common
-    let top = varying == 0 ? -8 : (63 - varying.leadingZeroBitCount) / 8 * 8
-    // 256 counts and 256 fill positions for each of at most 8 levels of recursion.
-    var counters = [Int](repeating: 0, count: 8 * 512)
-    keys.withUnsafeMutableBufferPointer { k in
-      values.withUnsafeMutableBufferPointer { v in
-        counters.withUnsafeMutableBufferPointer { c in
-          sortRange(
-            k, v, 0, n, shift: top, varying: varying, tieMask: tieMask, counters: c, depth: 0)
+    // Digit shifts, low to high, over the differing bits only.
+    var varying = all ^ common
+    var shifts: [UInt64] = []
+    while varying != 0 {
+      let shift = varying.trailingZeroBitCount
+      shifts.append(UInt64(shift))
+      let next = shift + radixDigitBits
+      varying = next >= 64 ? 0 : varying & ~((1 &<< UInt64(next)) &- 1)
+    }
+    if shifts.isEmpty { return }
+    let buckets = 1 << radixDigitBits
+    let mask = UInt64(buckets - 1)
+    // Every digit's histogram.
+    var counts = [Int](repeating: 0, count: shifts.count * buckets)
+    keys.withUnsafeBufferPointer { k in
+      counts.withUnsafeMutableBufferPointer { c in
+        for (d, shift) in shifts.enumerated() {
+          let base = d * buckets
+          for key in k { c[base &+ Int(truncatingIfNeeded: (key &>> shift) & mask)] &+= 1 }
         }
       }
     }
-  }
-
-  /// Sorts `k[low..<high]` (and `v` alongside) on the digit at `shift` and the ones below it;
-  /// see ``radixSort(keys:values:tieMask:)``. The keys of the range agree above `shift + 8`.
-  private static func sortRange(
-    _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
-    _ low: Int, _ high: Int, shift startShift: Int, varying: UInt64, tieMask: UInt32,
-    counters: UnsafeMutableBufferPointer<Int>, depth: Int
-  ) {
-    if high - low <= 32 {
-      insertionSort(k, v, low, high, tieMask: tieMask)
-      return
-    }
-    var shift = startShift
-    while shift >= 0 && (varying >> UInt64(shift)) & 0xFF == 0 { shift -= 8 }
-    if shift < 0 {
-      // Equal keys: by value.
-      var run = UnsafeMutableBufferPointer(rebasing: v[low..<high])
-      run.sort { $0 & tieMask < $1 & tieMask }
-      return
-    }
-    let s = UInt64(shift)
-    guard let base = counters.baseAddress else { return }
-    let count = base + depth * 512
-    let next = count + 256
-    for d in 0..<256 { count[d] = 0 }
-    for i in low..<high { count[Int(truncatingIfNeeded: (k[i] >> s) & 0xFF)] += 1 }
-    var sum = low
-    for d in 0..<256 {
-      next[d] = sum
-      sum += count[d]
-    }
-    // `next[d]`: the first place in bucket d that does not hold a pair of d yet. Each pair
-    // taken from there moves to its own bucket, displacing the one it finds, until a pair of
-    // d comes back.
-    var start = low
-    for d in 0..<256 {
-      let end = start + count[d]
-      while next[d] < end {
-        var key = k[next[d]]
-        var value = v[next[d]]
-        var b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
-        while b != d {
-          let at = next[b]
-          next[b] = at + 1
-          swap(&key, &k[at])
-          swap(&value, &v[at])
-          b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
+    var otherKeys = [UInt64](repeating: 0, count: n)
+    var otherValues = [UInt32](repeating: 0, count: hasValues ? n : 0)
+    for (d, shift) in shifts.enumerated() {
+      counts.withUnsafeMutableBufferPointer { c in
+        // Bucket starts.
+        let base = d * buckets
+        var sum = 0
+        for b in 0..<buckets {
+          let count = c[base + b]
+          c[base + b] = sum
+          sum += count
         }
-        k[next[d]] = key
-        v[next[d]] = value
-        next[d] += 1
+        keys.withUnsafeBufferPointer { k in
+          otherKeys.withUnsafeMutableBufferPointer { ok in
+            if hasValues {
+              values.withUnsafeBufferPointer { v in
+                otherValues.withUnsafeMutableBufferPointer { ov in
+                  for i in 0..<n {
+                    let key = k[i]
+                    let slot = base &+ Int(truncatingIfNeeded: (key &>> shift) & mask)
+                    let at = c[slot]
+                    c[slot] = at &+ 1
+                    ok[at] = key
+                    ov[at] = v[i]
+                  }
+                }
+              }
+            } else {
+              for i in 0..<n {
+                let key = k[i]
+                let slot = base &+ Int(truncatingIfNeeded: (key &>> shift) & mask)
+                let at = c[slot]
+                c[slot] = at &+ 1
+                ok[at] = key
+              }
+            }
+          }
+        }
       }
-      start = end
-    }
-    start = low
-    for d in 0..<256 {
-      let size = count[d]
-      if size > 1 {
-        sortRange(
-          k, v, start, start + size, shift: shift - 8, varying: varying, tieMask: tieMask,
-          counters: counters, depth: depth + 1)
-      }
-      start += size
+      swap(&keys, &otherKeys)
+      if hasValues { swap(&values, &otherValues) }
     }
   }
 
-  /// Insertion sort of a short range by (key, value & tieMask).
+  /// Stable insertion sort of a short array by key (values alongside when `hasValues`).
   private static func insertionSort(
-    _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
-    _ low: Int, _ high: Int, tieMask: UInt32
+    _ k: inout [UInt64], _ v: inout [UInt32], hasValues: Bool
   ) {
-    var i = low + 1
-    while i < high {
+    var i = 1
+    while i < k.count {
       let key = k[i]
-      let value = v[i]
+      let value = hasValues ? v[i] : 0
       var j = i
-      while j > low && (k[j - 1] > key || (k[j - 1] == key && v[j - 1] & tieMask > value & tieMask))
-      {
+      while j > 0 && k[j - 1] > key {
         k[j] = k[j - 1]
-        v[j] = v[j - 1]
+        if hasValues { v[j] = v[j - 1] }
         j -= 1
       }
       k[j] = key
-      v[j] = value
+      if hasValues { v[j] = value }
       i += 1
     }
   }
@@ -924,11 +941,34 @@ internal struct DiscSource {
   /// The record of slot `i`: from a circle, the same bits as ``Disc/init(_:)`` of its region.
   /// O(1); from a circle one paired sine and cosine and one sine.
   subscript(i: Int) -> Disc {
-    if circles.isEmpty { return discs[i] }
-    let c = circles[i]
-    return Disc(
+    circles.isEmpty ? discs[i] : Self.record(of: circles[i])
+  }
+
+  private static func record(of c: PackedCircle) -> Disc {
+    Disc(
       center: UnitVector(c.center),
       chordSquaredThreshold: CircularRegion.chordSquaredThreshold(radiusMeters: c.radiusMeters))
+  }
+
+  /// Appends the records of `slots`, in that order, to `out`: the same as appending
+  /// `self[slot]` for each, but the circles of a chunk are first copied in a loop that does
+  /// nothing else, so that the cache misses of a scattered order overlap instead of waiting
+  /// behind each record's trigonometry. O(n).
+  func appendRecords(of slots: [UInt32], to out: inout [Disc]) {
+    if circles.isEmpty {
+      for slot in slots { out.append(discs[Int(slot)]) }
+      return
+    }
+    var chunk: [PackedCircle] = []
+    chunk.reserveCapacity(FilingBoxes.gatherChunk)
+    var start = 0
+    while start < slots.count {
+      let end = Swift.min(slots.count, start + FilingBoxes.gatherChunk)
+      chunk.removeAll(keepingCapacity: true)
+      for slot in slots[start..<end] { chunk.append(circles[Int(slot)]) }
+      for c in chunk { out.append(Self.record(of: c)) }
+      start = end
+    }
   }
 
   /// True for a removed slot (never for a circle). O(1).
@@ -956,6 +996,18 @@ internal struct FilingBoxes: RandomAccessCollection {
     edges.append(SIMD4(box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude))
   }
 
+  /// Storage indices a build handles at a time when it reads boxes in an order other than
+  /// their own (``gather(_:into:)``): 4,096 boxes, 128 KB.
+  static let gatherChunk = 4_096
+
+  /// Replaces the contents of `out` with the boxes at `positions`, in that order. The copy is
+  /// a loop that does nothing else, so that the cache misses of a scattered order overlap
+  /// (in a build's storage order, boxes are read far apart). O(n).
+  func gather(_ positions: ArraySlice<UInt32>, into out: inout FilingBoxes) {
+    out.edges.removeAll(keepingCapacity: true)
+    for p in positions { out.edges.append(edges[Int(p)]) }
+  }
+
   /// The box appended at `i`, or nil where none was. O(1).
   subscript(i: Int) -> BoundingBox? {
     let e = edges[i]
@@ -968,7 +1020,8 @@ internal struct FilingBoxes: RandomAccessCollection {
 /// its run starts; a run ends where the next starts, the last at ``total``.
 internal struct KeyRuns {
   var keys: [UInt64] = []
-  var starts: [Int] = []
+  /// Entry positions (an index holds fewer than 2^32 entries: its offsets are 32-bit).
+  var starts: [UInt32] = []
   /// Number of entries in all.
   var total = 0
 
@@ -978,10 +1031,13 @@ internal struct KeyRuns {
     for (i, key) in sorted.enumerated() where key != previous {
       previous = key
       keys.append(key)
-      starts.append(offset + i)
+      starts.append(UInt32(truncatingIfNeeded: offset + i))
     }
   }
 
   /// Where run `i` ends.
-  func end(_ i: Int) -> Int { i + 1 < starts.count ? starts[i + 1] : total }
+  func end(_ i: Int) -> Int { i + 1 < starts.count ? Int(starts[i + 1]) : total }
+
+  /// Where run `i` starts.
+  func start(_ i: Int) -> Int { Int(starts[i]) }
 }

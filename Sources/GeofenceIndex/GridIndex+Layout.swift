@@ -126,7 +126,7 @@ internal struct CellLayout {
       }
     }
     for (i, key) in runs.keys.enumerated() {
-      let e = runs.starts[i]
+      let e = runs.start(i)
       let (level, row, column) = CellLayout.split(key)
       if level != current {
         if current >= 0 && denseLevels & (1 << UInt64(current)) != 0 { finish(current, at: e) }
@@ -197,7 +197,7 @@ internal struct CellLayout {
     var table = [CellSlot](
       repeating: CellSlot(key: CellSlot.emptyKey, start: 0, count: 0), count: capacity)
     for (i, key) in runs.keys.enumerated() {
-      let start = runs.starts[i]
+      let start = runs.start(i)
       let end = runs.end(i)
       if denseLevels & (1 << (key >> 58)) != 0 { continue }
       var h = CellSlot.home(key, capacity: capacity)

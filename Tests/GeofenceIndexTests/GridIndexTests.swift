@@ -998,6 +998,36 @@ struct GridIndexStructureTests {
     #expect(values == expected.map(\.1))
   }
 
+  /// Against the standard library's sort: keys differing in every bit, in a few scattered
+  /// bits (as cell keys do), all equal, and the short arrays that take the insertion sort.
+  @Test(arguments: [0, 1, 2, 47, 48, 49, 1_000, 70_000])
+  func radixSortMatchesSort(count: Int) {
+    var rng = SeededGenerator(seed: UInt64(count) + 5)
+    let shapes: [(inout SeededGenerator) -> UInt64] = [
+      { UInt64.random(in: 0...UInt64.max, using: &$0) },
+      {
+        UInt64.random(in: 0..<8, using: &$0) << 61 | UInt64.random(in: 0..<300, using: &$0) << 29
+          | UInt64.random(in: 0..<5000, using: &$0)
+      },
+      { _ in 42 },
+    ]
+    for shape in shapes {
+      let original = (0..<count).map { _ in shape(&rng) }
+      // Stable: equal keys keep their input order, which the values record.
+      let expected = zip(original, (0..<count).map { UInt32($0) }).sorted {
+        ($0.0, $0.1) < ($1.0, $1.1)
+      }
+      var keys = original
+      var values = (0..<count).map { UInt32($0) }
+      GridIndex.radixSort(keys: &keys, values: &values)
+      #expect(keys == expected.map(\.0), "\(count) keys")
+      #expect(values == expected.map(\.1), "\(count) values")
+      var alone = original
+      GridIndex.radixSort(keys: &alone)
+      #expect(alone == original.sorted(), "\(count) keys alone")
+    }
+  }
+
   @Test func mixedRadiiStayCompact() {
     // Mixed radii around one mid-latitude city (no pole in reach, so no everywhere entries
     // except the few continental regions).
