@@ -258,27 +258,47 @@ extension GridIndex {
   /// dense city sets, whose density grows at once, keep their levels. Filing coarser never
   /// costs entries: a box at most two thirds of a cell touches at most 2 × 2 cells at any
   /// coarser level.
-  /// - Complexity: O(n) per candidate level (a radix sort of n keys), at most `levelCount`.
+  /// - Complexity: O(n) per candidate level (a radix sort of n keys), at most `levelCount`;
+  ///   the placements and keys on ``BuildThreads``.
   internal static func chooseMinimumLevels<Boxes: RandomAccessCollection<BoundingBox?>>(
     _ boxes: Boxes, in grid: CellGrid
-  ) -> (floor: Int, finer: Int) {
-    var natural: [(level: Int, row: Int, column: Int)] = []
-    natural.reserveCapacity(boxes.count)
-    var finest = Int.max
-    var coarsest = -1
-    for box in boxes {
-      let p = placement(box: box, in: grid)
-      guard p.level >= 0 else { continue }
-      natural.append((p.level, p.rowLow << p.level, p.columnLow << p.level))
-      finest = min(finest, p.level)
-      coarsest = max(coarsest, p.level)
+  ) -> (floor: Int, finer: Int) where Boxes.Index == Int {
+    // Each filed region's level and home cell, the cell given by its level-0 row and column
+    // (``CellGrid/key(level:row:column:)``), a part of the regions at a time.
+    let natural = BuildThreads.map(count: boxes.count) { range in
+      var keys: [UInt64] = []
+      keys.reserveCapacity(range.count)
+      var finest = Int.max
+      var coarsest = -1
+      for i in range {
+        let p = placement(box: boxes[boxes.startIndex + i], in: grid)
+        guard p.level >= 0 else { continue }
+        keys.append(
+          CellGrid.key(level: p.level, row: p.rowLow << p.level, column: p.columnLow << p.level))
+        finest = min(finest, p.level)
+        coarsest = max(coarsest, p.level)
+      }
+      return (keys: keys, finest: finest, coarsest: coarsest)
     }
-    guard natural.count > 1, coarsest > finest else { return (0, 0) }
-    var keys = [UInt64](repeating: 0, count: natural.count)
+    let finest = natural.map(\.finest).min() ?? Int.max
+    let coarsest = natural.map(\.coarsest).max() ?? -1
+    var starts = [0]
+    for part in natural { starts.append(starts[starts.count - 1] + part.keys.count) }
+    let filed = starts[starts.count - 1]
+    guard filed > 1, coarsest > finest else { return (0, 0) }
+    var keys = [UInt64](repeating: 0, count: filed)
     func density(floor: Int) -> Double {
-      for (i, r) in natural.enumerated() {
-        let level = max(r.level, floor)
-        keys[i] = CellGrid.key(level: level, row: r.row >> level, column: r.column >> level)
+      keys.withUnsafeMutableBufferPointer { out in
+        let out = out
+        _ = BuildThreads.perform(natural.count) { p in
+          for (k, key) in natural[p].keys.enumerated() {
+            let level = max(Int(key >> 58), floor)
+            let row = Int((key >> 29) & 0x1FFF_FFFF)
+            let column = Int(key & 0x1FFF_FFFF)
+            out[starts[p] + k] = CellGrid.key(
+              level: level, row: row >> level, column: column >> level)
+          }
+        }
       }
       radixSort(keys: &keys)
       var distinct = 1
@@ -302,10 +322,9 @@ extension GridIndex {
 
   /// `grid` with minimum level `floor` and the replicated levels chosen for it within
   /// `allowance` added entries (default ``replicationAllowance(regionCount:)``).
-  internal static func folded(
-    _ grid: CellGrid, floor: Int, boxes: some RandomAccessCollection<BoundingBox?>,
-    allowance: Int? = nil
-  ) -> CellGrid {
+  internal static func folded<Boxes: RandomAccessCollection<BoundingBox?>>(
+    _ grid: CellGrid, floor: Int, boxes: Boxes, allowance: Int? = nil
+  ) -> CellGrid where Boxes.Index == Int {
     let g = grid.with(minimumLevel: floor)
     return g.with(
       minimumLevel: floor,
@@ -313,16 +332,19 @@ extension GridIndex {
         boxes, in: g, allowance: allowance ?? replicationAllowance(regionCount: boxes.count)))
   }
 
-  /// The levels regions are filed at in `grid`, as bits. O(n) placements.
-  internal static func filedLevels(
-    _ boxes: some RandomAccessCollection<BoundingBox?>, in grid: CellGrid
-  ) -> UInt64 {
-    var levels: UInt64 = 0
-    for box in boxes {
-      let level = placement(box: box, in: grid).level
-      if level >= 0 { levels |= 1 &<< UInt64(level) }
-    }
-    return levels
+  /// The levels regions are filed at in `grid`, as bits. O(n) placements, on
+  /// ``BuildThreads``.
+  internal static func filedLevels<Boxes: RandomAccessCollection<BoundingBox?>>(
+    _ boxes: Boxes, in grid: CellGrid
+  ) -> UInt64 where Boxes.Index == Int {
+    BuildThreads.map(count: boxes.count) { range in
+      var levels: UInt64 = 0
+      for i in range {
+        let level = placement(box: boxes[boxes.startIndex + i], in: grid).level
+        if level >= 0 { levels |= 1 &<< UInt64(level) }
+      }
+      return levels
+    }.reduce(0, |)
   }
 
   /// Extra entries that replicating coarse levels into the minimum level may add:
@@ -343,18 +365,29 @@ extension GridIndex {
   /// the entries they add) while the added entries stay within ``replicationAllowance``. A
   /// sparse set with a few large or near-polar regions on many coarse levels (the global set:
   /// 8 levels at 1,000,000 regions) ends with one or two.
-  /// - Complexity: O(n) placements.
-  internal static func chooseReplicatedLevels(
-    _ boxes: some RandomAccessCollection<BoundingBox?>, in grid: CellGrid, allowance total: Int
-  ) -> UInt64 {
+  /// - Complexity: O(n) placements, on ``BuildThreads``.
+  internal static func chooseReplicatedLevels<Boxes: RandomAccessCollection<BoundingBox?>>(
+    _ boxes: Boxes, in grid: CellGrid, allowance total: Int
+  ) -> UInt64 where Boxes.Index == Int {
     let floor = grid.minimumLevel
     var added = [Int](repeating: 0, count: grid.levelCount)
     var present: UInt64 = 0
-    for box in boxes {
-      let p = placement(box: box, in: grid)
-      guard p.level > floor else { continue }
-      present |= 1 &<< UInt64(p.level)
-      added[p.level] += placement(box: box, in: grid, forcedLevel: floor).cellCount - p.cellCount
+    let parts = BuildThreads.map(count: boxes.count) { range in
+      var added = [Int](repeating: 0, count: grid.levelCount)
+      var present: UInt64 = 0
+      for i in range {
+        let box = boxes[boxes.startIndex + i]
+        let p = placement(box: box, in: grid)
+        guard p.level > floor else { continue }
+        present |= 1 &<< UInt64(p.level)
+        added[p.level] +=
+          placement(box: box, in: grid, forcedLevel: floor).cellCount - p.cellCount
+      }
+      return (present, added)
+    }
+    for part in parts {
+      present |= part.0
+      for level in 0..<grid.levelCount { added[level] += part.1[level] }
     }
     var candidates: [(level: Int, added: Int)] = []
     for level in 0..<grid.levelCount where present & (1 &<< UInt64(level)) != 0 {
@@ -412,19 +445,11 @@ extension GridIndex {
   ) -> GridIndex {
     let masked = quarterMasks && hasQuarterMasks(regionCount: regions.count)
     // Each region's filing box, computed once (removed slots: none, they are filed nowhere).
-    var boxes = FilingBoxes()
-    boxes.reserveCapacity(regions.count)
-    var hasRemoved = false
-    for i in 0..<regions.count {
-      if regions.isRemoved(i) {
-        hasRemoved = true
-        boxes.append(nil)
-      } else {
-        boxes.append(filingBox(of: regions[i]))
-      }
+    let boxes = FilingBoxes(count: regions.count) { i in
+      regions.isRemoved(i) ? nil : filingBox(of: regions[i])
     }
     var live = boxes
-    if hasRemoved {
+    if regions.hasRemoved {
       live = FilingBoxes()
       for i in 0..<regions.count where !regions.isRemoved(i) { live.append(boxes[i]) }
     }
@@ -562,19 +587,31 @@ extension GridIndex {
     guard spare > 0 else { return index }
     // Entries each candidate ceiling adds, against the filing of `index`.
     var current = [Int](repeating: 0, count: built.levelCount)
-    for box in live {
-      let p = placement(box: box, in: built)
-      if p.level > built.minimumLevel { current[p.level] += p.cellCount }
+    for part in BuildThreads.map(
+      count: live.count,
+      { range in
+        var entries = [Int](repeating: 0, count: built.levelCount)
+        for i in range {
+          let p = placement(box: live[i], in: built)
+          if p.level > built.minimumLevel { entries[p.level] += p.cellCount }
+        }
+        return entries
+      })
+    {
+      for level in 0..<built.levelCount { current[level] += part[level] }
     }
     while upper.nonzeroBitCount > 1 {
       let ceiling = upper.trailingZeroBitCount
       upper &= upper &- 1
       let capped = built.with(ceilingLevel: ceiling)
-      var added = 0
-      for box in live {
-        let p = placement(box: box, in: capped)
-        if p.level == ceiling { added += p.cellCount }
-      }
+      var added = BuildThreads.map(count: live.count) { range in
+        var added = 0
+        for i in range {
+          let p = placement(box: live[i], in: capped)
+          if p.level == ceiling { added += p.cellCount }
+        }
+        return added
+      }.reduce(0, +)
       for level in ceiling..<built.levelCount { added -= current[level] }
       guard added <= spare / 4 else { continue }
       let trial = assemble(
@@ -596,38 +633,33 @@ extension GridIndex {
   ) -> GridIndex {
     let n = regions.count
 
-    // 1. Storage order, and the entries each row of each level will hold.
-    var rowEntries = [[Int]](repeating: [], count: grid.levelCount)
-    // Regions whose first row is each row of each level, and the most rows a region spans
-    // beyond its first, per level: where a band's regions are in storage order.
-    var rowHomes = [[Int]](repeating: [], count: grid.levelCount)
-    var rowSpan = [Int](repeating: 0, count: grid.levelCount)
+    // 1. Storage order, and the entries each row of each level will hold; a part of the
+    //    slots at a time on ``BuildThreads``, each part's counts added in part order.
     var homeKeys = [UInt64](repeating: 0, count: n)
-    var slotOfStored = [UInt32](repeating: 0, count: n)
-    var entryTotal = 0
-    var nonEmptyLevels: UInt64 = 0
-    for i in 0..<n {
-      slotOfStored[i] = UInt32(truncatingIfNeeded: i)
-      if regions.isRemoved(i) {
-        homeKeys[i] = removedHomeKey
-        continue
+    let parts = homeKeys.withUnsafeMutableBufferPointer { keys in
+      let keys = keys
+      return BuildThreads.map(count: n) { range in
+        var counts = FilingCounts(levelCount: grid.levelCount)
+        for i in range {
+          if regions.isRemoved(i) {
+            keys[i] = removedHomeKey
+            continue
+          }
+          let p = placement(box: boxes[i], in: grid)
+          keys[i] = homeKey(p)
+          counts.add(p, in: grid)
+        }
+        return counts
       }
-      let p = placement(box: boxes[i], in: grid)
-      homeKeys[i] = homeKey(p)
-      entryTotal += p.cellCount
-      guard p.level >= 0 else { continue }
-      nonEmptyLevels |= 1 &<< UInt64(p.level)
-      if rowEntries[p.level].count <= p.rowHigh {
-        let grow =
-          Swift.max(grid.rows(level: p.level), p.rowHigh + 1) - rowEntries[p.level].count
-        rowEntries[p.level] += repeatElement(0, count: grow)
-        rowHomes[p.level] += repeatElement(0, count: grow)
-      }
-      let perRow = p.cellCount / (p.rowHigh - p.rowLow + 1)
-      for row in p.rowLow...p.rowHigh { rowEntries[p.level][row] += perRow }
-      rowHomes[p.level][p.rowLow] += 1
-      rowSpan[p.level] = Swift.max(rowSpan[p.level], p.rowHigh - p.rowLow)
     }
+    var counts = FilingCounts(levelCount: grid.levelCount)
+    for part in parts { counts.merge(part) }
+    var rowEntries = counts.rowEntries
+    let rowHomes = counts.rowHomes
+    let rowSpan = counts.rowSpan
+    let entryTotal = counts.entryTotal
+    let nonEmptyLevels = counts.nonEmptyLevels
+    var slotOfStored = (0..<n).map { UInt32(truncatingIfNeeded: $0) }
     radixSort(keys: &homeKeys, values: &slotOfStored)
     var everywhereStart = n
     while everywhereStart > 0 && homeKeys[everywhereStart - 1] == UInt64.max {
@@ -636,9 +668,7 @@ extension GridIndex {
     var filedEnd = everywhereStart
     while filedEnd > 0 && homeKeys[filedEnd - 1] == removedHomeKey { filedEnd -= 1 }
     homeKeys = []
-    var discs = [Disc]()
-    discs.reserveCapacity(n)
-    regions.appendRecords(of: slotOfStored, to: &discs)
+    let discs = regions.records(of: slotOfStored)
 
     // 2. (cell, storage index) pairs, grouped by cell: made band by band (a band is a range
     //    of cell keys, whole rows of a level), each band sorted in place and reduced to its
@@ -658,20 +688,17 @@ extension GridIndex {
       starts[rowHomes[level].count] = stored
       firstStored[level] = starts
     }
-    rowHomes = []
     var entries: [UInt32] = []
     entries.reserveCapacity(entryTotal)
     var runs = KeyRuns()
-    var bandKeys: [UInt64] = []
-    var bandEntries: [UInt32] = []
-    // The boxes of a chunk of storage indices, gathered in storage order first (see
-    // ``FilingBoxes/gather(_:into:)``).
-    var chunk = FilingBoxes()
-    for band in 0..<(bands.count - 1) {
+    // The pairs of band `band`, sorted by key: its regions' boxes are read a chunk of storage
+    // indices at a time, gathered first (see ``FilingBoxes/gather(_:into:)``).
+    func sortedPairs(band: Int) -> (keys: [UInt64], entries: [UInt32]) {
       let low = bands[band]
       let high = bands[band + 1]
-      bandKeys.removeAll(keepingCapacity: true)
-      bandEntries.removeAll(keepingCapacity: true)
+      var bandKeys: [UInt64] = []
+      var bandEntries: [UInt32] = []
+      var chunk = FilingBoxes()
       for level in 0..<grid.levelCount where !firstStored[level].isEmpty {
         let starts = firstStored[level]
         let rows = starts.count - 1
@@ -715,11 +742,21 @@ extension GridIndex {
         }
       }
       radixSort(keys: &bandKeys, values: &bandEntries)
-      runs.append(sortedKeys: bandKeys, at: entries.count)
-      entries += bandEntries
+      return (bandKeys, bandEntries)
     }
-    bandKeys = []
-    bandEntries = []
+    // Bands a few at a time on ``BuildThreads`` (a small index: one at a time), appended in
+    // band order.
+    let bandCount = bands.count - 1
+    let together = BuildThreads.parts(count: entryTotal)
+    var band = 0
+    while band < bandCount {
+      let group = Swift.min(together, bandCount - band)
+      for pairs in BuildThreads.perform(group, { sortedPairs(band: band + $0) }) {
+        runs.append(sortedKeys: pairs.keys, at: entries.count)
+        entries += pairs.entries
+      }
+      band += group
+    }
     runs.total = entries.count
 
     // 3. Runs of equal keys become cells: dense levels get CSR offsets by position, the
@@ -730,6 +767,7 @@ extension GridIndex {
     runs = KeyRuns()
     if entries.count < subcellMaskedEntryLimit {
       // 4. Sub-cell masks of the dense levels, in the offsets' top bits.
+      var chunk = FilingBoxes()
       rankWords.withUnsafeBufferPointer { words in
         for i in 0..<filedEnd {
           let k = i % FilingBoxes.gatherChunk
@@ -755,13 +793,13 @@ extension GridIndex {
     return index
   }
 
-  /// Key boundaries that cut the entries into bands of whole rows, about `entryTotal / 32`
+  /// Key boundaries that cut the entries into bands of whole rows, about `entryTotal / 64`
   /// entries each (at least 2^18; a row is never split): the first boundary is 0, the last
   /// `UInt64.max`, and band `b` holds the keys in `bounds[b] ..< bounds[b + 1]`.
   /// - Parameter rowEntries: per level, the entries of each row (empty for a level without).
   /// - Complexity: O(r) in the rows of the levels used.
   internal static func keyBands(rowEntries: [[Int]], entryTotal: Int) -> [UInt64] {
-    let target = Swift.max(1 << 18, entryTotal / 32)
+    let target = Swift.max(1 << 18, entryTotal / 64)
     var bounds: [UInt64] = [0]
     var filled = 0
     for (level, rows) in rowEntries.enumerated() {
@@ -796,9 +834,9 @@ extension GridIndex {
   /// numbers), so each run of equal keys ends in increasing value order.
   ///
   /// A least-significant-digit radix sort on 11-bit digits that covers only the bits in which
-  /// the keys differ (each digit starts at the lowest differing bit not yet covered): every
-  /// digit's histogram first, then one scatter pass a digit into a scratch copy, the two
-  /// copies taking turns. Up to 48 pairs: insertion sort. It replaced an in-place
+  /// the keys differ (each digit starts at the lowest differing bit not yet covered): a
+  /// counting pass and a scatter pass a digit into a scratch copy, the two copies taking
+  /// turns, each pass cut into parts on ``BuildThreads``. Up to 48 pairs: insertion sort. It replaced an in-place
   /// most-significant-digit sort whose runs of equal keys (a dense cell's entries) went
   /// through a comparison sort: at 10,000,000 regions that sort was 18 % of loading a file.
   /// - Complexity: O(n d) for d digits (at most 6; 2 to 4 for a build's cell keys), with a
@@ -844,50 +882,46 @@ extension GridIndex {
     if shifts.isEmpty { return }
     let buckets = 1 << radixDigitBits
     let mask = UInt64(buckets - 1)
-    // Every digit's histogram.
-    var counts = [Int](repeating: 0, count: shifts.count * buckets)
-    keys.withUnsafeBufferPointer { k in
-      counts.withUnsafeMutableBufferPointer { c in
-        for (d, shift) in shifts.enumerated() {
-          let base = d * buckets
-          for key in k { c[base &+ Int(truncatingIfNeeded: (key &>> shift) & mask)] &+= 1 }
-        }
-      }
-    }
+    // Each pass cut into parts on ``BuildThreads``: every part counts its own range's
+    // digits, and scatters them to places after those of the parts before it, bucket by
+    // bucket, so that the order is the one a single pass gives.
+    let parts = BuildThreads.parts(count: n)
     var otherKeys = [UInt64](repeating: 0, count: n)
     var otherValues = [UInt32](repeating: 0, count: hasValues ? n : 0)
-    for (d, shift) in shifts.enumerated() {
-      counts.withUnsafeMutableBufferPointer { c in
-        // Bucket starts.
-        let base = d * buckets
-        var sum = 0
-        for b in 0..<buckets {
-          let count = c[base + b]
-          c[base + b] = sum
-          sum += count
-        }
-        keys.withUnsafeBufferPointer { k in
+    for shift in shifts {
+      keys.withUnsafeBufferPointer { k in
+        values.withUnsafeBufferPointer { v in
           otherKeys.withUnsafeMutableBufferPointer { ok in
-            if hasValues {
-              values.withUnsafeBufferPointer { v in
-                otherValues.withUnsafeMutableBufferPointer { ov in
-                  for i in 0..<n {
-                    let key = k[i]
-                    let slot = base &+ Int(truncatingIfNeeded: (key &>> shift) & mask)
-                    let at = c[slot]
-                    c[slot] = at &+ 1
-                    ok[at] = key
-                    ov[at] = v[i]
+            otherValues.withUnsafeMutableBufferPointer { ov in
+              var starts = BuildThreads.perform(parts) { p in
+                var c = [Int](repeating: 0, count: buckets)
+                c.withUnsafeMutableBufferPointer { c in
+                  for i in BuildThreads.range(p, of: parts, count: n) {
+                    c[Int(truncatingIfNeeded: (k[i] &>> shift) & mask)] &+= 1
                   }
                 }
+                return c
               }
-            } else {
-              for i in 0..<n {
-                let key = k[i]
-                let slot = base &+ Int(truncatingIfNeeded: (key &>> shift) & mask)
-                let at = c[slot]
-                c[slot] = at &+ 1
-                ok[at] = key
+              var sum = 0
+              for b in 0..<buckets {
+                for p in 0..<parts {
+                  let count = starts[p][b]
+                  starts[p][b] = sum
+                  sum += count
+                }
+              }
+              _ = BuildThreads.perform(parts) { p in
+                var next = starts[p]
+                next.withUnsafeMutableBufferPointer { c in
+                  for i in BuildThreads.range(p, of: parts, count: n) {
+                    let key = k[i]
+                    let b = Int(truncatingIfNeeded: (key &>> shift) & mask)
+                    let at = c[b]
+                    c[b] = at &+ 1
+                    ok[at] = key
+                    if hasValues { ov[at] = v[i] }
+                  }
+                }
               }
             }
           }
@@ -916,6 +950,58 @@ extension GridIndex {
       if hasValues { v[j] = value }
       i += 1
     }
+  }
+}
+
+/// What step 1 of a build (``GridIndex/assemble``) counts over the regions it files: per
+/// level, the entries each row will hold, the regions whose first row each row is and the
+/// most rows a region spans beyond its first; the entries in all and the levels used.
+internal struct FilingCounts {
+  var rowEntries: [[Int]]
+  var rowHomes: [[Int]]
+  var rowSpan: [Int]
+  var entryTotal = 0
+  var nonEmptyLevels: UInt64 = 0
+
+  init(levelCount: Int) {
+    rowEntries = [[Int]](repeating: [], count: levelCount)
+    rowHomes = [[Int]](repeating: [], count: levelCount)
+    rowSpan = [Int](repeating: 0, count: levelCount)
+  }
+
+  /// Counts a region filed at `p` (the everywhere list: its entries only, none).
+  mutating func add(_ p: Placement, in grid: CellGrid) {
+    entryTotal += p.cellCount
+    guard p.level >= 0 else { return }
+    nonEmptyLevels |= 1 &<< UInt64(p.level)
+    if rowEntries[p.level].count <= p.rowHigh {
+      grow(level: p.level, to: Swift.max(grid.rows(level: p.level), p.rowHigh + 1))
+    }
+    let perRow = p.cellCount / (p.rowHigh - p.rowLow + 1)
+    for row in p.rowLow...p.rowHigh { rowEntries[p.level][row] += perRow }
+    rowHomes[p.level][p.rowLow] += 1
+    rowSpan[p.level] = Swift.max(rowSpan[p.level], p.rowHigh - p.rowLow)
+  }
+
+  /// Adds the counts of `other` (made over other regions).
+  mutating func merge(_ other: FilingCounts) {
+    entryTotal += other.entryTotal
+    nonEmptyLevels |= other.nonEmptyLevels
+    for level in rowSpan.indices {
+      rowSpan[level] = Swift.max(rowSpan[level], other.rowSpan[level])
+      let rows = other.rowEntries[level].count
+      if rowEntries[level].count < rows { grow(level: level, to: rows) }
+      for row in 0..<rows {
+        rowEntries[level][row] += other.rowEntries[level][row]
+        rowHomes[level][row] += other.rowHomes[level][row]
+      }
+    }
+  }
+
+  private mutating func grow(level: Int, to rows: Int) {
+    let more = rows - rowEntries[level].count
+    rowEntries[level] += repeatElement(0, count: more)
+    rowHomes[level] += repeatElement(0, count: more)
   }
 }
 
@@ -950,29 +1036,40 @@ internal struct DiscSource {
       chordSquaredThreshold: CircularRegion.chordSquaredThreshold(radiusMeters: c.radiusMeters))
   }
 
-  /// Appends the records of `slots`, in that order, to `out`: the same as appending
-  /// `self[slot]` for each, but the circles of a chunk are first copied in a loop that does
-  /// nothing else, so that the cache misses of a scattered order overlap instead of waiting
-  /// behind each record's trigonometry. O(n).
-  func appendRecords(of slots: [UInt32], to out: inout [Disc]) {
-    if circles.isEmpty {
-      for slot in slots { out.append(discs[Int(slot)]) }
-      return
-    }
-    var chunk: [PackedCircle] = []
-    chunk.reserveCapacity(FilingBoxes.gatherChunk)
-    var start = 0
-    while start < slots.count {
-      let end = Swift.min(slots.count, start + FilingBoxes.gatherChunk)
-      chunk.removeAll(keepingCapacity: true)
-      for slot in slots[start..<end] { chunk.append(circles[Int(slot)]) }
-      for c in chunk { out.append(Self.record(of: c)) }
-      start = end
+  /// The records of `slots`, in that order: `slots.map { self[Int($0)] }`, but the circles
+  /// of a chunk are first copied in a loop that does nothing else, so that the cache misses
+  /// of a scattered order overlap instead of waiting behind each record's trigonometry, and
+  /// the parts of `slots` are made on ``BuildThreads``. O(n).
+  func records(of slots: [UInt32]) -> [Disc] {
+    [Disc](unsafeUninitializedCapacity: slots.count) { buffer, initialized in
+      let out = buffer
+      _ = BuildThreads.map(count: slots.count) { range in
+        if circles.isEmpty {
+          for i in range { out.initializeElement(at: i, to: discs[Int(slots[i])]) }
+          return
+        }
+        var chunk: [PackedCircle] = []
+        chunk.reserveCapacity(FilingBoxes.gatherChunk)
+        var start = range.lowerBound
+        while start < range.upperBound {
+          let end = Swift.min(range.upperBound, start + FilingBoxes.gatherChunk)
+          chunk.removeAll(keepingCapacity: true)
+          for slot in slots[start..<end] { chunk.append(circles[Int(slot)]) }
+          for (k, c) in chunk.enumerated() {
+            out.initializeElement(at: start + k, to: Self.record(of: c))
+          }
+          start = end
+        }
+      }
+      initialized = slots.count
     }
   }
 
   /// True for a removed slot (never for a circle). O(1).
   func isRemoved(_ i: Int) -> Bool { circles.isEmpty && discs[i].isRemoved }
+
+  /// Whether any slot is removed. O(n) for records, O(1) for circles.
+  var hasRemoved: Bool { circles.isEmpty && discs.contains(where: \.isRemoved) }
 }
 
 /// The filing boxes of a build (``GridIndex/filingBox(of:)``), by slot: 32 bytes a box, where
@@ -983,18 +1080,30 @@ internal struct FilingBoxes: RandomAccessCollection {
 
   init() {}
 
+  /// The boxes `box(0)`, ..., `box(count - 1)`, computed on ``BuildThreads`` (each part
+  /// fills its own range). O(n) calls of `box`.
+  init(count: Int, _ box: (Int) -> BoundingBox?) {
+    edges = [SIMD4<Double>](unsafeUninitializedCapacity: count) { buffer, initialized in
+      let out = buffer
+      _ = BuildThreads.map(count: count) { range in
+        for i in range { out.initializeElement(at: i, to: Self.edges(of: box(i))) }
+      }
+      initialized = count
+    }
+  }
+
+  /// The stored form of a box: NaN edges for none.
+  private static func edges(of box: BoundingBox?) -> SIMD4<Double> {
+    guard let box else { return SIMD4(repeating: .nan) }
+    return SIMD4(box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude)
+  }
+
   var startIndex: Int { 0 }
   var endIndex: Int { edges.count }
 
   mutating func reserveCapacity(_ n: Int) { edges.reserveCapacity(n) }
 
-  mutating func append(_ box: BoundingBox?) {
-    guard let box else {
-      edges.append(SIMD4(repeating: .nan))
-      return
-    }
-    edges.append(SIMD4(box.minLatitude, box.maxLatitude, box.minLongitude, box.maxLongitude))
-  }
+  mutating func append(_ box: BoundingBox?) { edges.append(Self.edges(of: box)) }
 
   /// Storage indices a build handles at a time when it reads boxes in an order other than
   /// their own (``gather(_:into:)``): 4,096 boxes, 128 KB.

@@ -999,8 +999,9 @@ struct GridIndexStructureTests {
   }
 
   /// Against the standard library's sort: keys differing in every bit, in a few scattered
-  /// bits (as cell keys do), all equal, and the short arrays that take the insertion sort.
-  @Test(arguments: [0, 1, 2, 47, 48, 49, 1_000, 70_000])
+  /// bits (as cell keys do), all equal, the short arrays that take the insertion sort and
+  /// one long enough to be cut into parts on two threads (``BuildThreads``).
+  @Test(arguments: [0, 1, 2, 47, 48, 49, 1_000, 70_000, 300_000])
   func radixSortMatchesSort(count: Int) {
     var rng = SeededGenerator(seed: UInt64(count) + 5)
     let shapes: [(inout SeededGenerator) -> UInt64] = [
