@@ -14,8 +14,9 @@ internal enum BuildThreads {
   /// milliseconds, about what starting a thread costs, and runs on the calling thread.
   static let minimumPerPart = 1 << 17
 
-  /// Most parts a pass is cut into.
-  static let maximumParts = 2
+  /// Most parts a pass is cut into: 2 (1 for a build on the calling thread alone, as tests
+  /// compare: `BuildThreads.$maximumParts.withValue(1) { ... }`).
+  @TaskLocal static var maximumParts = 2
 
   /// The number of parts a pass over `count` items is cut into: 1 to ``maximumParts``.
   static func parts(count: Int) -> Int {

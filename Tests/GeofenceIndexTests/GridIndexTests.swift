@@ -1029,6 +1029,32 @@ struct GridIndexStructureTests {
     }
   }
 
+  /// A build whose passes are cut into parts on two threads (``BuildThreads``: 2^18 regions
+  /// or more) is the same, array for array, as the build on the calling thread alone.
+  @Test func buildOnTwoThreadsEqualsOneThread() throws {
+    var rng = SeededGenerator(seed: 91)
+    let circles = try (0..<270_000).map { _ in
+      try PackedCircle(
+        center: Coordinate(
+          uncheckedLatitude: Double.random(in: 48.6...49.1, using: &rng),
+          longitude: Double.random(in: 2.0...2.7, using: &rng)),
+        radiusMeters: Double.random(in: 50...500, using: &rng))
+    }
+    let two = GridIndex(circles: circles)
+    let one = BuildThreads.$maximumParts.withValue(1) { GridIndex(circles: circles) }
+    func bytes<T>(_ a: [T]) -> [UInt8] { a.withUnsafeBytes { Array($0) } }
+    #expect(BuildThreads.parts(count: circles.count) == 2)
+    #expect(bytes(two.discs) == bytes(one.discs))
+    #expect(two.slotOfStored == one.slotOfStored)
+    #expect(two.entries == one.entries)
+    #expect(two.offsets == one.offsets)
+    #expect(bytes(two.rankWords) == bytes(one.rankWords))
+    #expect(bytes(two.cells) == bytes(one.cells))
+    // (Capacities, and so ``GridIndex/memoryFootprintBytes``, may differ by the allocator's
+    // rounding in another thread's arena.)
+    #expect(two.entries.count > circles.count)
+  }
+
   @Test func mixedRadiiStayCompact() {
     // Mixed radii around one mid-latitude city (no pole in reach, so no everywhere entries
     // except the few continental regions).
