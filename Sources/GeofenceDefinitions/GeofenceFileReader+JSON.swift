@@ -76,13 +76,19 @@ extension RawGeofenceDefinition {
 
 extension GeofenceFileReader {
   /// Reads a JSON array of definition objects, each on its own (see
-  /// ``RawGeofenceDefinition/decode(_:in:)``).
+  /// ``RawGeofenceDefinition/decode(_:in:)``; the common shapes directly, see
+  /// ``JSONDocument/directDefinition(_:)``).
+  /// `direct` false reads every element the general way (tests compare the two).
   static func readDefinitionList(
     _ elements: [JSONSpan], in document: JSONDocument,
-    into accumulator: inout GeofenceLoadAccumulator
+    into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
   ) {
     accumulator.reserveCapacity(elements.count)
     for (index, element) in elements.enumerated() {
+      if direct, let definition = document.directDefinition(element) {
+        accumulator.add(definition, at: .index(index), line: element.line)
+        continue
+      }
       switch RawGeofenceDefinition.decode(element, in: document) {
       case .success(let definition):
         accumulator.add(definition, at: .index(index), line: element.line)
@@ -112,7 +118,7 @@ extension GeofenceFileReader {
   ///   other than `type` and `features` are not read.
   static func readFeatureCollection(
     _ root: JSONSpan, in document: JSONDocument, file: String,
-    into accumulator: inout GeofenceLoadAccumulator
+    into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
   ) throws(GeofenceFileError) {
     func structure(_ why: String) -> GeofenceFileError {
       GeofenceFileError(file: file, reason: .unexpectedJSONStructure(why))
@@ -146,16 +152,22 @@ extension GeofenceFileReader {
         "expected a GeoJSON FeatureCollection (an object with \"type\": \"FeatureCollection\")"
           + " or an array of definitions")
     }
-    readFeatures(features, in: document, into: &accumulator)
+    readFeatures(features, in: document, into: &accumulator, direct: direct)
   }
 
-  /// Reads GeoJSON features, each on its own (see ``readFeatureCollection(_:in:file:into:)``).
+  /// Reads GeoJSON features, each on its own (see ``readFeatureCollection(_:in:file:into:)``;
+  /// `Point` features of the common shape directly, see ``JSONDocument/directFeature(_:)``;
+  /// `direct` false reads every feature the general way, as tests compare).
   static func readFeatures(
     _ features: [JSONSpan], in document: JSONDocument,
-    into accumulator: inout GeofenceLoadAccumulator
+    into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
   ) {
     accumulator.reserveCapacity(features.count)
     for (index, element) in features.enumerated() {
+      if direct, let definition = document.directFeature(element) {
+        accumulator.add(definition, at: .index(index), line: element.line)
+        continue
+      }
       let decoded: Result<RawGeofenceDefinition, DefinitionFailure>
       do {
         decoded = feature(try document.value(of: element))

@@ -43,12 +43,21 @@ public struct JSONDocument: Sendable {
   public let bytes: [UInt8]
   /// The root value.
   public let root: JSONSpan
+  /// What opening found on its way, so that a reader's first calls do not skip the text
+  /// again: the root's members (when it is an object), and the elements of the root array or
+  /// of the root's `features` array (the array's first byte, and the elements). Nil where
+  /// the text was not regular enough to take them on the way (then they are found when asked,
+  /// with the errors that gives).
+  private let openedMembers: [(key: String, value: JSONSpan)]?
+  private let openedElements: (arrayStart: Int, elements: [JSONSpan])?
 
   /// A document over `bytes` whose structure was not checked as a whole (see
   /// ``recordsBeforeEnd(of:)``): only spans found by that scan may be read from it.
   init(unchecked bytes: [UInt8], root: JSONSpan) {
     self.bytes = bytes
     self.root = root
+    openedMembers = nil
+    openedElements = nil
   }
 
   /// The JSON type of a span, from its first byte.
@@ -64,19 +73,29 @@ public struct JSONDocument: Sendable {
     self.bytes = Array(bytes)
     var start = 0
     if self.bytes.starts(with: [0xEF, 0xBB, 0xBF]) { start = 3 }
-    let found: (JSONSpan, Cursor)
+    let found: (JSONSpan, Cursor.Opened?)
     do {
       found = try self.bytes.withUnsafeBufferPointer { (b) throws(JSONReadError) in
         var c = Cursor(bytes: b, i: start, line: 1, lineStart: 0)
         c.skipSpace()
         guard !c.atEnd else { throw c.error("no JSON value in the text") }
-        let span = try c.skipValue(depth: 0)
+        let before = c
+        let span: JSONSpan
+        let opened = c.skipRootTakingParts()
+        if let opened {
+          span = opened.root
+        } else {
+          c = before
+          span = try c.skipValue(depth: 0)
+        }
         c.skipSpace()
         guard c.atEnd else { throw c.error("text after the JSON value") }
-        return (span, c)
+        return (span, opened)
       }
     }
     root = found.0
+    openedMembers = found.1?.members
+    openedElements = found.1?.elements
   }
 
   /// The JSON type of `span`.
@@ -93,7 +112,8 @@ public struct JSONDocument: Sendable {
   /// - Throws: ``JSONReadError`` when `span` is not an array or its commas are wrong.
   /// - Complexity: O(n) in the array's size.
   public func elements(of span: JSONSpan) throws(JSONReadError) -> [JSONSpan] {
-    try bytes.withUnsafeBufferPointer { (b) throws(JSONReadError) in
+    if let opened = openedElements, opened.arrayStart == span.start { return opened.elements }
+    return try bytes.withUnsafeBufferPointer { (b) throws(JSONReadError) in
       var c = Cursor(bytes: b, at: span)
       guard c.take(UInt8(ascii: "[")) else { throw c.error("expected an array") }
       var out: [JSONSpan] = []
@@ -118,6 +138,7 @@ public struct JSONDocument: Sendable {
   public func members(of span: JSONSpan) throws(JSONReadError) -> [(
     key: String, value: JSONSpan
   )] {
+    if let opened = openedMembers, span.start == root.start { return opened }
     var out: [(key: String, value: JSONSpan)] = []
     if let error = members(of: span, into: &out) { throw error }
     return out
@@ -274,7 +295,10 @@ private struct Cursor {
         case UInt8(ascii: "]"), UInt8(ascii: "}"):
           open -= 1
           i += 1
-        default: step()
+        case 0x0A, 0x0D: step()
+        default:
+          i += 1
+          skipPlain(quote: 0x22, 0x5B, 0x5D, 0x7B, 0x7D)
         }
       } while open > 0
     case UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ","), UInt8(ascii: ":"):
@@ -296,10 +320,116 @@ private struct Cursor {
       case UInt8(ascii: "\\"):
         i += 1
         if i < bytes.count { step() }
-      default: step()
+      case 0x0A, 0x0D: step()
+      default:
+        i += 1
+        skipPlain(quote: 0x22, 0x5C, 0x22, 0x22, 0x22)
       }
     }
     throw opening.error("string opened here is never closed")
+  }
+
+  /// Advances, 8 bytes a step, over bytes that are none of `a` ... `e`, LF or CR (so that no
+  /// line is counted), stopping at the first 8 bytes that hold one (the byte-by-byte loops
+  /// take it from there). Each byte of a word is compared at once: `x - 0x01…01 & ~x &
+  /// 0x80…80` is nonzero when a byte of `x` is zero (its lowest such byte flagged exactly).
+  @inline(__always)
+  mutating func skipPlain(quote a: UInt8, _ b: UInt8, _ c: UInt8, _ d: UInt8, _ e: UInt8) {
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    @inline(__always) func zeros(_ x: UInt64) -> UInt64 { (x &- ones) & ~x & highs }
+    guard let base = bytes.baseAddress else { return }
+    let (ma, mb, mc, md, me) = (
+      ones &* UInt64(a), ones &* UInt64(b), ones &* UInt64(c), ones &* UInt64(d),
+      ones &* UInt64(e)
+    )
+    let (lf, cr) = (ones &* 0x0A, ones &* 0x0D)
+    while i + 8 <= bytes.count {
+      let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+      let hit =
+        zeros(w ^ ma) | zeros(w ^ mb) | zeros(w ^ mc) | zeros(w ^ md) | zeros(w ^ me)
+        | zeros(w ^ lf) | zeros(w ^ cr)
+      if hit != 0 {
+        i += hit.trailingZeroBitCount >> 3
+        return
+      }
+      i += 8
+    }
+  }
+
+  /// What ``skipRootTakingParts()`` found.
+  struct Opened {
+    var root: JSONSpan
+    var members: [(key: String, value: JSONSpan)]?
+    var elements: (arrayStart: Int, elements: [JSONSpan])?
+  }
+
+  /// Skips the root value, at the cursor, as ``skipValue(depth:)`` does, taking on the way
+  /// what ``JSONDocument/elements(of:)`` and ``JSONDocument/members(of:)`` would find: the
+  /// elements of a root array, or the members of a root object and the elements of its
+  /// `features` array. Nil, the cursor anywhere, at the first thing those would reject or
+  /// ``skipValue(depth:)`` would throw at: the caller then skips the root again the usual
+  /// way, which gives the same errors as before.
+  mutating func skipRootTakingParts() -> Opened? {
+    guard i < bytes.count else { return nil }
+    let start = self
+    func root() -> JSONSpan {
+      JSONSpan(start: start.i, end: i, line: start.line, lineStart: start.lineStart, depth: 0)
+    }
+    switch bytes[i] {
+    case UInt8(ascii: "["):
+      guard let elements = skipElements(depth: 0) else { return nil }
+      return Opened(root: root(), members: nil, elements: (start.i, elements))
+    case UInt8(ascii: "{"):
+      i += 1
+      var members: [(key: String, value: JSONSpan)] = []
+      var features: (arrayStart: Int, elements: [JSONSpan])?
+      skipSpace()
+      if take(UInt8(ascii: "}")) { return Opened(root: root(), members: members, elements: nil) }
+      while true {
+        skipSpace()
+        guard let key = try? string() else { return nil }
+        skipSpace()
+        guard take(UInt8(ascii: ":")) else { return nil }
+        skipSpace()
+        let value: JSONSpan
+        if key == "features", features == nil, i < bytes.count, bytes[i] == UInt8(ascii: "[") {
+          let array = self
+          guard let elements = skipElements(depth: 1) else { return nil }
+          value = JSONSpan(
+            start: array.i, end: i, line: array.line, lineStart: array.lineStart, depth: 1)
+          features = (array.i, elements)
+        } else {
+          guard let skipped = try? skipValue(depth: 1) else { return nil }
+          value = skipped
+        }
+        members.append((key, value))
+        skipSpace()
+        if take(UInt8(ascii: "}")) {
+          return Opened(root: root(), members: members, elements: features)
+        }
+        guard take(UInt8(ascii: ",")) else { return nil }
+      }
+    default:
+      return nil
+    }
+  }
+
+  /// The elements of the array at the cursor (at depth `depth`), skipped as
+  /// ``JSONDocument/elements(of:)`` does; nil where that would throw.
+  mutating func skipElements(depth: Int) -> [JSONSpan]? {
+    guard take(UInt8(ascii: "[")) else { return nil }
+    var out: [JSONSpan] = []
+    skipSpace()
+    if take(UInt8(ascii: "]")) { return out }
+    while true {
+      skipSpace()
+      guard let element = try? skipValue(depth: depth + 1) else { return nil }
+      out.append(element)
+      skipSpace()
+      if take(UInt8(ascii: "]")) { return out }
+      guard take(UInt8(ascii: ",")) else { return nil }
+    }
   }
 
   // MARK: Strict values

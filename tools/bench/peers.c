@@ -13,7 +13,7 @@
  *           machine's limit for a grid design
  *   geos    GEOS C API STRtree over the regions' bounding boxes (split at the antimeridian),
  *           queried with a point per fix, then the haversine test; one thread
- *   read    the plain C reader of a geofence CSV (strtod, validated): MB/s and rows/s of
+ *   read    the plain C reader of a geofence CSV, JSON list or GeoJSON file (strtod, validated): MB/s and rows/s of
  *           parsing the file held in memory; FIXES.csv is ignored (give -)
  *   brute   every fix against every region with the pre-check and the haversine test; T threads
  *
@@ -735,6 +735,148 @@ __attribute__((noinline)) static void read_geofences(const char *text, size_t si
   L->id_offset[L->rows] = (uint32_t)L->arena_used;
 }
 
+/* ---- plain C reader of a geofence JSON or GeoJSON file ----
+ *
+ * The same baseline for the JSON forms: a definition list ([{"id", "latitude", "longitude",
+ * "radius"?, ...}]) or a GeoJSON FeatureCollection of Point features (the feature's id, or
+ * properties.id; geometry.coordinates [longitude, latitude]; properties.radius). A scanner
+ * walks each element's members, skipping strings and the nested values it does not need
+ * (brackets matched, strings skipped whole); numbers are read by strtod and the row validated
+ * as the CSV reader's. An id is copied into the arena as written (escapes not decoded).
+ */
+static const char *json_space(const char *p, const char *e) {
+  while (p < e && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) p++;
+  return p;
+}
+
+static const char *json_string_end(const char *p, const char *e) { /* p at the opening quote */
+  for (p++; p < e && *p != '"'; p += *p == '\\' ? 2 : 1) {}
+  return p < e ? p + 1 : e;
+}
+
+static const char *json_skip(const char *p, const char *e) {
+  p = json_space(p, e);
+  if (p >= e) return e;
+  if (*p == '"') return json_string_end(p, e);
+  if (*p == '{' || *p == '[') {
+    int depth = 0;
+    while (p < e) {
+      char c = *p;
+      if (c == '"') { p = json_string_end(p, e); continue; }
+      if (c == '{' || c == '[') depth++;
+      else if ((c == '}' || c == ']') && --depth == 0) return p + 1;
+      p++;
+    }
+    return e;
+  }
+  while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') p++;
+  return p;
+}
+
+typedef struct {
+  const char *id0, *id1;
+  double lat, lon, r;
+  int ok;
+} json_row_t;
+
+static const char *json_number(const char *p, const char *e, double *out, int *ok) {
+  p = json_space(p, e);
+  char *end;
+  double v = strtod(p, &end);
+  if (end == p || !isfinite(v)) *ok = 0;
+  *out = v;
+  return end;
+}
+
+static int key_is(const char *k0, const char *k1, const char *name) {
+  size_t n = strlen(name);
+  return (size_t)(k1 - k0) == n && !memcmp(k0, name, n);
+}
+
+/* The members of the object at p (at '{'), into row; part 0 the element, 1 its geometry, 2 its
+   properties. Returns the end of the object. */
+static const char *json_object(const char *p, const char *e, json_row_t *row, int part) {
+  p = json_space(p, e);
+  if (p >= e || *p != '{') { row->ok = 0; return json_skip(p, e); }
+  p = json_space(p + 1, e);
+  while (p < e && *p != '}') {
+    if (*p != '"') { row->ok = 0; return json_skip(p, e); }
+    const char *k0 = p + 1, *k1 = json_string_end(p, e) - 1;
+    p = json_space(k1 + 1, e);
+    if (p < e && *p == ':') p++;
+    p = json_space(p, e);
+    if (part == 0 && key_is(k0, k1, "id")) {
+      const char *v = p;
+      p = json_skip(p, e);
+      if (*v == '"') { row->id0 = v + 1; row->id1 = p - 1; } else { row->id0 = v; row->id1 = p; }
+    } else if (part == 2 && key_is(k0, k1, "id") && !row->id0) {
+      const char *v = p;
+      p = json_skip(p, e);
+      if (*v == '"') { row->id0 = v + 1; row->id1 = p - 1; } else { row->id0 = v; row->id1 = p; }
+    } else if (part == 0 && key_is(k0, k1, "latitude")) p = json_number(p, e, &row->lat, &row->ok);
+    else if (part == 0 && key_is(k0, k1, "longitude")) p = json_number(p, e, &row->lon, &row->ok);
+    else if ((part == 0 || part == 2) && key_is(k0, k1, "radius")) p = json_number(p, e, &row->r, &row->ok);
+    else if (part == 0 && key_is(k0, k1, "geometry")) p = json_object(p, e, row, 1);
+    else if (part == 0 && key_is(k0, k1, "properties") && *p == '{') p = json_object(p, e, row, 2);
+    else if (part == 1 && key_is(k0, k1, "coordinates")) {
+      if (*p != '[') { row->ok = 0; p = json_skip(p, e); }
+      else {
+        p = json_number(p + 1, e, &row->lon, &row->ok);
+        p = json_space(p, e);
+        if (p < e && *p == ',') p = json_number(p + 1, e, &row->lat, &row->ok); else row->ok = 0;
+        p = json_space(p, e);
+        while (p < e && *p != ']') p = json_skip(p + (*p == ','), e), p = json_space(p, e);
+        p++;
+      }
+    } else p = json_skip(p, e);
+    p = json_space(p, e);
+    if (p < e && *p == ',') p = json_space(p + 1, e);
+  }
+  return p < e ? p + 1 : e;
+}
+
+__attribute__((noinline)) static void read_geofences_json(const char *text, size_t size, double default_radius,
+                                                          loaded_t *L) {
+  size_t cap = size / 16 + 16;
+  L->rows = L->rejected = L->arena_used = 0;
+  const char *e = text + size, *p = json_space(text, e);
+  if (p < e && *p == '{') {
+    /* A FeatureCollection: its "features" array. */
+    p = json_space(p + 1, e);
+    while (p < e && *p == '"') {
+      const char *k0 = p + 1, *k1 = json_string_end(p, e) - 1;
+      p = json_space(k1 + 1, e) + 1;
+      p = json_space(p, e);
+      if (key_is(k0, k1, "features")) break;
+      p = json_space(json_skip(p, e), e);
+      if (p < e && *p == ',') p = json_space(p + 1, e);
+    }
+  }
+  if (p >= e || *p != '[') return;
+  p = json_space(p + 1, e);
+  while (p < e && *p != ']') {
+    json_row_t row = {NULL, NULL, NAN, NAN, default_radius, 1};
+    p = json_space(json_object(p, e, &row, 0), e);
+    if (p < e && *p == ',') p = json_space(p + 1, e);
+    if (!row.ok || !row.id0 || row.id1 <= row.id0 || !(row.lat >= -90 && row.lat <= 90) ||
+        !(row.lon >= -180 && row.lon <= 180) || !(row.r > 0 && isfinite(row.r))) {
+      L->rejected++;
+      continue;
+    }
+    if (L->rows == cap) {
+      cap *= 2;
+      L->lat = realloc(L->lat, cap * 8); L->lon = realloc(L->lon, cap * 8);
+      L->radius = realloc(L->radius, cap * 8); L->id_offset = realloc(L->id_offset, (cap + 1) * 4);
+    }
+    memcpy(L->arena + L->arena_used, row.id0, (size_t)(row.id1 - row.id0));
+    L->id_offset[L->rows] = (uint32_t)L->arena_used;
+    L->arena_used += (size_t)(row.id1 - row.id0);
+    L->lat[L->rows] = row.lat; L->lon[L->rows] = row.lon; L->radius[L->rows] = row.r;
+    L->rows++;
+  }
+  L->id_offset[L->rows] = (uint32_t)L->arena_used;
+}
+
 static int run_reader(const char *path, int reps, double min_seconds, double radius) {
   char *text = read_file(path);
   size_t size = strlen(text);
@@ -742,11 +884,18 @@ static int run_reader(const char *path, int reps, double min_seconds, double rad
   size_t cap = size / 16 + 16;
   L.lat = malloc(cap * 8); L.lon = malloc(cap * 8); L.radius = malloc(cap * 8);
   L.id_offset = malloc((cap + 1) * 4); L.arena = malloc(size + 1);
+  /* JSON (a definition list or a GeoJSON object) by its first byte, else CSV. */
+  const char *first = text;
+  while (*first == ' ' || *first == '\t' || *first == '\n' || *first == '\r') first++;
+  int json = *first == '[' || *first == '{';
   double rates[100];
   int rounds = 1, timed = 0;
   for (int r = 0; timed < reps; r++) {
     double t0 = now_seconds();
-    for (int k = 0; k < rounds; k++) read_geofences(text, size, radius, &L);
+    for (int k = 0; k < rounds; k++) {
+      if (json) read_geofences_json(text, size, radius, &L);
+      else read_geofences(text, size, radius, &L);
+    }
     double dt = now_seconds() - t0;
     if (r == 0 && dt < min_seconds) {
       double need = ceil(1.1 * min_seconds / (dt > 1e-6 ? dt : 1e-6));

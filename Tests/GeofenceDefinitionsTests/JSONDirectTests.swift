@@ -1,0 +1,254 @@
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+@testable import GeofenceDefinitions
+
+// The JSON readers take the common shapes directly (`JSONDocument.directDefinition`,
+// `directFeature`: no `JSONValue` object a definition), and opening a document takes the root's
+// elements or members on its way (`skipRootTakingParts`). The oracles: the general reading
+// forced for every element, and a document opened without those parts (`init(unchecked:)`),
+// over seeded random texts of every form the readers meet (escapes, non-ASCII and invalid
+// UTF-8, numbers out of range or not JSON, duplicate keys, nested values, missing commas).
+
+/// Random JSON-ish text for definition and feature files.
+private struct TextMaker {
+  var rng: SeededGenerator
+  /// Off for about half the elements: then every value is of the common shapes (plain
+  /// strings, valid numbers) and the objects are well formed, so that those elements are
+  /// the ones the direct readings take.
+  var hostile = true
+
+  mutating func pick<T>(_ options: [T]) -> T {
+    options[Int.random(in: 0..<options.count, using: &rng)]
+  }
+  mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &rng) < p }
+
+  mutating func number() -> String {
+    if !hostile {
+      return chance(0.5)
+        ? String(Double.random(in: -90...90, using: &rng))
+        : pick(["0", "-0", "250", "1.5e2", "2.35", "48.850000000000001"])
+    }
+    return pick([
+      "48.85", "-0", "0", "2.35", "1e400", "-1e400", "1.5e3", "01", "NaN", "Infinity", "0x10",
+      "91", "-180", "180.000000000000001", "500", "1e-320", "12345678901234567890", "-",
+      String(Double.random(in: -90...90, using: &rng)),
+      String(Double.random(in: 1...5000, using: &rng)),
+    ])
+  }
+
+  mutating func string() -> String {
+    if !hostile {
+      return pick([
+        "\"a\"", "\"caf\u{E9}\"", "\"  padded  \"", "\"id-\(Int.random(in: 0..<40, using: &rng))\"",
+      ])
+    }
+    return pick([
+      "\"a\"", "\"\"", "\"caf\u{E9}\"", "\"tab\\tescaped\"", "\"quote\\\"\"", "\"\\u00e9\"",
+      "\"\\ud800\"", "\"raw\ttab\"", "\"  padded  \"",
+      "\"id-\(Int.random(in: 0..<40, using: &rng))\"",
+      "\"\u{1F600}\"", "\"x\\/y\"",
+    ])
+  }
+
+  mutating func value(depth: Int = 0) -> String {
+    switch Int.random(in: 0..<(hostile ? 10 : 8), using: &rng) {
+    case 0...3: return number()
+    case 4...6: return string()
+    case 7: return pick(["null", "true", "false", "nul", "True"])
+    case 8: return depth > 1 ? "1" : "{\"k\":\(value(depth: depth + 1))}"
+    default: return depth > 1 ? "2" : "[\(value(depth: depth + 1)),\(number())]"
+    }
+  }
+
+  mutating func key(_ known: [String]) -> String {
+    hostile && chance(0.1)
+      ? pick(["\"caf\u{E9}\"", "\"la\\u0074itude\"", "\"extra\"", "\"\""]) : "\"\(pick(known))\""
+  }
+
+  mutating func space() -> String { chance(0.2) ? pick([" ", "\n", "\r\n", "\t ", "  \n  "]) : "" }
+
+  mutating func object(_ members: [(String, String)]) -> String {
+    var parts = members.map { "\(space())\($0.0)\(space()):\(space())\($0.1)" }
+    if hostile, chance(0.05), !parts.isEmpty { parts.append(parts[0]) }  // a duplicate key
+    var text = "{" + parts.joined(separator: ",") + space() + "}"
+    if hostile, chance(0.02) { text = text.replacingOccurrences(of: ",", with: " ") }  // no commas
+    return text
+  }
+
+  mutating func definition() -> String {
+    hostile = chance(0.5)
+    let keys = ["id", "latitude", "longitude", "radius", "name", "metadata", "geometry", "note"]
+    var members: [(String, String)] = []
+    if chance(0.9) { members.append(("\"id\"", chance(0.8) ? string() : value())) }
+    if chance(0.9) { members.append(("\"latitude\"", chance(0.8) ? number() : value())) }
+    if chance(0.9) { members.append(("\"longitude\"", chance(0.8) ? number() : value())) }
+    if chance(0.7) { members.append(("\"radius\"", chance(0.8) ? number() : value())) }
+    for _ in 0..<Int.random(in: 0..<3, using: &rng) { members.append((key(keys), value())) }
+    members.shuffle(using: &rng)
+    return chance(0.03) ? value() : object(members)
+  }
+
+  mutating func feature() -> String {
+    hostile = chance(0.5)
+    var geometry: [(String, String)] = []
+    if chance(0.95) {
+      geometry.append(
+        ("\"type\"", chance(0.9) ? "\"Point\"" : pick(["\"Polygon\"", "\"Line\"", "3"])))
+    }
+    if chance(0.95) {
+      let count = pick([2, 2, 2, 3, 1, 0])
+      let coordinates = (0..<count).map { _ in chance(0.9) ? number() : value(depth: 2) }
+      geometry.append(
+        ("\"coordinates\"", chance(0.95) ? "[\(coordinates.joined(separator: ","))]" : value()))
+    }
+    if chance(0.05) { geometry.append(("\"bbox\"", "[1,2]")) }
+    var properties: [(String, String)] = []
+    if chance(0.7) { properties.append(("\"radius\"", chance(0.8) ? number() : value())) }
+    if chance(0.4) { properties.append(("\"name\"", string())) }
+    if chance(0.2) { properties.append(("\"id\"", string())) }
+    for _ in 0..<Int.random(in: 0..<3, using: &rng) {
+      properties.append((key(["color", "metadata", "kind", "radius"]), value()))
+    }
+    var members: [(String, String)] = []
+    if chance(0.97) { members.append(("\"type\"", chance(0.95) ? "\"Feature\"" : "\"Other\"")) }
+    if chance(0.8) { members.append(("\"id\"", chance(0.8) ? string() : value())) }
+    if chance(0.97) { members.append(("\"geometry\"", chance(0.95) ? object(geometry) : value())) }
+    if chance(0.9) {
+      members.append(
+        ("\"properties\"", chance(0.9) ? object(properties) : pick(["null", "3", "[]"])))
+    }
+    members.shuffle(using: &rng)
+    return object(members)
+  }
+}
+
+/// Reads a JSON or GeoJSON file with the direct readings on or off; the thrown error as a value.
+private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, GeofenceFileError> {
+  var accumulator = GeofenceLoadAccumulator(file: "fuzz.json", defaultRadiusMeters: 250)
+  do throws(GeofenceFileError) {
+    guard case .whole(let document) = try GeofenceFileReader.parseJSON(data, file: "fuzz.json")
+    else { return .failure(GeofenceFileError(file: "fuzz.json", reason: .empty)) }
+    if document.kind(of: document.root) == .array {
+      let elements: [JSONSpan]
+      do { elements = try document.elements(of: document.root) } catch {
+        return .failure(
+          GeofenceFileError(file: "fuzz.json", reason: .malformedJSON(error.description)))
+      }
+      GeofenceFileReader.readDefinitionList(
+        elements, in: document, into: &accumulator, direct: direct)
+    } else {
+      try GeofenceFileReader.readFeatureCollection(
+        document.root, in: document, file: "fuzz.json", into: &accumulator, direct: direct)
+    }
+  } catch {
+    return .failure(error)
+  }
+  return .success(accumulator.result)
+}
+
+@Suite struct JSONDirectTests {
+  /// Definition lists and feature collections of random elements: the direct readings give
+  /// the same load, bit for bit and word for word, as the general reading of every element.
+  @Test(arguments: 0..<12)
+  func directEqualsGeneral(seed: Int) {
+    var maker = TextMaker(rng: SeededGenerator(seed: UInt64(seed) &+ 500))
+    var (elementCount, directCount) = (0, 0)
+    for round in 0..<40 {
+      let features = round % 2 == 1
+      let elements = (0..<Int.random(in: 1..<30, using: &maker.rng)).map { _ in
+        features ? maker.feature() : maker.definition()
+      }
+      let list = "[" + elements.joined(separator: "," + maker.space()) + "]"
+      let text = features ? "{\"type\":\"FeatureCollection\",\"features\":\(list)}" : list
+      let data = Data(text.utf8)
+      if let document = try? JSONDocument(bytes: data),
+        let list = features
+          ? (try? document.members(of: document.root).last?.value) : document.root,
+        let spans = try? document.elements(of: list)
+      {
+        elementCount += spans.count
+        directCount +=
+          spans.filter {
+            (features ? document.directFeature($0) : document.directDefinition($0)) != nil
+          }.count
+      }
+      let direct = load(data, direct: true)
+      let general = load(data, direct: false)
+      switch (direct, general) {
+      case (.success(let a), .success(let b)):
+        #expect(a == b, "seed \(seed) round \(round): \(text)")
+      case (.failure(let a), .failure(let b)):
+        #expect(a.description == b.description, "seed \(seed) round \(round)")
+      default:
+        Issue.record("seed \(seed) round \(round): \(direct) against \(general) for \(text)")
+      }
+    }
+    // The direct readings take a good share of the elements, so that they are what is
+    // compared, not only their fallbacks.
+    #expect(directCount * 5 > elementCount, "seed \(seed): \(directCount) of \(elementCount)")
+  }
+
+  /// Elements of the common shapes are taken directly (so the comparison above covers the
+  /// direct readings, not only their fallbacks).
+  @Test func commonShapesAreDirect() throws {
+    let list = try JSONDocument(
+      bytes: Data(#"[{"id":"a","latitude":48.85,"longitude":2.35,"radius":200,"name":"A"}]"#.utf8))
+    let definition = try #require(list.directDefinition(list.elements(of: list.root)[0]))
+    #expect(definition.id == .string("a"))
+    #expect(definition.latitude == .number(48.85))
+    #expect(definition.radius == .number(200))
+    let collection = try JSONDocument(
+      bytes: Data(
+        (#"{"type":"FeatureCollection","features":[{"type":"Feature","id":"b","#
+          + #""geometry":{"type":"Point","coordinates":[2.35,48.85]},"#
+          + #""properties":{"radius":150,"color":"red"}}]}"#).utf8))
+    let features = try collection.elements(
+      of: try #require(collection.members(of: collection.root).last?.value))
+    let feature = try #require(collection.directFeature(features[0]))
+    #expect(feature.id == .string("b"))
+    #expect(feature.longitude == .number(2.35))
+    #expect(feature.latitude == .number(48.85))
+    #expect(feature.metadata == .object(["color": .string("red")]))
+  }
+
+  /// Opening a document takes the root's elements or members, and the `features` elements,
+  /// on its way: the same spans, or the same errors, as finding them afterwards.
+  @Test(arguments: 0..<6)
+  func openedPartsEqualFoundParts(seed: Int) throws {
+    var maker = TextMaker(rng: SeededGenerator(seed: UInt64(seed) &+ 900))
+    for round in 0..<60 {
+      let elements = (0..<Int.random(in: 0..<6, using: &maker.rng)).map { _ in
+        round % 2 == 0 ? maker.definition() : maker.feature()
+      }
+      var list = "[" + elements.joined(separator: maker.chance(0.1) ? " " : ",") + "]"
+      if maker.chance(0.1) { list = "[" + maker.space() + "]" }
+      let text =
+        round % 3 == 0
+        ? list
+        : "{\"type\":\"FeatureCollection\",\(maker.chance(0.1) ? "\"features\":[]," : "")"
+          + "\"features\":\(list)\(maker.chance(0.2) ? ",\"bbox\":[1,2]" : "")}"
+      guard let opened = try? JSONDocument(bytes: Data(text.utf8)) else { continue }
+      let plain = JSONDocument(unchecked: opened.bytes, root: opened.root)
+      func same<T: Equatable>(_ a: () throws -> T, _ b: () throws -> T) {
+        switch (Result(catching: a), Result(catching: b)) {
+        case (.success(let x), .success(let y)): #expect(x == y, "\(text)")
+        case (.failure(let x), .failure(let y)):
+          #expect(String(describing: x) == String(describing: y), "\(text)")
+        default: Issue.record("one of the two failed for \(text)")
+        }
+      }
+      if opened.kind(of: opened.root) == .array {
+        same({ try opened.elements(of: opened.root) }, { try plain.elements(of: plain.root) })
+      } else {
+        same(
+          { try opened.members(of: opened.root).map { "\($0.key) \($0.value)" } },
+          { try plain.members(of: plain.root).map { "\($0.key) \($0.value)" } })
+        for member in (try? plain.members(of: plain.root)) ?? [] {
+          same({ try opened.elements(of: member.value) }, { try plain.elements(of: member.value) })
+        }
+      }
+    }
+  }
+}
