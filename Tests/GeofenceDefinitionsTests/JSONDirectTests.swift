@@ -85,7 +85,9 @@ private struct TextMaker {
     if chance(0.9) { members.append(("\"latitude\"", chance(0.8) ? number() : value())) }
     if chance(0.9) { members.append(("\"longitude\"", chance(0.8) ? number() : value())) }
     if chance(0.7) { members.append(("\"radius\"", chance(0.8) ? number() : value())) }
-    for _ in 0..<Int.random(in: 0..<3, using: &rng) { members.append((key(keys), value())) }
+    for _ in 0..<Int.random(in: 0..<(hostile ? 3 : 1), using: &rng) {
+      members.append((key(keys), value()))
+    }
     members.shuffle(using: &rng)
     return chance(0.03) ? value() : object(members)
   }
