@@ -6,7 +6,9 @@ import GeofenceGeometry
 /// as they are (``GeofenceLoadResult/columns``).
 ///
 /// About 44 bytes a bare circle with a short id (an inline `String` of 16 bytes, a 24-byte
-/// circle, a 4-byte ``lookup`` bucket or two), where a ``Geofence`` takes 104.
+/// circle, a 4-byte ``lookup`` bucket or two), where a ``Geofence`` takes 104. Names and
+/// metadata are UTF-8 bytes in one arena (``detailText``), 16 bytes a geofence that has any
+/// plus the bytes themselves, with no `String` (and no allocation) a geofence.
 public struct GeofenceColumns: Sendable {
   /// Id per row, unique within the set. Up to 15 UTF-8 bytes are held inline.
   public internal(set) var ids: [String] = []
@@ -17,11 +19,14 @@ public struct GeofenceColumns: Sendable {
   public internal(set) var polygons: [PolygonRegion] = []
   /// The row of each polygon in ``polygons``.
   public internal(set) var polygonRows: [Int32] = []
-  /// Per row, the index into ``details``, or −1 for a row with no name and no metadata. It
-  /// grows only as far as the last row that has details (rows past its end have none).
+  /// Per row, the index into ``detailSpans``, or −1 for a row with no name and no metadata.
+  /// It grows only as far as the last row that has details (rows past its end have none).
   public internal(set) var detailOfRow: [Int32] = []
-  /// Names and metadata, by ``detailOfRow``.
-  public internal(set) var details: [GeofenceDetails] = []
+  /// Where each row's name and metadata are in ``detailText``, by ``detailOfRow``.
+  var detailSpans: [DetailSpan] = []
+  /// The UTF-8 bytes of every name and metadata text, one row's after another: a name as
+  /// given (valid UTF-8, trimmed), metadata as a JSON object text.
+  var detailText: [UInt8] = []
   /// The row of each id: a definition reader finds duplicates with it, and the engine keeps
   /// it as its slot-by-id lookup.
   public internal(set) var lookup = IDLookup()
@@ -44,11 +49,25 @@ public struct GeofenceColumns: Sendable {
   /// Number of rows.
   public var count: Int { ids.count }
 
-  /// The name and metadata of `row`, or nil when it has neither. O(1).
+  /// The name and metadata of `row`, or nil when it has neither.
+  /// - Complexity: O(1), plus a `String` made of each (allocated beyond 15 UTF-8 bytes).
   public func details(at row: Int) -> GeofenceDetails? {
     guard row < detailOfRow.count else { return nil }
     let k = detailOfRow[row]
-    return k < 0 ? nil : details[Int(k)]
+    if k < 0 { return nil }
+    let span = detailSpans[Int(k)]
+    return detailText.withUnsafeBufferPointer { text in
+      func string(_ start: Int, _ count: Int32) -> String? {
+        count < 0
+          ? nil
+          : String(
+            decoding: UnsafeBufferPointer(rebasing: text[start..<(start + Int(count))]),
+            as: UTF8.self)
+      }
+      return GeofenceDetails(
+        name: string(span.start, span.nameCount),
+        metadataJSON: string(span.start + Int(max(span.nameCount, 0)), span.metadataCount))
+    }
   }
 
   /// The polygon of `row`, or nil for a circle. O(log p) for p polygons.
@@ -76,10 +95,9 @@ public struct GeofenceColumns: Sendable {
     var bytes =
       ids.capacity * MemoryLayout<String>.stride + circles.capacity
       * MemoryLayout<PackedCircle>.stride + lookup.footprintBytes + detailOfRow.capacity * 4
-      + details.capacity * MemoryLayout<GeofenceDetails>.stride + polygonRows.capacity * 4
-      + polygons.capacity * MemoryLayout<PolygonRegion>.stride
+      + detailSpans.capacity * MemoryLayout<DetailSpan>.stride + detailText.capacity
+      + polygonRows.capacity * 4 + polygons.capacity * MemoryLayout<PolygonRegion>.stride
     for id in ids { bytes += Self.heapBytes(of: id) }
-    for d in details { bytes += Self.heapBytes(of: d.name) + Self.heapBytes(of: d.metadataJSON) }
     for p in polygons { bytes += p.memoryBytes }
     return bytes
   }
@@ -116,13 +134,53 @@ public struct GeofenceColumns: Sendable {
       polygonRows.append(row)
     }
     if name != nil || metadataJSON != nil {
-      if detailOfRow.count < Int(row) {
-        detailOfRow.append(contentsOf: repeatElement(-1, count: Int(row) - detailOfRow.count))
-      }
-      detailOfRow.append(Int32(details.count))
-      details.append(GeofenceDetails(name: name, metadataJSON: metadataJSON))
+      let start = detailText.count
+      if let name { detailText.append(contentsOf: name.utf8) }
+      if let metadataJSON { detailText.append(contentsOf: metadataJSON.utf8) }
+      addDetails(
+        DetailSpan(
+          start: start, nameCount: name.map { Int32($0.utf8.count) } ?? -1,
+          metadataCount: metadataJSON.map { Int32($0.utf8.count) } ?? -1), row: row)
     }
     return nil
+  }
+
+  /// Appends a circle row whose name and metadata a reader has just written at the end of
+  /// ``detailText`` (`details`, nil when it has neither); `checkingDuplicates` as in
+  /// ``append(id:circle:polygon:name:metadataJSON:checkingDuplicates:)``, a duplicate's bytes
+  /// taken off ``detailText`` again.
+  /// - Returns: the row that already holds `id` (nothing appended), or nil.
+  /// - Complexity: O(1) expected, amortised; no allocation but the arrays' growth.
+  mutating func append(id: String, circle: PackedCircle, writtenDetails details: DetailSpan?)
+    -> Int32?
+  {
+    let row = Int32(ids.count)
+    if let first = lookup.findOrAppend(id, to: &ids) {
+      if let details { detailText.removeSubrange(details.start...) }
+      return first
+    }
+    circles.append(circle)
+    if let details { addDetails(details, row: row) }
+    return nil
+  }
+
+  private mutating func addDetails(_ span: DetailSpan, row: Int32) {
+    if detailOfRow.count < Int(row) {
+      detailOfRow.append(contentsOf: repeatElement(-1, count: Int(row) - detailOfRow.count))
+    }
+    detailOfRow.append(Int32(detailSpans.count))
+    detailSpans.append(span)
+  }
+
+  /// Where one row's name and metadata are in ``detailText``: the name's bytes from `start`,
+  /// then the metadata's.
+  struct DetailSpan {
+    /// Offset of the first byte in ``detailText``.
+    var start: Int
+    /// UTF-8 bytes of the name, or −1 for none.
+    var nameCount: Int32
+    /// UTF-8 bytes of the metadata text, or −1 for none.
+    var metadataCount: Int32
   }
 }
 

@@ -68,6 +68,10 @@ extension GeofenceFileReader {
           return
         }
         accumulator.reserveCapacity(Self.lineCount(bytes))
+        // Names and metadata are about as long as the cells they come from.
+        if let layout = reader?.layout, layout.nameColumn != nil || !layout.metadataKeys.isEmpty {
+          accumulator.result.columns.detailText.reserveCapacity(bytes.count)
+        }
       }
     }.result
     if let headerError { throw headerError }
@@ -277,30 +281,47 @@ extension GeofenceFileReader {
     /// ``CSVLayout/metadataKeys`` order), or nil when every such cell is blank or absent.
     mutating func renderMetadata(_ fields: DelimitedFields) -> String? {
       metadata.removeAll(keepingCapacity: true)
-      for (index, prefix) in layout.metadataKeys {
-        guard index < fields.count else { continue }
-        let cell = fields[index]
-        // A plain cell is escaped from its bytes; another is trimmed first, and left out when
-        // blank.
-        let trimmed: String?
-        if isPlainCell(cell) {
-          trimmed = nil
-        } else if let text = cellText(fields, index) {
-          trimmed = text
-        } else {
-          continue
-        }
-        metadata.append(metadata.isEmpty ? UInt8(ascii: "{") : UInt8(ascii: ","))
-        metadata += layout.metadataKeyText[prefix]
-        if let trimmed {
-          JSONText.appendQuoted(trimmed, to: &metadata)
-        } else {
-          JSONText.appendQuoted(utf8: cell, to: &metadata)
+      if appendMetadata(fields, to: &metadata) == 0 { return nil }
+      return String(decoding: metadata, as: UTF8.self)
+    }
+
+    /// Appends the UTF-8 text of ``renderMetadata(_:)`` to `out`: each cell trimmed (a plain
+    /// cell, see ``GeofenceFileReader/isPlainCell(_:)``, is taken as it is, escaped straight
+    /// from its bytes) and left out when blank.
+    /// - Returns: the number of bytes appended, 0 (nothing appended) when every metadata cell
+    ///   is blank or absent.
+    /// - Complexity: O(n) in the metadata cells' length; allocates only a `String` for a cell
+    ///   that is not plain, and when `out` grows.
+    func appendMetadata(_ fields: DelimitedFields, to out: inout [UInt8]) -> Int {
+      let start = out.count
+      let count = fields.count
+      layout.metadataKeyText.withUnsafeBufferPointer { keyText in
+        layout.metadataKeys.withUnsafeBufferPointer { keys in
+          for (index, prefix) in keys where index < count {
+            let cell = fields[index]
+            // A plain cell is escaped from its bytes; another is trimmed first, and left out
+            // when blank.
+            let trimmed: String?
+            if isPlainCell(cell) {
+              trimmed = nil
+            } else if let text = cellText(fields, index) {
+              trimmed = text
+            } else {
+              continue
+            }
+            out.append(out.count == start ? UInt8(ascii: "{") : UInt8(ascii: ","))
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: keyText[prefix]))
+            if let trimmed {
+              JSONText.appendQuoted(trimmed, to: &out)
+            } else {
+              JSONText.appendQuoted(utf8: cell, to: &out)
+            }
+          }
         }
       }
-      if metadata.isEmpty { return nil }
-      metadata.append(UInt8(ascii: "}"))
-      return String(decoding: metadata, as: UTF8.self)
+      if out.count == start { return 0 }
+      out.append(UInt8(ascii: "}"))
+      return out.count - start
     }
   }
 

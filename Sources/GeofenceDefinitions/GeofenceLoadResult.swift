@@ -73,6 +73,27 @@ public struct GeofenceLoadResult: Equatable, Sendable {
     {
       return first
     }
+    recordPosition(position, line: line)
+    return nil
+  }
+
+  /// Appends a circle row read from a CSV line, its name and metadata already written at the
+  /// end of the columns' ``GeofenceColumns/detailText`` (`details`); as
+  /// ``append(id:circle:polygon:name:metadataJSON:position:line:checkingDuplicates:)``
+  /// otherwise, duplicates always checked.
+  mutating func append(
+    id: String, circle: PackedCircle, writtenDetails details: GeofenceColumns.DetailSpan?,
+    line: Int
+  ) -> Int32? {
+    if let first = columns.append(id: id, circle: circle, writtenDetails: details) {
+      return first
+    }
+    recordPosition(.line(line), line: nil)
+    return nil
+  }
+
+  /// Records where the row just appended was defined.
+  private mutating func recordPosition(_ position: DefinitionLocation.Position, line: Int?) {
     switch position {
     case .line(let n):
       positions.append(Int32(clamping: n))
@@ -85,7 +106,6 @@ public struct GeofenceLoadResult: Equatable, Sendable {
       // 0: the element's line is not known.
       elementLines.append(Int32(clamping: line ?? 0))
     }
-    return nil
   }
 
   /// Merges the results of several files into one set with unique ids.
@@ -211,6 +231,35 @@ struct GeofenceLoadAccumulator {
     {
       reject(
         at: position, line: line, id: valid.id,
+        reason: .duplicateID(firstDefinedAt: result.location(at: Int(first))))
+    }
+  }
+
+  /// Runs `write` on the end of the columns' name and metadata bytes
+  /// (``GeofenceColumns/detailText``), where it appends a row's name, then its metadata text,
+  /// and returns how many bytes each took (−1 or 0 for none; see
+  /// ``add(id:circle:writtenDetails:at:)``, which must follow).
+  /// - Returns: where they are, or nil (nothing written) when the row has neither.
+  mutating func writeDetails(_ write: (inout [UInt8]) -> (name: Int, metadata: Int))
+    -> GeofenceColumns.DetailSpan?
+  {
+    let start = result.columns.detailText.count
+    let (name, metadata) = write(&result.columns.detailText)
+    if name < 0 && metadata <= 0 { return nil }
+    return GeofenceColumns.DetailSpan(
+      start: start, nameCount: Int32(name), metadataCount: metadata > 0 ? Int32(metadata) : -1)
+  }
+
+  /// Records a valid circle row of a CSV file read from its bytes, whose name and metadata
+  /// ``writeDetails(_:)`` has just written: a row, or a duplicate-id rejection (its bytes
+  /// taken back) naming the row that holds the id.
+  mutating func add(
+    id: String, circle: PackedCircle, writtenDetails details: GeofenceColumns.DetailSpan?,
+    at line: Int
+  ) {
+    if let first = result.append(id: id, circle: circle, writtenDetails: details, line: line) {
+      reject(
+        at: .line(line), id: id,
         reason: .duplicateID(firstDefinedAt: result.location(at: Int(first))))
     }
   }
