@@ -82,14 +82,19 @@ public enum DelimitedText {
   }
 
   /// Calls `body` with the bytes of ``decodedUTF8(_:)``: with `data`'s own bytes when they are
-  /// ASCII without NUL bytes (so already what decoding would give; a byte-order mark is not
-  /// ASCII), else with a decoded copy. A large file is then never held twice.
+  /// ASCII without NUL bytes, or valid UTF-8 without NUL bytes and without any 0xEF byte (so
+  /// without a byte-order mark): in both cases already what decoding would give. Else with a
+  /// decoded copy. A large file is then never held twice.
   /// - Returns: `body`'s result and whether the ISO-8859-1 fallback was used.
-  /// - Complexity: O(n): one scan of 8 bytes a step, and the decoding when it is needed.
+  /// - Complexity: O(n): one scan of 8 bytes a step, a second for NUL and 0xEF bytes and the
+  ///   UTF-8 validation when a byte is not ASCII, and the decoding when it is needed.
   public static func withDecodedUTF8<R>(
     _ data: Data, _ body: (UnsafeBufferPointer<UInt8>) throws -> R
   ) rethrows -> (result: R, usedLatin1: Bool) {
-    let plain = data.withUnsafeBytes { isPlainASCII($0) }
+    let plain = data.withUnsafeBytes { raw in
+      isPlainASCII(raw)
+        || (!hasNULOrEF(raw) && isValidUTF8(raw.assumingMemoryBound(to: UInt8.self)))
+    }
     if plain {
       return (try data.withUnsafeBytes { try body($0.assumingMemoryBound(to: UInt8.self)) }, false)
     }
@@ -111,6 +116,30 @@ public enum DelimitedText {
     if bad & highs != 0 { return false }
     for i in (words * 8)..<raw.count where raw[i] == 0 || raw[i] >= 0x80 { return false }
     return true
+  }
+
+  /// True when some byte is 0x00 or 0xEF (the first byte of a UTF-8 byte-order mark).
+  static func hasNULOrEF(_ raw: UnsafeRawBufferPointer) -> Bool {
+    let words = raw.count / 8
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    let ef = ones &* 0xEF
+    var found: UInt64 = 0
+    for w in 0..<words {
+      let x = raw.loadUnaligned(fromByteOffset: w * 8, as: UInt64.self)
+      let y = x ^ ef
+      // A zero byte of x or of y (the `(x - 0x01..) & ~x & 0x80..` test).
+      found |= (x &- ones) & ~x | (y &- ones) & ~y
+    }
+    if found & highs != 0 { return true }
+    for i in (words * 8)..<raw.count where raw[i] == 0 || raw[i] == 0xEF { return true }
+    return false
+  }
+
+  /// True when `bytes` are valid UTF-8 (RFC 3629), checked in place (the standard library's
+  /// `UTF8Span` validation, the same rules as `String(validating:as:)`).
+  static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    (try? UTF8Span(validating: bytes.span)) != nil
   }
 
   /// Removes every `EF BB BF` sequence, in place.
