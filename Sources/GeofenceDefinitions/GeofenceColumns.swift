@@ -146,16 +146,23 @@ public struct GeofenceColumns: Sendable {
   }
 
   /// Appends a circle row whose name and metadata a reader has just written at the end of
-  /// ``detailText`` (`details`, nil when it has neither); `checkingDuplicates` as in
-  /// ``append(id:circle:polygon:name:metadataJSON:checkingDuplicates:)``, a duplicate's bytes
-  /// taken off ``detailText`` again.
+  /// ``detailText`` (`details`, nil when it has neither), checking duplicates as
+  /// ``append(id:circle:polygon:name:metadataJSON:checkingDuplicates:)`` does, a duplicate's
+  /// bytes taken off ``detailText`` again; `probe` is `id`'s ``IDLookup/Probe`` when the reader
+  /// took one (nil: `id` is hashed here).
   /// - Returns: the row that already holds `id` (nothing appended), or nil.
   /// - Complexity: O(1) expected, amortised; no allocation but the arrays' growth.
-  mutating func append(id: String, circle: PackedCircle, writtenDetails details: DetailSpan?)
-    -> Int32?
-  {
+  mutating func append(
+    id: String, probe: IDLookup.Probe?, circle: PackedCircle, writtenDetails details: DetailSpan?
+  ) -> Int32? {
     let row = Int32(ids.count)
-    if let first = lookup.findOrAppend(id, to: &ids) {
+    let found =
+      if let probe {
+        lookup.findOrAppend(id, probe: probe, to: &ids)
+      } else {
+        lookup.findOrAppend(id, to: &ids)
+      }
+    if let first = found {
       if let details { detailText.removeSubrange(details.start...) }
       return first
     }

@@ -31,8 +31,11 @@ extension GeofenceFileReader.CSVRowReader {
     let idCell = fields[layout.idColumn]
     // A reserved id takes the general path, which rejects it.
     guard GeofenceFileReader.isPlainCell(idCell), !GeofenceValidator.isReserved(utf8: idCell),
-      let latitudeColumn = layout.latitudeColumn, let longitudeColumn = layout.longitudeColumn,
-      let latitude = plainNumber(fields, latitudeColumn),
+      let latitudeColumn = layout.latitudeColumn, let longitudeColumn = layout.longitudeColumn
+    else { return false }
+    // The id's bucket is read now, so that its likely cache miss overlaps the work below.
+    let probe = accumulator.idProbe(utf8: idCell)
+    guard let latitude = plainNumber(fields, latitudeColumn),
       let longitude = plainNumber(fields, longitudeColumn)
     else { return false }
     let radius: Double
@@ -55,8 +58,8 @@ extension GeofenceFileReader.CSVRowReader {
       return (appendName(fields, to: &text), appendMetadata(fields, to: &text))
     }
     accumulator.add(
-      id: String(decoding: idCell, as: UTF8.self), circle: circle, writtenDetails: details,
-      at: line)
+      id: String(decoding: idCell, as: UTF8.self), probe: probe, circle: circle,
+      writtenDetails: details, at: line)
     return true
   }
 

@@ -82,10 +82,10 @@ public struct GeofenceLoadResult: Equatable, Sendable {
   /// ``append(id:circle:polygon:name:metadataJSON:position:line:checkingDuplicates:)``
   /// otherwise, duplicates always checked.
   mutating func append(
-    id: String, circle: PackedCircle, writtenDetails details: GeofenceColumns.DetailSpan?,
-    line: Int
+    id: String, probe: IDLookup.Probe?, circle: PackedCircle,
+    writtenDetails details: GeofenceColumns.DetailSpan?, line: Int
   ) -> Int32? {
-    if let first = columns.append(id: id, circle: circle, writtenDetails: details) {
+    if let first = columns.append(id: id, probe: probe, circle: circle, writtenDetails: details) {
       return first
     }
     recordPosition(.line(line), line: nil)
@@ -235,6 +235,13 @@ struct GeofenceLoadAccumulator {
     }
   }
 
+  /// The ``IDLookup/Probe`` of an id given as bytes (nil when not ASCII), for
+  /// ``add(id:probe:circle:writtenDetails:at:)`` of the same row: taken early, it starts the
+  /// load of the id's bucket while the rest of the row is read.
+  func idProbe(utf8 bytes: UnsafeBufferPointer<UInt8>) -> IDLookup.Probe? {
+    result.columns.lookup.probe(asciiUTF8: bytes)
+  }
+
   /// Runs `write` on the end of the columns' name and metadata bytes
   /// (``GeofenceColumns/detailText``), where it appends a row's name, then its metadata text,
   /// and returns how many bytes each took (−1 or 0 for none; see
@@ -252,12 +259,15 @@ struct GeofenceLoadAccumulator {
 
   /// Records a valid circle row of a CSV file read from its bytes, whose name and metadata
   /// ``writeDetails(_:)`` has just written: a row, or a duplicate-id rejection (its bytes
-  /// taken back) naming the row that holds the id.
+  /// taken back) naming the row that holds the id. `probe`: the id's
+  /// ``IDLookup/probe(asciiUTF8:)`` taken from ``idProbe(utf8:)`` for this row, or nil.
   mutating func add(
-    id: String, circle: PackedCircle, writtenDetails details: GeofenceColumns.DetailSpan?,
-    at line: Int
+    id: String, probe: IDLookup.Probe?, circle: PackedCircle,
+    writtenDetails details: GeofenceColumns.DetailSpan?, at line: Int
   ) {
-    if let first = result.append(id: id, circle: circle, writtenDetails: details, line: line) {
+    if let first = result.append(
+      id: id, probe: probe, circle: circle, writtenDetails: details, line: line)
+    {
       reject(
         at: .line(line), id: id,
         reason: .duplicateID(firstDefinedAt: result.location(at: Int(first))))
