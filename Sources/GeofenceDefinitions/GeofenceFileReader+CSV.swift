@@ -90,11 +90,21 @@ extension GeofenceFileReader {
     case general
   }
 
-  /// Line ends in `bytes`: an upper bound on its records, to reserve room once. O(n), no
-  /// allocation.
-  private static func lineCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+  /// Line ends (LF) in `bytes`: an upper bound on its records, to reserve room once. O(n),
+  /// 8 bytes a step; no allocation.
+  static func lineCount(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    let raw = UnsafeRawBufferPointer(bytes)
+    let words = raw.count / 8
+    let lows: UInt64 = 0x7F7F_7F7F_7F7F_7F7F
+    let lf: UInt64 = 0x0A0A_0A0A_0A0A_0A0A
     var n = 0
-    for b in bytes where b == 0x0A { n += 1 }
+    for w in 0..<words {
+      let x = raw.loadUnaligned(fromByteOffset: w &* 8, as: UInt64.self) ^ lf
+      // The high bit of each byte of `t` is set exactly when that byte of `x` is not zero.
+      let t = ((x & lows) &+ lows) | x
+      n &+= (~t & ~lows).nonzeroBitCount
+    }
+    for b in raw[(words * 8)...] where b == 0x0A { n &+= 1 }
     return n
   }
   /// The columns a CSV header names.
@@ -168,12 +178,15 @@ extension GeofenceFileReader {
   }
 
   /// Reads the data rows of one file once its header is known: the layout, the number
-  /// convention, and a metadata buffer reused from row to row.
+  /// convention, and buffers reused from row to row.
   struct CSVRowReader {
     let layout: CSVLayout
     let decimalComma: Bool
     let path: CSVRowPath
     var metadata: [UInt8] = []
+    /// Where the direct path writes a row's name and metadata before they are copied into the
+    /// columns (``appendPlainDetails(_:to:)``); grown as needed.
+    var detailBuffer: [UInt8] = []
 
     init(layout: CSVLayout, decimalComma: Bool, path: CSVRowPath) {
       self.layout = layout

@@ -66,54 +66,75 @@ extension GeofenceFileReader.CSVRowReader {
   /// Appends the row's name and metadata text to `out`, as ``appendName(_:to:)`` and
   /// ``appendMetadata(_:to:)`` would, when each of those cells is plain (see
   /// ``GeofenceFileReader/isPlainCell(_:)``) or empty, so that nothing is trimmed: written in
-  /// one pass into the reused ``metadata`` buffer (sized for the longest text the cells could
-  /// give), then copied in one piece.
+  /// one pass into the reused ``detailBuffer`` (doubled when a row's text might not fit), then
+  /// copied in one piece.
   /// - Returns: the bytes of the name (−1 for none) and of the metadata (0 for none); nil,
   ///   having appended nothing, when a cell is neither plain nor empty.
   /// - Complexity: O(n) in the cells' length; allocates only when `out` or the buffer grows.
   mutating func appendPlainDetails(_ fields: DelimitedFields, to out: inout [UInt8]) -> (
     name: Int, metadata: Int
   )? {
+    while true {
+      switch writePlainDetails(fields) {
+      case .written(let name, let total):
+        detailBuffer.withUnsafeBufferPointer { out.append(contentsOf: $0[0..<total]) }
+        return (name, total - max(name, 0))
+      case .notPlain:
+        return nil
+      case .needsRoom:
+        detailBuffer = [UInt8](repeating: 0, count: max(4096, 2 * detailBuffer.count))
+      }
+    }
+  }
+
+  /// What ``writePlainDetails(_:)`` did.
+  enum PlainDetails {
+    /// Written: the name's bytes (−1 for none) and all the bytes written.
+    case written(name: Int, total: Int)
+    /// A name or metadata cell is neither plain nor empty; the buffer holds nothing of use.
+    case notPlain
+    /// The buffer may be too short for the row's text.
+    case needsRoom
+  }
+
+  /// Writes the row's name, then its metadata object text, into ``detailBuffer`` from its
+  /// start, checking before each cell that the longest text it could give (every byte
+  /// escaped as `\u00XX`) fits.
+  /// - Complexity: O(n) in the cells' length; no allocation.
+  private mutating func writePlainDetails(_ fields: DelimitedFields) -> PlainDetails {
     let count = fields.count
     var name = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     if let column = layout.nameColumn, column < count {
       name = fields[column]
-      guard name.isEmpty || GeofenceFileReader.isPlainCell(name) else { return nil }
+      guard name.isEmpty || GeofenceFileReader.isPlainCell(name) else { return .notPlain }
     }
-    // At most: the name, and per member a separator, its `"key":` and the cell quoted with
-    // every byte escaped as `\u00XX`; and the closing brace.
-    var bound = name.count + 1
     let keys = layout.metadataKeys
-    for (index, prefix) in keys where index < count {
-      let cell = fields[index]
-      if cell.isEmpty { continue }
-      guard GeofenceFileReader.isPlainCell(cell) else { return nil }
-      bound += 3 + prefix.count + 6 * cell.count
-    }
-    if metadata.count < bound {
-      metadata = [UInt8](repeating: 0, count: max(bound, 2 * metadata.count))
-    }
-    let total = layout.metadataKeyText.withUnsafeBufferPointer { keyText in
-      metadata.withUnsafeMutableBufferPointer { buffer in
+    return layout.metadataKeyText.withUnsafeBufferPointer { keyText in
+      detailBuffer.withUnsafeMutableBufferPointer { buffer in
+        // Room for the name and a closing brace.
+        guard name.count &+ 1 <= buffer.count else { return .needsRoom }
         var at = 0
         Self.copy(name, into: buffer, at: &at)
         for (index, prefix) in keys where index < count {
           let cell = fields[index]
           if cell.isEmpty { continue }
+          guard GeofenceFileReader.isPlainCell(cell) else { return .notPlain }
+          // A separator, the key, the quoted cell, and the closing brace.
+          guard at &+ 4 &+ prefix.count &+ 6 &* cell.count <= buffer.count else {
+            return .needsRoom
+          }
           buffer[at] = at == name.count ? UInt8(ascii: "{") : UInt8(ascii: ",")
-          at += 1
+          at &+= 1
           Self.copy(UnsafeBufferPointer(rebasing: keyText[prefix]), into: buffer, at: &at)
           Self.writeQuoted(cell, into: buffer, at: &at)
         }
         if at > name.count {
           buffer[at] = UInt8(ascii: "}")
-          at += 1
+          at &+= 1
         }
-        return at
+        return .written(name: name.isEmpty ? -1 : name.count, total: at)
       }
     }
-    metadata.withUnsafeBufferPointer { out.append(contentsOf: $0[0..<total]) }
-    return (name.isEmpty ? -1 : name.count, total - name.count)
   }
 
   /// Copies `bytes` to `buffer` at `at`, advancing `at`: a byte loop, cheaper than a call to
@@ -126,7 +147,7 @@ extension GeofenceFileReader.CSVRowReader {
     var k = at
     for b in bytes {
       buffer[k] = b
-      k += 1
+      k &+= 1
     }
     at = k
   }
@@ -141,7 +162,7 @@ extension GeofenceFileReader.CSVRowReader {
     at: inout Int
   ) {
     let start = at
-    var k = at + 1
+    var k = at &+ 1
     buffer[start] = UInt8(ascii: "\"")
     for b in cell {
       if b < 0x20 || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") {
@@ -149,10 +170,10 @@ extension GeofenceFileReader.CSVRowReader {
         return
       }
       buffer[k] = b
-      k += 1
+      k &+= 1
     }
     buffer[k] = UInt8(ascii: "\"")
-    at = k + 1
+    at = k &+ 1
   }
 
   /// Appends the general path's name of the row to `out`: the trimmed cell (a plain cell as

@@ -170,3 +170,15 @@ private struct DetailFuzzer {
     #expect(columns.detailText.count == before)
   }
 }
+
+@Test func lineCountCountsEveryLineFeedAtEveryOffset() {
+  var random = SeededGenerator(seed: 7)
+  for length in 0..<200 {
+    let bytes = (0..<length).map { _ in
+      [UInt8(0x0A), 0x0D, 0x8A, 0x0B, 0x00, 0xFF, UInt8(ascii: "a")][
+        Int.random(in: 0..<7, using: &random)]
+    }
+    let count = bytes.withUnsafeBufferPointer { GeofenceFileReader.lineCount($0) }
+    #expect(count == bytes.filter { $0 == 0x0A }.count, "length \(length)")
+  }
+}
