@@ -7,8 +7,9 @@ extension GeofenceFileReader.CSVRowReader {
   /// Reads a data row from its bytes straight into the load, without a
   /// ``RawGeofenceDefinition``, a ``JSONValue`` or a `String` for any cell but the id: the name
   /// and the metadata text are written into the columns' byte arena
-  /// (``GeofenceColumns/detailText``), the metadata escaped from the cells' bytes. Only a row that certainly loads is taken: one
-  /// whose id, latitude, longitude and radius cells are plain (see
+  /// (``GeofenceColumns/detailText``), the metadata escaped from the cells' bytes. Only a row
+  /// that certainly loads is taken: one whose id, latitude, longitude and radius cells are
+  /// plain (see
   /// ``GeofenceFileReader/isPlainCell(_:)``; a radius cell may also be empty or absent when
   /// there is a default radius), whose numbers parse and pass the checks of
   /// ``GeofenceValidator``, and which has no more fields than the header. Its id, circle,
