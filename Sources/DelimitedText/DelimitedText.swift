@@ -82,14 +82,19 @@ public enum DelimitedText {
   }
 
   /// Calls `body` with the bytes of ``decodedUTF8(_:)``: with `data`'s own bytes when they are
-  /// ASCII without NUL bytes (so already what decoding would give; a byte-order mark is not
-  /// ASCII), else with a decoded copy. A large file is then never held twice.
+  /// ASCII without NUL bytes, or valid UTF-8 without NUL bytes and without any 0xEF byte (so
+  /// without a byte-order mark): in both cases already what decoding would give. Else with a
+  /// decoded copy. A large file is then never held twice.
   /// - Returns: `body`'s result and whether the ISO-8859-1 fallback was used.
-  /// - Complexity: O(n): one scan of 8 bytes a step, and the decoding when it is needed.
+  /// - Complexity: O(n): one scan of 8 bytes a step, a second for NUL and 0xEF bytes and the
+  ///   UTF-8 validation when a byte is not ASCII, and the decoding when it is needed.
   public static func withDecodedUTF8<R>(
     _ data: Data, _ body: (UnsafeBufferPointer<UInt8>) throws -> R
   ) rethrows -> (result: R, usedLatin1: Bool) {
-    let plain = data.withUnsafeBytes { isPlainASCII($0) }
+    let plain = data.withUnsafeBytes { raw in
+      isPlainASCII(raw)
+        || (!hasNULOrEF(raw) && isValidUTF8(raw.assumingMemoryBound(to: UInt8.self)))
+    }
     if plain {
       return (try data.withUnsafeBytes { try body($0.assumingMemoryBound(to: UInt8.self)) }, false)
     }
@@ -111,6 +116,30 @@ public enum DelimitedText {
     if bad & highs != 0 { return false }
     for i in (words * 8)..<raw.count where raw[i] == 0 || raw[i] >= 0x80 { return false }
     return true
+  }
+
+  /// True when some byte is 0x00 or 0xEF (the first byte of a UTF-8 byte-order mark).
+  static func hasNULOrEF(_ raw: UnsafeRawBufferPointer) -> Bool {
+    let words = raw.count / 8
+    let ones: UInt64 = 0x0101_0101_0101_0101
+    let highs: UInt64 = 0x8080_8080_8080_8080
+    let ef = ones &* 0xEF
+    var found: UInt64 = 0
+    for w in 0..<words {
+      let x = raw.loadUnaligned(fromByteOffset: w * 8, as: UInt64.self)
+      let y = x ^ ef
+      // A zero byte of x or of y (the `(x - 0x01..) & ~x & 0x80..` test).
+      found |= (x &- ones) & ~x | (y &- ones) & ~y
+    }
+    if found & highs != 0 { return true }
+    for i in (words * 8)..<raw.count where raw[i] == 0 || raw[i] == 0xEF { return true }
+    return false
+  }
+
+  /// True when `bytes` are valid UTF-8 (RFC 3629), checked in place (the standard library's
+  /// `UTF8Span` validation, the same rules as `String(validating:as:)`).
+  static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    (try? UTF8Span(validating: bytes.span)) != nil
   }
 
   /// Removes every `EF BB BF` sequence, in place.
@@ -216,7 +245,11 @@ public enum DelimitedText {
     let quote = UInt8(ascii: "\"")
     let cr = UInt8(ascii: "\r")
     let lf = UInt8(ascii: "\n")
-    var spans: [Int] = []
+    // Two entries a field, in storage owned here (no uniqueness or capacity check a field),
+    // doubled when a record has more fields than it holds.
+    var spans = UnsafeMutableBufferPointer<Int>.allocate(capacity: 64)
+    defer { spans.deallocate() }
+    var spanCount = 0
     var scratch: [UInt8] = []
     var issues: [DelimitedTextIssue] = []
     var line = 1
@@ -231,9 +264,15 @@ public enum DelimitedText {
         continue
       }
       let recordLine = line
-      spans.removeAll(keepingCapacity: true)
-      scratch.removeAll(keepingCapacity: true)
+      spanCount = 0
+      if !scratch.isEmpty { scratch.removeAll(keepingCapacity: true) }
       while true {
+        if spanCount + 2 > spans.count {
+          let larger = UnsafeMutableBufferPointer<Int>.allocate(capacity: 2 * spans.count)
+          _ = larger.initialize(fromContentsOf: spans)
+          spans.deallocate()
+          spans = larger
+        }
         if i < n && utf8[i] == quote {
           // A quoted field, unquoted into `scratch`; then any text up to the delimiter.
           let start = scratch.count
@@ -279,17 +318,15 @@ public enum DelimitedText {
             scratch.append(b)
             i += 1
           }
-          spans.append(-(start + 1))
-          spans.append(scratch.count)
+          spans[spanCount] = -(start + 1)
+          spans[spanCount + 1] = scratch.count
+          spanCount += 2
         } else {
           let start = i
-          while i < n {
-            let b = utf8[i]
-            if b == delimiter || b == lf || b == cr { break }
-            i += 1
-          }
-          spans.append(start)
-          spans.append(i)
+          i = endOfUnquotedField(utf8, from: i, delimiter: delimiter)
+          spans[spanCount] = start
+          spans[spanCount + 1] = i
+          spanCount += 2
         }
         if i < n && utf8[i] == delimiter {
           i += 1
@@ -301,13 +338,48 @@ public enum DelimitedText {
         i += utf8[i] == cr && i + 1 < n && utf8[i + 1] == lf ? 2 : 1
         line += 1
       }
+      let fieldSpans = UnsafeBufferPointer(rebasing: spans[0..<spanCount])
       scratch.withUnsafeBufferPointer { scratch in
-        spans.withUnsafeBufferPointer { spans in
-          body(DelimitedFields(text: utf8, scratch: scratch, spans: spans), recordLine)
-        }
+        body(DelimitedFields(text: utf8, scratch: scratch, spans: fieldSpans), recordLine)
       }
     }
     return issues
+  }
+
+  /// The index of the first delimiter, LF or CR in `utf8` from `start`, or `utf8.count`:
+  /// 8 bytes a step (a byte equal to one of the three is a zero byte of the word XORed with
+  /// it, found by the classic `(x - 0x01..) & ~x & 0x80..` test, exact for the lowest such
+  /// byte), then byte by byte.
+  /// - Complexity: O(n) in the bytes passed; no allocation.
+  @inline(__always)
+  static func endOfUnquotedField(
+    _ utf8: UnsafeBufferPointer<UInt8>, from start: Int, delimiter: UInt8
+  ) -> Int {
+    let n = utf8.count
+    var i = start
+    if let base = utf8.baseAddress {
+      let ones: UInt64 = 0x0101_0101_0101_0101
+      let highs: UInt64 = 0x8080_8080_8080_8080
+      let d = ones &* UInt64(delimiter)
+      let lf = ones &* 0x0A
+      let cr = ones &* 0x0D
+      while i &+ 8 <= n {
+        let w = UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self)
+        let a = w ^ d
+        let b = w ^ lf
+        let c = w ^ cr
+        let found =
+          ((a &- ones) & ~a | (b &- ones) & ~b | (c &- ones) & ~c) & highs
+        if found != 0 { return i &+ found.littleEndian.trailingZeroBitCount >> 3 }
+        i &+= 8
+      }
+    }
+    while i < n {
+      let b = utf8[i]
+      if b == delimiter || b == 0x0A || b == 0x0D { break }
+      i += 1
+    }
+    return i
   }
 
   /// The issue of a record starting on line `record` whose quoted field opened on line

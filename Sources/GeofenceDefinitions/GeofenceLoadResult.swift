@@ -1,144 +1,5 @@
 import GeofenceGeometry
 
-/// The geofences of a load in the engine's compact form, one row a geofence: columns of ids
-/// and circles, and side tables for what only some geofences have (a name, metadata, a
-/// polygon). A row is a slot once the engine holds the set, so the engine takes these arrays
-/// as they are (``GeofenceLoadResult/columns``).
-///
-/// About 44 bytes a bare circle with a short id (an inline `String` of 16 bytes, a 24-byte
-/// circle, a 4-byte ``lookup`` bucket or two), where a ``Geofence`` takes 104.
-public struct GeofenceColumns: Sendable {
-  /// Id per row, unique within the set. Up to 15 UTF-8 bytes are held inline.
-  public internal(set) var ids: [String] = []
-  /// Centre and radius per row: the circle, or a polygon's
-  /// ``GeofenceGeometry/PolygonRegion/boundingCap``.
-  public internal(set) var circles: [PackedCircle] = []
-  /// Polygons, each of row ``polygonRows```[k]`, rows increasing.
-  public internal(set) var polygons: [PolygonRegion] = []
-  /// The row of each polygon in ``polygons``.
-  public internal(set) var polygonRows: [Int32] = []
-  /// Per row, the index into ``details``, or −1 for a row with no name and no metadata. It
-  /// grows only as far as the last row that has details (rows past its end have none).
-  public internal(set) var detailOfRow: [Int32] = []
-  /// Names and metadata, by ``detailOfRow``.
-  public internal(set) var details: [GeofenceDetails] = []
-  /// The row of each id: a definition reader finds duplicates with it, and the engine keeps
-  /// it as its slot-by-id lookup.
-  public internal(set) var lookup = IDLookup()
-
-  /// No rows.
-  public init() {}
-
-  /// The rows of `geofences`, in order, for a set given in memory. Ids are not checked for
-  /// duplicates (the caller's set has unique ids).
-  /// - Complexity: O(n) for n geofences.
-  public init(geofences: [Geofence]) {
-    reserveCapacity(geofences.count)
-    for g in geofences {
-      _ = append(
-        id: g.id, circle: PackedCircle(g.region), polygon: g.polygon, name: g.name,
-        metadataJSON: g.metadataJSON, checkingDuplicates: false)
-    }
-  }
-
-  /// Number of rows.
-  public var count: Int { ids.count }
-
-  /// The name and metadata of `row`, or nil when it has neither. O(1).
-  public func details(at row: Int) -> GeofenceDetails? {
-    guard row < detailOfRow.count else { return nil }
-    let k = detailOfRow[row]
-    return k < 0 ? nil : details[Int(k)]
-  }
-
-  /// The polygon of `row`, or nil for a circle. O(log p) for p polygons.
-  public func polygon(at row: Int) -> PolygonRegion? {
-    var low = 0
-    var high = polygonRows.count
-    while low < high {
-      let mid = (low + high) / 2
-      if polygonRows[mid] < Int32(row) { low = mid + 1 } else { high = mid }
-    }
-    return low < polygonRows.count && polygonRows[low] == Int32(row) ? polygons[low] : nil
-  }
-
-  /// The geofence of `row`. O(log p), plus the rebuilt circle (one paired sine and cosine,
-  /// one sine).
-  public func geofence(at row: Int) -> Geofence {
-    let d = details(at: row)
-    let shape: RegionShape = polygon(at: row).map { .polygon($0) } ?? .circle(circles[row].region)
-    return Geofence(id: ids[row], name: d?.name, shape: shape, metadataJSON: d?.metadataJSON)
-  }
-
-  /// Heap bytes by capacity: ids (with the heap bytes of ids longer than 15 UTF-8 bytes),
-  /// circles, the lookup, and the side tables.
-  public var footprintBytes: Int {
-    var bytes =
-      ids.capacity * MemoryLayout<String>.stride + circles.capacity
-      * MemoryLayout<PackedCircle>.stride + lookup.footprintBytes + detailOfRow.capacity * 4
-      + details.capacity * MemoryLayout<GeofenceDetails>.stride + polygonRows.capacity * 4
-      + polygons.capacity * MemoryLayout<PolygonRegion>.stride
-    for id in ids { bytes += Self.heapBytes(of: id) }
-    for d in details { bytes += Self.heapBytes(of: d.name) + Self.heapBytes(of: d.metadataJSON) }
-    for p in polygons { bytes += p.memoryBytes }
-    return bytes
-  }
-
-  /// Heap bytes a string holds beyond its 16-byte value: none up to 15 UTF-8 bytes (stored
-  /// inline), else its bytes plus a 32-byte header, rounded up to 16.
-  public static func heapBytes(of s: String?) -> Int {
-    guard let n = s?.utf8.count, n > 15 else { return 0 }
-    return (n + 1 + 32 + 15) / 16 * 16
-  }
-
-  mutating func reserveCapacity(_ n: Int) {
-    ids.reserveCapacity(n)
-    circles.reserveCapacity(n)
-    lookup = IDLookup(expectedCount: n)
-  }
-
-  /// Appends a row; `checkingDuplicates` first looks `id` up and, when a row holds it,
-  /// returns that row and appends nothing.
-  mutating func append(
-    id: String, circle: PackedCircle, polygon: PolygonRegion?, name: String?,
-    metadataJSON: String?, checkingDuplicates: Bool = true
-  ) -> Int32? {
-    let row = Int32(ids.count)
-    if checkingDuplicates {
-      if let first = lookup.findOrAppend(id, to: &ids) { return first }
-    } else {
-      ids.append(id)
-      lookup.insert(row, ids: ids)
-    }
-    circles.append(circle)
-    if let polygon {
-      polygons.append(polygon)
-      polygonRows.append(row)
-    }
-    if name != nil || metadataJSON != nil {
-      if detailOfRow.count < Int(row) {
-        detailOfRow.append(contentsOf: repeatElement(-1, count: Int(row) - detailOfRow.count))
-      }
-      detailOfRow.append(Int32(details.count))
-      details.append(GeofenceDetails(name: name, metadataJSON: metadataJSON))
-    }
-    return nil
-  }
-}
-
-/// What only some geofences have: a display name and metadata.
-public struct GeofenceDetails: Hashable, Sendable {
-  /// Human-readable name, if any.
-  public var name: String?
-  /// Metadata as a JSON object text, kept verbatim.
-  public var metadataJSON: String?
-
-  public init(name: String?, metadataJSON: String?) {
-    self.name = name
-    self.metadataJSON = metadataJSON
-  }
-}
-
 /// The outcome of reading one definition file (or several, merged): the geofences that loaded,
 /// in the engine's compact form (``columns``), where each was defined, and the definitions that
 /// were rejected.
@@ -212,6 +73,27 @@ public struct GeofenceLoadResult: Equatable, Sendable {
     {
       return first
     }
+    recordPosition(position, line: line)
+    return nil
+  }
+
+  /// Appends a circle row read from a CSV line, its name and metadata already written at the
+  /// end of the columns' ``GeofenceColumns/detailText`` (`details`); as
+  /// ``append(id:circle:polygon:name:metadataJSON:position:line:checkingDuplicates:)``
+  /// otherwise, duplicates always checked.
+  mutating func append(
+    id: String, probe: IDLookup.Probe?, circle: PackedCircle,
+    writtenDetails details: GeofenceColumns.DetailSpan?, line: Int
+  ) -> Int32? {
+    if let first = columns.append(id: id, probe: probe, circle: circle, writtenDetails: details) {
+      return first
+    }
+    recordPosition(.line(line), line: nil)
+    return nil
+  }
+
+  /// Records where the row just appended was defined.
+  private mutating func recordPosition(_ position: DefinitionLocation.Position, line: Int?) {
     switch position {
     case .line(let n):
       positions.append(Int32(clamping: n))
@@ -224,7 +106,6 @@ public struct GeofenceLoadResult: Equatable, Sendable {
       // 0: the element's line is not known.
       elementLines.append(Int32(clamping: line ?? 0))
     }
-    return nil
   }
 
   /// Merges the results of several files into one set with unique ids.
@@ -350,6 +231,45 @@ struct GeofenceLoadAccumulator {
     {
       reject(
         at: position, line: line, id: valid.id,
+        reason: .duplicateID(firstDefinedAt: result.location(at: Int(first))))
+    }
+  }
+
+  /// The ``IDLookup/Probe`` of an id given as bytes (nil when not ASCII), for
+  /// ``add(id:probe:circle:writtenDetails:at:)`` of the same row: taken early, it starts the
+  /// load of the id's bucket while the rest of the row is read.
+  func idProbe(utf8 bytes: UnsafeBufferPointer<UInt8>) -> IDLookup.Probe? {
+    result.columns.lookup.probe(asciiUTF8: bytes)
+  }
+
+  /// Runs `write` on the end of the columns' name and metadata bytes
+  /// (``GeofenceColumns/detailText``), where it appends a row's name, then its metadata text,
+  /// and returns how many bytes each took (−1 or 0 for none; see
+  /// ``add(id:circle:writtenDetails:at:)``, which must follow).
+  /// - Returns: where they are, or nil (nothing written) when the row has neither.
+  mutating func writeDetails(_ write: (inout [UInt8]) -> (name: Int, metadata: Int))
+    -> GeofenceColumns.DetailSpan?
+  {
+    let start = result.columns.detailText.count
+    let (name, metadata) = write(&result.columns.detailText)
+    if name < 0 && metadata <= 0 { return nil }
+    return GeofenceColumns.DetailSpan(
+      start: start, nameCount: Int32(name), metadataCount: metadata > 0 ? Int32(metadata) : -1)
+  }
+
+  /// Records a valid circle row of a CSV file read from its bytes, whose name and metadata
+  /// ``writeDetails(_:)`` has just written: a row, or a duplicate-id rejection (its bytes
+  /// taken back) naming the row that holds the id. `probe`: the id's
+  /// ``IDLookup/probe(asciiUTF8:)`` taken from ``idProbe(utf8:)`` for this row, or nil.
+  mutating func add(
+    id: String, probe: IDLookup.Probe?, circle: PackedCircle,
+    writtenDetails details: GeofenceColumns.DetailSpan?, at line: Int
+  ) {
+    if let first = result.append(
+      id: id, probe: probe, circle: circle, writtenDetails: details, line: line)
+    {
+      reject(
+        at: .line(line), id: id,
         reason: .duplicateID(firstDefinedAt: result.location(at: Int(first))))
     }
   }

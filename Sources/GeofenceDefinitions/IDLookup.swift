@@ -109,14 +109,42 @@ public struct IDLookup: Sendable {
   /// hashed once, for a reader that keeps the first definition of each id.
   /// - Complexity: O(1) expected (amortised over the rebuilds that double the table).
   mutating func findOrAppend(_ id: String, to ids: inout [String]) -> Int32? {
-    let hash = hash(id)
+    findOrAppend(id, probe: firstProbe(hash: hash(id)), to: &ids)
+  }
+
+  /// Where the search for an id starts: its hash, its first bucket and what that bucket held
+  /// when read. A reader takes it (``probe(asciiUTF8:)``) as soon as it knows the id's bytes,
+  /// so that the bucket's cache miss overlaps the rest of the row's work; it is valid until
+  /// the table next changes.
+  struct Probe {
+    var hash: Int
+    var bucket: Int
+    var row: Int32
+  }
+
+  /// The probe of an id given as UTF-8 bytes, when every byte is ASCII (then its hash is that
+  /// of the `String` of those bytes); nil otherwise. O(n) in the bytes; no allocation.
+  func probe(asciiUTF8 bytes: UnsafeBufferPointer<UInt8>) -> Probe? {
+    let (hash, isASCII) = Self.hash(UnsafeRawBufferPointer(bytes), seed: seed)
+    return isASCII ? firstProbe(hash: hash) : nil
+  }
+
+  private func firstProbe(hash: Int) -> Probe {
+    let b = hash & (buckets.count - 1)
+    return Probe(hash: hash, bucket: b, row: buckets[b])
+  }
+
+  /// ``findOrAppend(_:to:)`` from a probe of `id` taken since the table last changed.
+  mutating func findOrAppend(_ id: String, probe: Probe, to ids: inout [String]) -> Int32? {
+    let hash = probe.hash
     let mask = buckets.count - 1
-    var b = hash & mask
+    var b = probe.bucket
+    var held = probe.row
     while true {
-      let row = buckets[b]
-      if row < 0 { break }
-      if ids[Int(row)] == id { return row }
+      if held < 0 { break }
+      if ids[Int(held)] == id { return held }
       b = (b + 1) & mask
+      held = buckets[b]
     }
     let row = Int32(ids.count)
     ids.append(id)

@@ -50,8 +50,8 @@ struct LiveGeofenceSet {
     slots = columns.lookup
     polygonEventIDs.reserveCapacity(regions.polygons.count)
     for slot in regions.polygonSlots { polygonEventIDs.append(computedEventIDStart(at: Int(slot))) }
-    for (row, k) in columns.detailOfRow.enumerated() where k >= 0 {
-      let d = columns.details[Int(k)]
+    for row in columns.detailOfRow.indices {
+      guard let d = columns.details(at: row) else { continue }
       setDetails(name: d.name, metadataJSON: d.metadataJSON, at: row)
     }
   }

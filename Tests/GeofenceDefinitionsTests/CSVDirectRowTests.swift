@@ -13,8 +13,9 @@ import Testing
 // commas, Unicode, Latin-1, NULs, byte-order marks, CR / CRLF / LF, short and long rows,
 // duplicate ids), both must give the same result, bit for bit and word for word.
 
-/// Reads `data` as CSV with the row path given; the thrown error as a value.
-private func load(
+/// Reads `data` as CSV with the row path given; the thrown error as a value (also used by
+/// `CSVDirectDetailsTests`).
+func load(
   _ data: Data, radius: Double?, rows: GeofenceFileReader.CSVRowPath, file: String = "fuzz.csv"
 ) -> Result<GeofenceLoadResult, GeofenceFileError> {
   var accumulator = GeofenceLoadAccumulator(file: file, defaultRadiusMeters: radius)
@@ -27,7 +28,7 @@ private func load(
 }
 
 /// Records every difference between the direct and the general path's results.
-private func expectSame(
+func expectSame(
   _ direct: Result<GeofenceLoadResult, GeofenceFileError>,
   _ general: Result<GeofenceLoadResult, GeofenceFileError>, _ context: String,
   sourceLocation: SourceLocation = #_sourceLocation
@@ -45,7 +46,8 @@ private func expectSame(
     func bits(_ p: PackedCircle) -> [UInt64] {
       [p.center.latitude.bitPattern, p.center.longitude.bitPattern, p.radiusMeters.bitPattern]
     }
-    #expect(c.circles.map(bits) == d.circles.map(bits), "\(context)", sourceLocation: sourceLocation)
+    #expect(
+      c.circles.map(bits) == d.circles.map(bits), "\(context)", sourceLocation: sourceLocation)
     #expect(
       (0..<c.count).map { c.details(at: $0) } == (0..<d.count).map { d.details(at: $0) },
       "\(context)", sourceLocation: sourceLocation)
@@ -90,7 +92,8 @@ private struct CSVFuzzer {
 
   /// Text a reader may meet in a name or metadata cell.
   static let texts = [
-    "Alpha", "Sion, VS", "Two\nlines", "say \"hi\"", "back\\slash", "  padded  ", "\u{A0}nbsp\u{A0}",
+    "Alpha", "Sion, VS", "Two\nlines", "say \"hi\"", "back\\slash", "  padded  ",
+    "\u{A0}nbsp\u{A0}",
     "\u{3000}ideographic", "Lavāsān", "Ōsaka", "Zürich ", "\u{301}combining", "tab\tinside",
     "ctrl\u{1}x\u{1F}", "e\u{301}", "📍pin", "\u{2028}", "\u{FEFF}mark", "nul\u{0}x", "", " ",
     "  ", "\t", "x", "46.5", "Saint-Louis", "a;b", "quote\"", "\"", "\r", "end\r\n",
@@ -151,7 +154,8 @@ private struct CSVFuzzer {
   /// One field as written: quoted when it must be (or at random), `""` for a quote, at times
   /// with text after the closing quote.
   mutating func field(_ text: String, delimiter: Character) -> String {
-    let must = text.contains(delimiter) || text.contains("\"") || text.contains("\n")
+    let must =
+      text.contains(delimiter) || text.contains("\"") || text.contains("\n")
       || text.contains("\r") || text.unicodeScalars.first == "\""
     if !must && !chance(0.08) { return text }
     var out = "\"" + text.replacingOccurrences(of: "\"", with: "\"\"") + "\""
