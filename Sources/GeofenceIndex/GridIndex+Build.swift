@@ -264,34 +264,41 @@ extension GridIndex {
     _ boxes: Boxes, in grid: CellGrid
   ) -> (floor: Int, finer: Int) where Boxes.Index == Int {
     // Each filed region's level and home cell, the cell given by its level-0 row and column
-    // (``CellGrid/key(level:row:column:)``), a part of the regions at a time.
-    let natural = BuildThreads.map(count: boxes.count) { range in
-      var keys: [UInt64] = []
-      keys.reserveCapacity(range.count)
-      var finest = Int.max
-      var coarsest = -1
-      for i in range {
-        let p = placement(box: boxes[boxes.startIndex + i], in: grid)
-        guard p.level >= 0 else { continue }
-        keys.append(
-          CellGrid.key(level: p.level, row: p.rowLow << p.level, column: p.columnLow << p.level))
-        finest = min(finest, p.level)
-        coarsest = max(coarsest, p.level)
+    // (``CellGrid/key(level:row:column:)``), a part of the regions at a time: part p's keys
+    // from the start of its range on, in an array made on this thread (a worker thread
+    // allocates nothing: see ``BuildThreads``).
+    var natural = [UInt64](repeating: 0, count: boxes.count)
+    let parts = natural.withUnsafeMutableBufferPointer { natural in
+      let natural = natural
+      return BuildThreads.map(count: boxes.count) { range in
+        var count = 0
+        var finest = Int.max
+        var coarsest = -1
+        for i in range {
+          let p = placement(box: boxes[boxes.startIndex + i], in: grid)
+          guard p.level >= 0 else { continue }
+          natural[range.lowerBound + count] = CellGrid.key(
+            level: p.level, row: p.rowLow << p.level, column: p.columnLow << p.level)
+          count += 1
+          finest = min(finest, p.level)
+          coarsest = max(coarsest, p.level)
+        }
+        return (start: range.lowerBound, count: count, finest: finest, coarsest: coarsest)
       }
-      return (keys: keys, finest: finest, coarsest: coarsest)
     }
-    let finest = natural.map(\.finest).min() ?? Int.max
-    let coarsest = natural.map(\.coarsest).max() ?? -1
+    let finest = parts.map(\.finest).min() ?? Int.max
+    let coarsest = parts.map(\.coarsest).max() ?? -1
     var starts = [0]
-    for part in natural { starts.append(starts[starts.count - 1] + part.keys.count) }
+    for part in parts { starts.append(starts[starts.count - 1] + part.count) }
     let filed = starts[starts.count - 1]
     guard filed > 1, coarsest > finest else { return (0, 0) }
     var keys = [UInt64](repeating: 0, count: filed)
     func density(floor: Int) -> Double {
       keys.withUnsafeMutableBufferPointer { out in
         let out = out
-        _ = BuildThreads.perform(natural.count) { p in
-          for (k, key) in natural[p].keys.enumerated() {
+        _ = BuildThreads.perform(parts.count) { p in
+          for k in 0..<parts[p].count {
+            let key = natural[parts[p].start + k]
             let level = max(Int(key >> 58), floor)
             let row = Int((key >> 29) & 0x1FFF_FFFF)
             let column = Int(key & 0x1FFF_FFFF)
@@ -660,7 +667,7 @@ extension GridIndex {
     let entryTotal = counts.entryTotal
     let nonEmptyLevels = counts.nonEmptyLevels
     var slotOfStored = (0..<n).map { UInt32(truncatingIfNeeded: $0) }
-    radixSort(keys: &homeKeys, values: &slotOfStored)
+    radixSortInPlace(keys: &homeKeys, values: &slotOfStored)
     var everywhereStart = n
     while everywhereStart > 0 && homeKeys[everywhereStart - 1] == UInt64.max {
       everywhereStart -= 1
@@ -673,7 +680,7 @@ extension GridIndex {
     // 2. (cell, storage index) pairs, grouped by cell: made band by band (a band is a range
     //    of cell keys, whole rows of a level), each band sorted in place and reduced to its
     //    runs of equal keys, so that no array of every entry's key is held at once.
-    let bands = keyBands(rowEntries: rowEntries, entryTotal: entryTotal)
+    let (bands, largestBand) = keyBands(rowEntries: rowEntries, entryTotal: entryTotal)
     rowEntries = []
     // Filed regions are stored by (level, first row, first column): the first storage index
     // of each level's regions whose first row is `row` or later, at `row` (one more at the end).
@@ -693,12 +700,11 @@ extension GridIndex {
     var runs = KeyRuns()
     // The pairs of band `band`, sorted by key: its regions' boxes are read a chunk of storage
     // indices at a time, gathered first (see ``FilingBoxes/gather(_:into:)``).
-    func sortedPairs(band: Int) -> (keys: [UInt64], entries: [UInt32]) {
+    func sortPairs(band: Int, into buffers: inout BandBuffers) {
       let low = bands[band]
       let high = bands[band + 1]
-      var bandKeys: [UInt64] = []
-      var bandEntries: [UInt32] = []
-      var chunk = FilingBoxes()
+      buffers.keys.removeAll(keepingCapacity: true)
+      buffers.entries.removeAll(keepingCapacity: true)
       for level in 0..<grid.levelCount where !firstStored[level].isEmpty {
         let starts = firstStored[level]
         let rows = starts.count - 1
@@ -711,9 +717,9 @@ extension GridIndex {
           let k = (i - candidates.lowerBound) % FilingBoxes.gatherChunk
           if k == 0 {
             let end = Swift.min(candidates.upperBound, i + FilingBoxes.gatherChunk)
-            boxes.gather(slotOfStored[i..<end], into: &chunk)
+            boxes.gather(slotOfStored[i..<end], into: &buffers.chunk)
           }
-          let box = chunk[k]
+          let box = buffers.chunk[k]
           let p = placement(box: box, in: grid)
           // Rows of the region's level whose keys fall in the band.
           let first = Swift.max(p.rowLow, bandFirst)
@@ -729,34 +735,43 @@ extension GridIndex {
           }
           for row in first...last {
             for column in p.columnLow...p.columnHigh {
-              bandKeys.append(CellGrid.key(level: p.level, row: row, column: column))
-              bandEntries.append(entry(row: row, column: column, wrapped: false))
+              buffers.keys.append(CellGrid.key(level: p.level, row: row, column: column))
+              buffers.entries.append(entry(row: row, column: column, wrapped: false))
             }
             if p.wrapColumnHigh >= 0 {
               for column in 0...p.wrapColumnHigh {
-                bandKeys.append(CellGrid.key(level: p.level, row: row, column: column))
-                bandEntries.append(entry(row: row, column: column, wrapped: true))
+                buffers.keys.append(CellGrid.key(level: p.level, row: row, column: column))
+                buffers.entries.append(entry(row: row, column: column, wrapped: true))
               }
             }
           }
         }
       }
-      radixSort(keys: &bandKeys, values: &bandEntries)
-      return (bandKeys, bandEntries)
+      sortByKey(
+        &buffers.keys, &buffers.entries, hasValues: true, scratchKeys: &buffers.scratchKeys,
+        scratchValues: &buffers.scratchEntries)
     }
     // Bands a few at a time on ``BuildThreads`` (a small index: one at a time), appended in
     // band order.
+    // Each part's arrays are made here, large enough for any band, and reused: a worker
+    // thread allocates nothing (what it freed would stay in its own malloc arena, raising
+    // the process's peak).
     let bandCount = bands.count - 1
     let together = BuildThreads.parts(count: entryTotal)
+    var buffers = (0..<together).map { _ in BandBuffers(capacity: largestBand) }
     var band = 0
-    while band < bandCount {
-      let group = Swift.min(together, bandCount - band)
-      for pairs in BuildThreads.perform(group, { sortedPairs(band: band + $0) }) {
-        runs.append(sortedKeys: pairs.keys, at: entries.count)
-        entries += pairs.entries
+    buffers.withUnsafeMutableBufferPointer { buffers in
+      while band < bandCount {
+        let group = Swift.min(together, bandCount - band)
+        _ = BuildThreads.perform(group) { sortPairs(band: band + $0, into: &buffers[$0]) }
+        for part in 0..<group {
+          runs.append(sortedKeys: buffers[part].keys, at: entries.count)
+          entries += buffers[part].entries
+        }
+        band += group
       }
-      band += group
     }
+    buffers = []
     runs.total = entries.count
 
     // 3. Runs of equal keys become cells: dense levels get CSR offsets by position, the
@@ -794,25 +809,30 @@ extension GridIndex {
   }
 
   /// Key boundaries that cut the entries into bands of whole rows, about `entryTotal / 64`
-  /// entries each (at least 2^18; a row is never split): the first boundary is 0, the last
-  /// `UInt64.max`, and band `b` holds the keys in `bounds[b] ..< bounds[b + 1]`.
+  /// entries each (at least 2^16; a row is never split): the first boundary is 0, the last
+  /// `UInt64.max`, and band `b` holds the keys in `bounds[b] ..< bounds[b + 1]`; and the
+  /// most entries a band holds.
   /// - Parameter rowEntries: per level, the entries of each row (empty for a level without).
   /// - Complexity: O(r) in the rows of the levels used.
-  internal static func keyBands(rowEntries: [[Int]], entryTotal: Int) -> [UInt64] {
-    let target = Swift.max(1 << 18, entryTotal / 64)
+  internal static func keyBands(rowEntries: [[Int]], entryTotal: Int) -> (
+    bounds: [UInt64], largest: Int
+  ) {
+    let target = Swift.max(1 << 16, entryTotal / 64)
     var bounds: [UInt64] = [0]
     var filled = 0
+    var largest = 0
     for (level, rows) in rowEntries.enumerated() {
       for (row, count) in rows.enumerated() where count > 0 {
         if filled > 0 && filled + count > target {
           bounds.append(CellGrid.key(level: level, row: row, column: 0))
+          largest = Swift.max(largest, filled)
           filled = 0
         }
         filled += count
       }
     }
     bounds.append(.max)
-    return bounds
+    return (bounds, Swift.max(largest, filled))
   }
 
   /// The first row of `level` whose keys are at or above `bound` (`below` false), or the last
@@ -829,6 +849,131 @@ extension GridIndex {
     return below ? row - 1 : row
   }
 
+  /// Sorts `keys` in place, permuting `values` alongside: by key, and equal keys by value
+  /// (for increasing values in the input, the order ``radixSort(keys:values:)`` gives), with
+  /// no copy of either array. The home-cell sort of a build uses it: its n pairs are the
+  /// build's largest temporary there, where a scratch copy (12 bytes a region) raised the
+  /// peak of a 1,000,000-region load by a tenth. Runs of equal keys are short there (a few
+  /// regions a home cell); the band and density sorts, whose runs are long, use
+  /// ``radixSort(keys:values:)``.
+  ///
+  /// A most-significant-digit radix sort on 8-bit digits that permutes in place (the
+  /// "American flag" sort). Digits equal in every key are skipped; ranges of up to 32 pairs
+  /// are finished by insertion sort.
+  /// - Complexity: O(n d) for d non-constant digits (at most 8), plus O(r log r) for each run
+  ///   of r equal keys longer than 32; 32 KB of counters, no other allocation.
+  internal static func radixSortInPlace(keys: inout [UInt64], values: inout [UInt32]) {
+    let tieMask = UInt32.max
+    let n = keys.count
+    precondition(values.count == n, "one value per key")
+    if n < 2 { return }
+    var all: UInt64 = 0
+    var common: UInt64 = .max
+    for k in keys {
+      all |= k
+      common &= k
+    }
+    let varying = all ^ common
+    let top = varying == 0 ? -8 : (63 - varying.leadingZeroBitCount) / 8 * 8
+    // 256 counts and 256 fill positions for each of at most 8 levels of recursion.
+    var counters = [Int](repeating: 0, count: 8 * 512)
+    keys.withUnsafeMutableBufferPointer { k in
+      values.withUnsafeMutableBufferPointer { v in
+        counters.withUnsafeMutableBufferPointer { c in
+          sortRange(
+            k, v, 0, n, shift: top, varying: varying, tieMask: tieMask, counters: c, depth: 0)
+        }
+      }
+    }
+  }
+
+  /// Sorts `k[low..<high]` (and `v` alongside) on the digit at `shift` and the ones below it;
+  /// see ``radixSortInPlace(keys:values:)``. The keys of the range agree above `shift + 8`.
+  private static func sortRange(
+    _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
+    _ low: Int, _ high: Int, shift startShift: Int, varying: UInt64, tieMask: UInt32,
+    counters: UnsafeMutableBufferPointer<Int>, depth: Int
+  ) {
+    if high - low <= 32 {
+      insertionSortInPlace(k, v, low, high, tieMask: tieMask)
+      return
+    }
+    var shift = startShift
+    while shift >= 0 && (varying >> UInt64(shift)) & 0xFF == 0 { shift -= 8 }
+    if shift < 0 {
+      // Equal keys: by value.
+      var run = UnsafeMutableBufferPointer(rebasing: v[low..<high])
+      run.sort { $0 & tieMask < $1 & tieMask }
+      return
+    }
+    let s = UInt64(shift)
+    guard let base = counters.baseAddress else { return }
+    let count = base + depth * 512
+    let next = count + 256
+    for d in 0..<256 { count[d] = 0 }
+    for i in low..<high { count[Int(truncatingIfNeeded: (k[i] >> s) & 0xFF)] += 1 }
+    var sum = low
+    for d in 0..<256 {
+      next[d] = sum
+      sum += count[d]
+    }
+    // `next[d]`: the first place in bucket d that does not hold a pair of d yet. Each pair
+    // taken from there moves to its own bucket, displacing the one it finds, until a pair of
+    // d comes back.
+    var start = low
+    for d in 0..<256 {
+      let end = start + count[d]
+      while next[d] < end {
+        var key = k[next[d]]
+        var value = v[next[d]]
+        var b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
+        while b != d {
+          let at = next[b]
+          next[b] = at + 1
+          swap(&key, &k[at])
+          swap(&value, &v[at])
+          b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
+        }
+        k[next[d]] = key
+        v[next[d]] = value
+        next[d] += 1
+      }
+      start = end
+    }
+    start = low
+    for d in 0..<256 {
+      let size = count[d]
+      if size > 1 {
+        sortRange(
+          k, v, start, start + size, shift: shift - 8, varying: varying, tieMask: tieMask,
+          counters: counters, depth: depth + 1)
+      }
+      start += size
+    }
+  }
+
+  /// Insertion sort of a short range by (key, value & tieMask).
+  private static func insertionSortInPlace(
+    _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
+    _ low: Int, _ high: Int, tieMask: UInt32
+  ) {
+    var i = low + 1
+    while i < high {
+      let key = k[i]
+      let value = v[i]
+      var j = i
+      while j > low && (k[j - 1] > key || (k[j - 1] == key && v[j - 1] & tieMask > value & tieMask))
+      {
+        k[j] = k[j - 1]
+        v[j] = v[j - 1]
+        j -= 1
+      }
+      k[j] = key
+      v[j] = value
+      i += 1
+    }
+  }
+
   /// Sorts `keys` in place, permuting `values` alongside, stably: equal keys keep their
   /// input order. Every caller hands equal keys with increasing values (slot or storage
   /// numbers), so each run of equal keys ends in increasing value order.
@@ -843,20 +988,29 @@ extension GridIndex {
   ///   scratch copy of both arrays (12 bytes a pair) and 16 KB of counters a digit.
   internal static func radixSort(keys: inout [UInt64], values: inout [UInt32]) {
     precondition(values.count == keys.count, "one value per key")
-    sortByKey(&keys, &values, hasValues: true)
+    var scratchKeys: [UInt64] = []
+    var scratchValues: [UInt32] = []
+    sortByKey(
+      &keys, &values, hasValues: true, scratchKeys: &scratchKeys, scratchValues: &scratchValues)
   }
 
   /// Sorts `keys` in place: ``radixSort(keys:values:)`` without values.
   internal static func radixSort(keys: inout [UInt64]) {
     var none: [UInt32] = []
-    sortByKey(&keys, &none, hasValues: false)
+    var scratchKeys: [UInt64] = []
+    var scratchValues: [UInt32] = []
+    sortByKey(
+      &keys, &none, hasValues: false, scratchKeys: &scratchKeys, scratchValues: &scratchValues)
   }
 
   /// Bits of a radix digit (2,048 buckets: 16 KB of counters, within the first-level cache).
   private static let radixDigitBits = 11
 
+  /// ``radixSort(keys:values:)``, its scratch copies in `scratchKeys` and `scratchValues`
+  /// (reused when their capacity suffices; each ends holding one of the two copies).
   private static func sortByKey(
-    _ keys: inout [UInt64], _ values: inout [UInt32], hasValues: Bool
+    _ keys: inout [UInt64], _ values: inout [UInt32], hasValues: Bool,
+    scratchKeys otherKeys: inout [UInt64], scratchValues otherValues: inout [UInt32]
   ) {
     let n = keys.count
     if n < 2 { return }
@@ -886,8 +1040,10 @@ extension GridIndex {
     // digits, and scatters them to places after those of the parts before it, bucket by
     // bucket, so that the order is the one a single pass gives.
     let parts = BuildThreads.parts(count: n)
-    var otherKeys = [UInt64](repeating: 0, count: n)
-    var otherValues = [UInt32](repeating: 0, count: hasValues ? n : 0)
+    otherKeys.removeAll(keepingCapacity: true)
+    otherKeys.append(contentsOf: repeatElement(0, count: n))
+    otherValues.removeAll(keepingCapacity: true)
+    if hasValues { otherValues.append(contentsOf: repeatElement(0, count: n)) }
     for shift in shifts {
       keys.withUnsafeBufferPointer { k in
         values.withUnsafeBufferPointer { v in
@@ -950,6 +1106,26 @@ extension GridIndex {
       if hasValues { v[j] = value }
       i += 1
     }
+  }
+}
+
+/// The arrays of one band of a build's step 2 (``GridIndex/assemble``): its (cell key,
+/// entry) pairs, the radix sort's scratch copies of them, and the boxes of a chunk of
+/// storage indices.
+internal struct BandBuffers {
+  var keys: [UInt64] = []
+  var entries: [UInt32] = []
+  var scratchKeys: [UInt64] = []
+  var scratchEntries: [UInt32] = []
+  var chunk = FilingBoxes()
+
+  /// Buffers with room for `capacity` pairs.
+  init(capacity: Int) {
+    keys.reserveCapacity(capacity)
+    entries.reserveCapacity(capacity)
+    scratchKeys.reserveCapacity(capacity)
+    scratchEntries.reserveCapacity(capacity)
+    chunk.reserveCapacity(FilingBoxes.gatherChunk)
   }
 }
 
