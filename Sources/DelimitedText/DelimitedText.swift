@@ -138,7 +138,7 @@ public enum DelimitedText {
 
   /// True when `bytes` are valid UTF-8 (RFC 3629), checked in place (the standard library's
   /// `UTF8Span` validation, the same rules as `String(validating:as:)`).
-  static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+  public static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
     (try? UTF8Span(validating: bytes.span)) != nil
   }
 

@@ -60,7 +60,7 @@ extension GeofenceFileReader.CSVRowReader {
     }
     accumulator.add(
       id: String(decoding: idCell, as: UTF8.self), probe: probe, circle: circle,
-      writtenDetails: details, at: line)
+      writtenDetails: details, at: .line(line))
     return true
   }
 

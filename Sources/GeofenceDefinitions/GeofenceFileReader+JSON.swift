@@ -1,3 +1,5 @@
+import GeofenceGeometry
+
 /// A definition that could not be decoded from JSON: its id when it could still be read, and
 /// why.
 public struct DefinitionFailure: Error, Hashable, Sendable {
@@ -76,26 +78,78 @@ extension RawGeofenceDefinition {
 
 extension GeofenceFileReader {
   /// Reads a JSON array of definition objects, each on its own (see
-  /// ``RawGeofenceDefinition/decode(_:in:)``; the common shapes directly, see
-  /// ``JSONDocument/directDefinition(_:)``).
+  /// ``RawGeofenceDefinition/decode(_:in:)``; the common shapes directly: a plain circle
+  /// without a `String` or ``JSONValue`` per member, see
+  /// ``JSONDocument/plainDefinition(_:in:)``, the others of
+  /// ``JSONDocument/directDefinition(_:)`` without a dictionary).
   /// `direct` false reads every element the general way (tests compare the two).
   static func readDefinitionList(
     _ elements: [JSONSpan], in document: JSONDocument,
     into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
   ) {
     accumulator.reserveCapacity(elements.count)
-    for (index, element) in elements.enumerated() {
-      if direct, let definition = document.directDefinition(element) {
-        accumulator.add(definition, at: .index(index), line: element.line)
-        continue
+    document.bytes.withUnsafeBufferPointer { bytes in
+      for (index, element) in elements.enumerated() {
+        if direct {
+          if let plain = document.plainDefinition(element, in: bytes),
+            addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
+          {
+            continue
+          }
+          if let definition = document.directDefinition(element) {
+            accumulator.add(definition, at: .index(index), line: element.line)
+            continue
+          }
+        }
+        readGeneralDefinition(element, index: index, in: document, into: &accumulator)
       }
-      switch RawGeofenceDefinition.decode(element, in: document) {
-      case .success(let definition):
-        accumulator.add(definition, at: .index(index), line: element.line)
-      case .failure(let failure):
-        accumulator.reject(
-          at: .index(index), line: element.line, id: failure.id, reason: failure.problem)
-      }
+    }
+  }
+
+  /// Records a circle read by ``JSONDocument/plainDefinition(_:in:)`` or
+  /// ``JSONDocument/plainFeature(_:in:)`` when it passes ``GeofenceValidator``'s checks (an
+  /// id that is not reserved, coordinates in range, a radius given or defaulted and in range):
+  /// the same row, or the same duplicate-id rejection, as the general reading records, the
+  /// name written straight into the columns' arena.
+  /// - Returns: false, having recorded nothing, when a check fails (the other readings then
+  ///   take the element and word its rejection).
+  /// - Complexity: O(n) in the id's and name's bytes; allocates only an id beyond 15 bytes.
+  static func addPlain(
+    _ plain: PlainCircleReading, bytes: UnsafeBufferPointer<UInt8>, index: Int, line: Int,
+    into accumulator: inout GeofenceLoadAccumulator
+  ) -> Bool {
+    let id = UnsafeBufferPointer(rebasing: bytes[plain.id])
+    // The id's bucket is read first, so that its likely cache miss overlaps the checks and
+    // the circle's trigonometry.
+    let probe = accumulator.idProbe(utf8: id)
+    guard !GeofenceValidator.isReserved(utf8: id),
+      let radius = plain.radius ?? accumulator.defaultRadiusMeters,
+      radius <= GeofenceValidator.maximumRadiusMeters,
+      let center = try? Coordinate(latitude: plain.latitude, longitude: plain.longitude),
+      let circle = try? PackedCircle(center: center, radiusMeters: radius)
+    else { return false }
+    let details = accumulator.writeDetails { text in
+      guard let name = plain.name else { return (-1, 0) }
+      text.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[name]))
+      return (name.count, 0)
+    }
+    accumulator.add(
+      id: String(decoding: id, as: UTF8.self), probe: probe, circle: circle,
+      writtenDetails: details, at: .index(index), line: line)
+    return true
+  }
+
+  /// Reads one definition element the general way (``RawGeofenceDefinition/decode(_:in:)``).
+  private static func readGeneralDefinition(
+    _ element: JSONSpan, index: Int, in document: JSONDocument,
+    into accumulator: inout GeofenceLoadAccumulator
+  ) {
+    switch RawGeofenceDefinition.decode(element, in: document) {
+    case .success(let definition):
+      accumulator.add(definition, at: .index(index), line: element.line)
+    case .failure(let failure):
+      accumulator.reject(
+        at: .index(index), line: element.line, id: failure.id, reason: failure.problem)
     }
   }
 
@@ -156,7 +210,8 @@ extension GeofenceFileReader {
   }
 
   /// Reads GeoJSON features, each on its own (see ``readFeatureCollection(_:in:file:into:)``;
-  /// `Point` features of the common shape directly, see ``JSONDocument/directFeature(_:)``;
+  /// `Point` features of the common shapes directly, see ``JSONDocument/plainFeature(_:in:)``
+  /// and ``JSONDocument/directFeature(_:)``;
   /// `direct` false reads every feature the general way, as tests compare).
   static func readFeatures(
     _ features: [JSONSpan], in document: JSONDocument,
@@ -164,9 +219,17 @@ extension GeofenceFileReader {
   ) {
     accumulator.reserveCapacity(features.count)
     for (index, element) in features.enumerated() {
-      if direct, let definition = document.directFeature(element) {
-        accumulator.add(definition, at: .index(index), line: element.line)
-        continue
+      if direct {
+        let plain = document.bytes.withUnsafeBufferPointer { bytes in
+          document.plainFeature(element, in: bytes).map {
+            addPlain($0, bytes: bytes, index: index, line: element.line, into: &accumulator)
+          } ?? false
+        }
+        if plain { continue }
+        if let definition = document.directFeature(element) {
+          accumulator.add(definition, at: .index(index), line: element.line)
+          continue
+        }
       }
       let decoded: Result<RawGeofenceDefinition, DefinitionFailure>
       do {

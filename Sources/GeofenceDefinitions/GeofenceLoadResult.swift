@@ -77,18 +77,20 @@ public struct GeofenceLoadResult: Equatable, Sendable {
     return nil
   }
 
-  /// Appends a circle row read from a CSV line, its name and metadata already written at the
-  /// end of the columns' ``GeofenceColumns/detailText`` (`details`); as
+  /// Appends a circle row read from its bytes (a CSV line, a JSON element), its name and
+  /// metadata already written at the end of the columns' ``GeofenceColumns/detailText``
+  /// (`details`); as
   /// ``append(id:circle:polygon:name:metadataJSON:position:line:checkingDuplicates:)``
   /// otherwise, duplicates always checked.
   mutating func append(
     id: String, probe: IDLookup.Probe?, circle: PackedCircle,
-    writtenDetails details: GeofenceColumns.DetailSpan?, line: Int
+    writtenDetails details: GeofenceColumns.DetailSpan?,
+    position: DefinitionLocation.Position, line: Int?
   ) -> Int32? {
     if let first = columns.append(id: id, probe: probe, circle: circle, writtenDetails: details) {
       return first
     }
-    recordPosition(.line(line), line: nil)
+    recordPosition(position, line: line)
     return nil
   }
 
@@ -236,7 +238,7 @@ struct GeofenceLoadAccumulator {
   }
 
   /// The ``IDLookup/Probe`` of an id given as bytes (nil when not ASCII), for
-  /// ``add(id:probe:circle:writtenDetails:at:)`` of the same row: taken early, it starts the
+  /// ``add(id:probe:circle:writtenDetails:at:line:)`` of the same row: taken early, it starts the
   /// load of the id's bucket while the rest of the row is read.
   func idProbe(utf8 bytes: UnsafeBufferPointer<UInt8>) -> IDLookup.Probe? {
     result.columns.lookup.probe(asciiUTF8: bytes)
@@ -245,7 +247,7 @@ struct GeofenceLoadAccumulator {
   /// Runs `write` on the end of the columns' name and metadata bytes
   /// (``GeofenceColumns/detailText``), where it appends a row's name, then its metadata text,
   /// and returns how many bytes each took (−1 or 0 for none; see
-  /// ``add(id:circle:writtenDetails:at:)``, which must follow).
+  /// ``add(id:probe:circle:writtenDetails:at:line:)``, which must follow).
   /// - Returns: where they are, or nil (nothing written) when the row has neither.
   mutating func writeDetails(_ write: (inout [UInt8]) -> (name: Int, metadata: Int))
     -> GeofenceColumns.DetailSpan?
@@ -257,19 +259,22 @@ struct GeofenceLoadAccumulator {
       start: start, nameCount: Int32(name), metadataCount: metadata > 0 ? Int32(metadata) : -1)
   }
 
-  /// Records a valid circle row of a CSV file read from its bytes, whose name and metadata
+  /// Records a valid circle read from its bytes (a CSV line at `position` `.line`, or a JSON
+  /// element at `.index` starting on line `line`), whose name and metadata
   /// ``writeDetails(_:)`` has just written: a row, or a duplicate-id rejection (its bytes
   /// taken back) naming the row that holds the id. `probe`: the id's
   /// ``IDLookup/probe(asciiUTF8:)`` taken from ``idProbe(utf8:)`` for this row, or nil.
   mutating func add(
     id: String, probe: IDLookup.Probe?, circle: PackedCircle,
-    writtenDetails details: GeofenceColumns.DetailSpan?, at line: Int
+    writtenDetails details: GeofenceColumns.DetailSpan?,
+    at position: DefinitionLocation.Position, line: Int? = nil
   ) {
     if let first = result.append(
-      id: id, probe: probe, circle: circle, writtenDetails: details, line: line)
+      id: id, probe: probe, circle: circle, writtenDetails: details, position: position,
+      line: line)
     {
       reject(
-        at: .line(line), id: id,
+        at: position, line: line, id: id,
         reason: .duplicateID(firstDefinedAt: result.location(at: Int(first))))
     }
   }

@@ -1,3 +1,4 @@
+import DelimitedText
 import NumberText
 
 /// A direct reading of the common definition shapes, without a ``JSONValue`` object (and its
@@ -150,6 +151,141 @@ extension JSONDocument {
   }
 }
 
+/// A circle read from a definition object or a GeoJSON `Point` feature of plain members
+/// only (``JSONDocument/plainDefinition(_:in:)``, ``JSONDocument/plainFeature(_:in:)``):
+/// ranges of the document's bytes and numbers, with no `String` and no ``JSONValue``.
+struct PlainCircleReading {
+  /// The id's bytes: a string's (printable ASCII, no escape, not starting or ending with a
+  /// space, so that trimming leaves it as it is), or an integer's digits (1 to 15, no leading
+  /// zero), which are the id's decimal text as ``GeofenceValidator`` writes it.
+  var id: Range<Int>
+  /// Degrees, as written; not yet range-checked.
+  var latitude: Double
+  /// Degrees, as written; not yet range-checked.
+  var longitude: Double
+  /// Metres as written, or nil when the member is absent (the default radius applies).
+  var radius: Double?
+  /// The name's bytes (valid UTF-8, first byte printable ASCII), or nil when absent or
+  /// made of spaces only (no name, as ``GeofenceValidator`` has it).
+  var name: Range<Int>?
+}
+
+extension JSONDocument {
+  /// The definition object at `span` when its members are among `id`, `latitude`,
+  /// `longitude`, `radius` and `name`, each once, with an id and coordinates (see
+  /// ``PlainCircleReading``) and numbers for the coordinates and radius; nil for any other
+  /// text, which ``directDefinition(_:)`` or the general reading then takes. Every value it
+  /// gives is what the general reading gives for the same text; the ranges are not checked.
+  /// - Parameter bytes: the document's ``bytes``.
+  /// - Complexity: O(n) in the span's length; no allocation.
+  func plainDefinition(_ span: JSONSpan, in bytes: UnsafeBufferPointer<UInt8>)
+    -> PlainCircleReading?
+  {
+    var scan = DirectScan(bytes: bytes, at: span.start)
+    var members = DirectScan.Members()
+    var id: Range<Int>?
+    var latitude: Double?
+    var longitude: Double?
+    var radius: Double?
+    var name: Range<Int>?
+    while true {
+      switch scan.next(&members) {
+      case .fail: return nil
+      case .end:
+        guard scan.i == span.end, let id, let latitude, let longitude else { return nil }
+        return PlainCircleReading(
+          id: id, latitude: latitude, longitude: longitude, radius: radius, name: name)
+      case .key(let key):
+        guard let field = DirectScan.plainKey(key), members.first(field) else { return nil }
+        switch field {
+        case 0:
+          guard let value = scan.plainID() else { return nil }
+          id = value
+        case 1:
+          guard let value = scan.plainNumber() else { return nil }
+          latitude = value
+        case 2:
+          guard let value = scan.plainNumber() else { return nil }
+          longitude = value
+        case 3:
+          guard let value = scan.plainNumber() else { return nil }
+          radius = value
+        default:
+          guard let value = scan.plainName() else { return nil }
+          name = value.isEmpty ? nil : value
+        }
+      }
+    }
+  }
+
+  /// The GeoJSON feature at `span` when it is a `Point` feature of members `type`, `id`,
+  /// `geometry` (`type` and `coordinates` of two or three numbers) and `properties` (absent,
+  /// or an object of `id`, `radius` and `name` only), each once, read as
+  /// ``plainDefinition(_:in:)`` reads a definition: the id is the feature's, or the
+  /// property's when the feature has none. Nil for any other text, which
+  /// ``directFeature(_:)`` or the general reading then takes.
+  /// - Complexity: O(n) in the span's length; no allocation.
+  func plainFeature(_ span: JSONSpan, in bytes: UnsafeBufferPointer<UInt8>)
+    -> PlainCircleReading?
+  {
+    var scan = DirectScan(bytes: bytes, at: span.start)
+    var members = DirectScan.Members()
+    var isFeature = false
+    var id: Range<Int>?
+    var propertyID: Range<Int>?
+    var coordinates: (longitude: Double, latitude: Double)?
+    var radius: Double?
+    var name: Range<Int>?
+    while true {
+      switch scan.next(&members) {
+      case .fail: return nil
+      case .end:
+        guard scan.i == span.end, isFeature, let coordinates, let id = id ?? propertyID else {
+          return nil
+        }
+        return PlainCircleReading(
+          id: id, latitude: coordinates.latitude, longitude: coordinates.longitude,
+          radius: radius, name: name)
+      case .key(let key):
+        guard
+          let field = DirectScan.featureKeys.firstIndex(where: { DirectScan.key(key, is: $0) }),
+          members.first(field)
+        else { return nil }
+        switch field {
+        case 0:
+          guard scan.plainLiteral("Feature") else { return nil }
+          isFeature = true
+        case 1:
+          guard let value = scan.plainID() else { return nil }
+          id = value
+        case 2:
+          guard let value = scan.plainPoint() else { return nil }
+          coordinates = value
+        default:
+          var properties = DirectScan.Members()
+          while true {
+            let step = scan.next(&properties)
+            if case .end = step { break }
+            guard case .key(let key) = step else { return nil }
+            if DirectScan.key(key, is: "id") {
+              guard properties.first(0), let value = scan.plainID() else { return nil }
+              propertyID = value
+            } else if DirectScan.key(key, is: "radius") {
+              guard properties.first(1), let value = scan.plainNumber() else { return nil }
+              radius = value
+            } else if DirectScan.key(key, is: "name") {
+              guard properties.first(2), let value = scan.plainName() else { return nil }
+              name = value.isEmpty ? nil : value
+            } else {
+              return nil
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 /// The scanner of ``JSONDocument/directDefinition(_:)`` and
 /// ``JSONDocument/directFeature(_:)``: a position in the bytes, and readers that give up
 /// (nil or false) on anything outside the direct shapes.
@@ -291,6 +427,139 @@ private struct DirectScan {
       guard take(UInt8(ascii: ",")) else { return nil }
     }
     return flatValue()
+  }
+
+  /// The number of a key of ``PlainCircleReading``'s definition object: `id`, `latitude`,
+  /// `longitude`, `radius`, `name` are 0 to 4; nil for any other key.
+  static func plainKey(_ key: UnsafeBufferPointer<UInt8>) -> Int? {
+    switch key.count {
+    case 2: return DirectScan.key(key, is: "id") ? 0 : nil
+    case 4: return DirectScan.key(key, is: "name") ? 4 : nil
+    case 6: return DirectScan.key(key, is: "radius") ? 3 : nil
+    case 8: return DirectScan.key(key, is: "latitude") ? 1 : nil
+    case 9: return DirectScan.key(key, is: "longitude") ? 2 : nil
+    default: return nil
+    }
+  }
+
+  /// A string without escapes whose bytes are all printable ASCII or spaces: the range of its
+  /// bytes (quotes excluded); nil for anything else.
+  mutating func plainASCIIString() -> Range<Int>? {
+    skipSpace()
+    guard take(UInt8(ascii: "\"")) else { return nil }
+    let start = i
+    while i < bytes.count {
+      let b = bytes[i]
+      if b == UInt8(ascii: "\"") {
+        i += 1
+        return start..<(i - 1)
+      }
+      guard b &- 0x20 < 0x5F, b != UInt8(ascii: "\\") else { return nil }
+      i += 1
+    }
+    return nil
+  }
+
+  /// An id as ``PlainCircleReading/id`` describes it; nil for anything else.
+  mutating func plainID() -> Range<Int>? {
+    skipSpace()
+    guard i < bytes.count else { return nil }
+    if bytes[i] == UInt8(ascii: "\"") {
+      guard let id = plainASCIIString(), !id.isEmpty, isPrintableASCII(bytes[id.lowerBound]),
+        isPrintableASCII(bytes[id.upperBound - 1])
+      else { return nil }
+      return id
+    }
+    let start = i
+    while i < bytes.count, bytes[i] &- UInt8(ascii: "0") < 10 { i += 1 }
+    let digits = i - start
+    guard digits >= 1, digits <= 15, digits == 1 || bytes[start] != UInt8(ascii: "0"),
+      i == bytes.count || DirectScan.isDelimiter(bytes[i])
+    else { return nil }
+    return start..<i
+  }
+
+  /// A name as ``PlainCircleReading/name`` describes it, an empty range for a name of spaces
+  /// only; nil for anything else (a name starting with another byte, an escape).
+  mutating func plainName() -> Range<Int>? {
+    skipSpace()
+    guard take(UInt8(ascii: "\"")) else { return nil }
+    let start = i
+    var high: UInt8 = 0
+    var spaces = true
+    while i < bytes.count {
+      let b = bytes[i]
+      if b == UInt8(ascii: "\"") { break }
+      guard b >= 0x20, b != UInt8(ascii: "\\") else { return nil }
+      high |= b
+      spaces = spaces && b == 0x20
+      i += 1
+    }
+    guard i < bytes.count else { return nil }
+    let name = start..<i
+    i += 1
+    if spaces { return start..<start }
+    guard isPrintableASCII(bytes[start]) else { return nil }
+    if high >= 0x80 {
+      guard DelimitedText.isValidUTF8(UnsafeBufferPointer(rebasing: bytes[name])) else {
+        return nil
+      }
+    }
+    return name
+  }
+
+  /// A number as the general reading reads it; nil for anything else (`null` among them).
+  mutating func plainNumber() -> Double? {
+    skipSpace()
+    let start = i
+    while i < bytes.count, !DirectScan.isDelimiter(bytes[i]) { i += 1 }
+    guard i > start,
+      case .success(let v) = NumberText.parse(
+        UnsafeBufferPointer(rebasing: bytes[start..<i]))
+    else { return nil }
+    return v
+  }
+
+  /// The string `literal` (no escape); false for anything else.
+  mutating func plainLiteral(_ literal: StaticString) -> Bool {
+    guard let range = plainASCIIString() else { return false }
+    return DirectScan.key(UnsafeBufferPointer(rebasing: bytes[range]), is: literal)
+  }
+
+  /// A GeoJSON `Point` geometry object of `type` and `coordinates`, each once, the
+  /// coordinates two or three numbers: the first two; nil for anything else.
+  mutating func plainPoint() -> (longitude: Double, latitude: Double)? {
+    var geometry = DirectScan.Members()
+    var isPoint = false
+    var point: (longitude: Double, latitude: Double)?
+    while true {
+      switch next(&geometry) {
+      case .fail: return nil
+      case .end:
+        guard isPoint else { return nil }
+        return point
+      case .key(let key):
+        if DirectScan.key(key, is: "type") {
+          guard geometry.first(0), plainLiteral("Point") else { return nil }
+          isPoint = true
+        } else if DirectScan.key(key, is: "coordinates") {
+          guard geometry.first(1), openArray(), let longitude = plainNumber() else {
+            return nil
+          }
+          skipSpace()
+          guard take(UInt8(ascii: ",")), let latitude = plainNumber() else { return nil }
+          skipSpace()
+          if take(UInt8(ascii: ",")) {
+            guard plainNumber() != nil else { return nil }
+            skipSpace()
+          }
+          guard take(UInt8(ascii: "]")) else { return nil }
+          point = (longitude, latitude)
+        } else {
+          return nil
+        }
+      }
+    }
   }
 
   /// A string without escapes, or `true`, `false`, `null` or a number, read as the general

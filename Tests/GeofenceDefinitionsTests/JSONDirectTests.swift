@@ -42,6 +42,7 @@ private struct TextMaker {
     if !hostile {
       return pick([
         "\"a\"", "\"caf\u{E9}\"", "\"  padded  \"", "\"id-\(Int.random(in: 0..<40, using: &rng))\"",
+        "\"   \"", "\"x \"", "\"\u{A0}\"", "\"a\u{A0}\"", "\"geofence.refresh\"",
       ])
     }
     return pick([
@@ -77,11 +78,21 @@ private struct TextMaker {
     return text
   }
 
+  /// An id: a string, or (one time in four) an integer as the plain readings take it or
+  /// just outside what they take (leading zero, 16 digits, sign, fraction, exponent).
+  mutating func id() -> String {
+    guard chance(0.25) else { return string() }
+    return pick([
+      "\(Int.random(in: 0..<40, using: &rng))", "0", "007", "-5", "4.0", "4e1",
+      "123456789012345", "1234567890123456", "9007199254740993",
+    ])
+  }
+
   mutating func definition() -> String {
     hostile = chance(0.5)
     let keys = ["id", "latitude", "longitude", "radius", "name", "metadata", "geometry", "note"]
     var members: [(String, String)] = []
-    if chance(0.9) { members.append(("\"id\"", chance(0.8) ? string() : value())) }
+    if chance(0.9) { members.append(("\"id\"", chance(0.8) ? id() : value())) }
     if chance(0.9) { members.append(("\"latitude\"", chance(0.8) ? number() : value())) }
     if chance(0.9) { members.append(("\"longitude\"", chance(0.8) ? number() : value())) }
     if chance(0.7) { members.append(("\"radius\"", chance(0.8) ? number() : value())) }
@@ -100,7 +111,7 @@ private struct TextMaker {
         ("\"type\"", chance(0.9) ? "\"Point\"" : pick(["\"Polygon\"", "\"Line\"", "3"])))
     }
     if chance(0.95) {
-      let count = pick([2, 2, 2, 3, 1, 0])
+      let count = pick([2, 2, 2, 3, 3, 4, 1, 0])
       let coordinates = (0..<count).map { _ in chance(0.9) ? number() : value(depth: 2) }
       geometry.append(
         ("\"coordinates\"", chance(0.95) ? "[\(coordinates.joined(separator: ","))]" : value()))
@@ -109,13 +120,13 @@ private struct TextMaker {
     var properties: [(String, String)] = []
     if chance(0.7) { properties.append(("\"radius\"", chance(0.8) ? number() : value())) }
     if chance(0.4) { properties.append(("\"name\"", string())) }
-    if chance(0.2) { properties.append(("\"id\"", string())) }
+    if chance(0.2) { properties.append(("\"id\"", id())) }
     for _ in 0..<Int.random(in: 0..<3, using: &rng) {
       properties.append((key(["color", "metadata", "kind", "radius"]), value()))
     }
     var members: [(String, String)] = []
     if chance(0.97) { members.append(("\"type\"", chance(0.95) ? "\"Feature\"" : "\"Other\"")) }
-    if chance(0.8) { members.append(("\"id\"", chance(0.8) ? string() : value())) }
+    if chance(0.8) { members.append(("\"id\"", chance(0.8) ? id() : value())) }
     if chance(0.97) { members.append(("\"geometry\"", chance(0.95) ? object(geometry) : value())) }
     if chance(0.9) {
       members.append(
@@ -156,7 +167,7 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
   @Test(arguments: 0..<12)
   func directEqualsGeneral(seed: Int) {
     var maker = TextMaker(rng: SeededGenerator(seed: UInt64(seed) &+ 500))
-    var (elementCount, directCount) = (0, 0)
+    var (elementCount, directCount, plainCount) = (0, 0, 0)
     for round in 0..<40 {
       let features = round % 2 == 1
       let elements = (0..<Int.random(in: 1..<30, using: &maker.rng)).map { _ in
@@ -175,6 +186,13 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
           spans.filter {
             (features ? document.directFeature($0) : document.directDefinition($0)) != nil
           }.count
+        plainCount += document.bytes.withUnsafeBufferPointer { bytes in
+          spans.filter {
+            (features
+              ? document.plainFeature($0, in: bytes) : document.plainDefinition($0, in: bytes))
+              != nil
+          }.count
+        }
       }
       let direct = load(data, direct: true)
       let general = load(data, direct: false)
@@ -190,6 +208,7 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     // The direct readings take a good share of the elements, so that they are what is
     // compared, not only their fallbacks.
     #expect(directCount * 5 > elementCount, "seed \(seed): \(directCount) of \(elementCount)")
+    #expect(plainCount * 30 > elementCount, "seed \(seed): \(plainCount) of \(elementCount)")
   }
 
   /// Elements of the common shapes are taken directly (so the comparison above covers the
@@ -213,6 +232,76 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     #expect(feature.longitude == .number(2.35))
     #expect(feature.latitude == .number(48.85))
     #expect(feature.metadata == .object(["color": .string("red")]))
+  }
+
+  /// The plain readings give byte ranges and numbers for the commonest shapes, and the load
+  /// records them as the general reading would: an integer id as its digits, a name of
+  /// spaces as none, a duplicate id rejected at its element naming the first.
+  @Test func plainReadingsOfCommonShapes() throws {
+    let text =
+      "[\n" + #"{"id":"a","latitude":48.85,"longitude":2.35,"radius":200,"name":"Gare A"},"#
+      + "\n" + #"{"longitude":-1.5,"id":42,"latitude":-3.25,"name":"   "},"# + "\n"
+      + #"{"id":"a","latitude":1,"longitude":2}"# + "\n]"
+    let document = try JSONDocument(bytes: Data(text.utf8))
+    let spans = try document.elements(of: document.root)
+    let (first, second) = try document.bytes.withUnsafeBufferPointer { bytes in
+      (
+        try #require(document.plainDefinition(spans[0], in: bytes)),
+        try #require(document.plainDefinition(spans[1], in: bytes))
+      )
+    }
+    #expect(String(decoding: document.bytes[first.id], as: UTF8.self) == "a")
+    #expect(first.latitude == 48.85 && first.longitude == 2.35 && first.radius == 200)
+    #expect(first.name.map { String(decoding: document.bytes[$0], as: UTF8.self) } == "Gare A")
+    #expect(String(decoding: document.bytes[second.id], as: UTF8.self) == "42")
+    #expect(second.latitude == -3.25 && second.longitude == -1.5)
+    #expect(second.radius == nil && second.name == nil)
+
+    let loaded = try load(Data(text.utf8), direct: true).get()
+    #expect(loaded.geofences.map(\.id) == ["a", "42"])
+    #expect(loaded.geofences.map(\.name) == ["Gare A", nil])
+    #expect(loaded.geofences[1].region.radiusMeters == 250)  // the default radius
+    #expect(
+      loaded.rejected
+        == [
+          GeofenceRejection(
+            location: DefinitionLocation(file: "fuzz.json", position: .index(2), line: 4),
+            id: "a",
+            reason: .duplicateID(
+              firstDefinedAt: DefinitionLocation(
+                file: "fuzz.json", position: .index(0), line: 2)))
+        ])
+    #expect(loaded == (try load(Data(text.utf8), direct: false).get()))
+
+    // Shapes left to the other readings: a padded id, an id with a leading zero or 16
+    // digits, a name starting with a space, a null radius, an unknown member.
+    for other in [
+      #"{"id":" a","latitude":1,"longitude":2}"#, #"{"id":"a ","latitude":1,"longitude":2}"#,
+      #"{"id":007,"latitude":1,"longitude":2}"#,
+      #"{"id":1234567890123456,"latitude":1,"longitude":2}"#,
+      #"{"id":"a","latitude":1,"longitude":2,"name":" b"}"#,
+      #"{"id":"a","latitude":1,"longitude":2,"radius":null}"#,
+      #"{"id":"a","latitude":1,"longitude":2,"note":1}"#,
+    ] {
+      let one = try JSONDocument(bytes: Data("[\(other)]".utf8))
+      let span = try one.elements(of: one.root)[0]
+      #expect(one.bytes.withUnsafeBufferPointer { one.plainDefinition(span, in: $0) } == nil)
+    }
+
+    let collection = try JSONDocument(
+      bytes: Data(
+        (#"{"type":"FeatureCollection","features":[{"type":"Feature","#
+          + #""geometry":{"type":"Point","coordinates":[2.35,48.85,35]},"#
+          + #""properties":{"radius":150,"id":"b","name":"Caf\#u{E9}"}}]}"#).utf8))
+    let features = try collection.elements(
+      of: try #require(collection.members(of: collection.root).last?.value))
+    let feature = try collection.bytes.withUnsafeBufferPointer {
+      try #require(collection.plainFeature(features[0], in: $0))
+    }
+    #expect(String(decoding: collection.bytes[feature.id], as: UTF8.self) == "b")
+    #expect(feature.longitude == 2.35 && feature.latitude == 48.85 && feature.radius == 150)
+    #expect(
+      feature.name.map { String(decoding: collection.bytes[$0], as: UTF8.self) } == "Caf\u{E9}")
   }
 
   /// Opening a document takes the root's elements or members, and the `features` elements,
