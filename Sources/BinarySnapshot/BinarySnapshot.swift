@@ -299,8 +299,9 @@ public struct SnapshotReader {
   /// Asks the kernel to back the 2 MiB-aligned interior of a large fresh buffer with huge pages
   /// before it is written (`madvise(MADV_HUGEPAGE)`, Linux; where transparent huge pages are
   /// enabled for `madvise`): one page fault per 2 MiB instead of one per 4 KiB, most of the
-  /// cost of copying a large snapshot into new arrays. No effect elsewhere or when refused.
-  static func preferHugePages(_ start: UnsafeMutableRawPointer, byteCount: Int) {
+  /// cost of copying a large snapshot into new arrays, and one TLB entry per 2 MiB for a
+  /// table read at random. No effect elsewhere or when refused.
+  public static func preferHugePages(_ start: UnsafeMutableRawPointer, byteCount: Int) {
     #if os(Linux)
       let huge = 2 << 20
       guard byteCount >= 2 * huge else { return }

@@ -19,7 +19,7 @@ public struct IDLookup: Sendable {
 
   /// An empty table with room for `expectedCount` rows before it grows.
   public init(expectedCount: Int = 0) {
-    buckets = [Int32](repeating: -1, count: Self.capacity(for: expectedCount))
+    buckets = Self.emptyBuckets(Self.capacity(for: expectedCount))
     var random = SystemRandomNumberGenerator()
     seed = random.next()
   }
@@ -46,6 +46,19 @@ public struct IDLookup: Sendable {
     guard buckets.count >= 16, buckets.count & (buckets.count - 1) == 0,
       used >= 0, used <= buckets.count / 2, buckets.allSatisfy({ $0 < Int32(rowCount) })
     else { throw .layout("id lookup") }
+  }
+
+  /// `n` empty buckets, a large table backed by huge pages where the system allows it
+  /// (``BinarySnapshot/SnapshotReader/preferHugePages(_:byteCount:)``): its buckets are read
+  /// at random, one TLB miss each with 4 KiB pages once the table outgrows the TLB's reach.
+  private static func emptyBuckets(_ n: Int) -> [Int32] {
+    [Int32](unsafeUninitializedCapacity: n) { buffer, initialized in
+      if let base = buffer.baseAddress {
+        SnapshotReader.preferHugePages(UnsafeMutableRawPointer(base), byteCount: n * 4)
+      }
+      buffer.initialize(repeating: -1)
+      initialized = n
+    }
   }
 
   private static func capacity(for n: Int) -> Int {
@@ -170,7 +183,7 @@ public struct IDLookup: Sendable {
   /// caller skips them, and the table does not know which they are).
   private mutating func rebuild(adding n: Int, ids: [String]) {
     let old = buckets
-    buckets = [Int32](repeating: -1, count: Self.capacity(for: 2 * n))
+    buckets = Self.emptyBuckets(Self.capacity(for: 2 * n))
     for row in old where row >= 0 { place(row, hash: hash(ids[Int(row)])) }
   }
 
