@@ -20,7 +20,11 @@ let package = Package(
 
     // Pure, value-typed core.
     .target(name: "GeofenceGeometry"),
-    .target(name: "GeofenceIndex", dependencies: ["GeofenceGeometry", "BinarySnapshot"]),
+    .target(name: "ConcurrentParts"),
+    .target(
+      name: "GeofenceIndex",
+      dependencies: ["GeofenceGeometry", "BinarySnapshot", "ConcurrentParts"]
+    ),
     .target(
       name: "GeofenceTransitions",
       dependencies: ["GeofenceGeometry", "GeofenceIndex", "BinarySnapshot"]),
@@ -41,7 +45,7 @@ let package = Package(
       name: "GeofenceDefinitions",
       dependencies: [
         "GeofenceGeometry", "GEOSBridge", "DelimitedText", "JSONText", "NumberText",
-        "BinarySnapshot",
+        "BinarySnapshot", "ConcurrentParts",
       ]),
     .target(
       name: "TrackFormats",

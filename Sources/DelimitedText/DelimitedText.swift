@@ -231,15 +231,18 @@ public enum DelimitedText {
   /// `"`, the text after the closing quote kept) into a scratch buffer reused for every
   /// record. The spans are valid only during the call of `body`.
   /// - Parameters:
-  ///   - utf8: the whole file (line 1 is its first line).
+  ///   - utf8: the whole file, or a part of it that starts at the start of a line outside any
+  ///     quoted field.
   ///   - delimiter: an ASCII delimiter byte (not `"`, CR or LF).
+  ///   - firstLine: the number of the line `utf8` starts on: 1 (the default) for a whole
+  ///     file; for a part, 1 plus the line ends before it (each LF, CR LF or lone CR).
   /// - Returns: the issues found (each quoted field never closed; its record is not
   ///   handed to `body`).
   /// - Complexity: O(n) in the text's length; allocates only to grow the reused span and
   ///   scratch buffers (to the size of the longest record).
   @discardableResult
   public static func forEachRecord(
-    utf8: UnsafeBufferPointer<UInt8>, delimiter: UInt8,
+    utf8: UnsafeBufferPointer<UInt8>, delimiter: UInt8, firstLine: Int = 1,
     _ body: (_ fields: DelimitedFields, _ line: Int) -> Void
   ) -> [DelimitedTextIssue] {
     let quote = UInt8(ascii: "\"")
@@ -252,7 +255,7 @@ public enum DelimitedText {
     var spanCount = 0
     var scratch: [UInt8] = []
     var issues: [DelimitedTextIssue] = []
-    var line = 1
+    var line = firstLine
     var i = 0
     let n = utf8.count
     records: while i < n {

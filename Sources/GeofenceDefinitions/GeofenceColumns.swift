@@ -42,7 +42,7 @@ public struct GeofenceColumns: Sendable {
     for g in geofences {
       _ = append(
         id: g.id, circle: PackedCircle(g.region), polygon: g.polygon, name: g.name,
-        metadataJSON: g.metadataJSON, checkingDuplicates: false)
+        metadataJSON: g.metadataJSON, ids: .trusted)
     }
   }
 
@@ -109,24 +109,41 @@ public struct GeofenceColumns: Sendable {
     return (n + 1 + 32 + 15) / 16 * 16
   }
 
-  mutating func reserveCapacity(_ n: Int) {
+  /// Reserves room for `n` rows; `lookup` sized for `n` rows too, unless `ids` is
+  /// ``IDCheck/deferred`` (then the table is left as it is).
+  mutating func reserveCapacity(_ n: Int, ids check: IDCheck = .rejectingDuplicates) {
     ids.reserveCapacity(n)
     circles.reserveCapacity(n)
-    lookup = IDLookup(expectedCount: n)
+    if check != .deferred { lookup = IDLookup(expectedCount: n) }
   }
 
-  /// Appends a row; `checkingDuplicates` first looks `id` up and, when a row holds it,
-  /// returns that row and appends nothing.
+  /// What an append does with a row's id and ``lookup``.
+  enum IDCheck {
+    /// Looks the id up first: when a row holds it, that row is returned and nothing appended.
+    case rejectingDuplicates
+    /// Adds the row to ``lookup`` without looking (the caller's ids are unique).
+    case trusted
+    /// Leaves ``lookup`` alone: the rows of the later part of a file read on two threads,
+    /// whose ids are looked up when they join the earlier part's rows
+    /// (``append(deferredPart:)``).
+    case deferred
+  }
+
+  /// Appends a row, its id checked as `check` says: with ``IDCheck/rejectingDuplicates``,
+  /// when a row holds `id`, returns that row and appends nothing.
   mutating func append(
     id: String, circle: PackedCircle, polygon: PolygonRegion?, name: String?,
-    metadataJSON: String?, checkingDuplicates: Bool = true
+    metadataJSON: String?, ids check: IDCheck = .rejectingDuplicates
   ) -> Int32? {
     let row = Int32(ids.count)
-    if checkingDuplicates {
+    switch check {
+    case .rejectingDuplicates:
       if let first = lookup.findOrAppend(id, to: &ids) { return first }
-    } else {
+    case .trusted:
       ids.append(id)
       lookup.insert(row, ids: ids)
+    case .deferred:
+      ids.append(id)
     }
     circles.append(circle)
     if let polygon {
@@ -146,22 +163,26 @@ public struct GeofenceColumns: Sendable {
   }
 
   /// Appends a circle row whose name and metadata a reader has just written at the end of
-  /// ``detailText`` (`details`, nil when it has neither), checking duplicates as
-  /// ``append(id:circle:polygon:name:metadataJSON:checkingDuplicates:)`` does, a duplicate's
-  /// bytes taken off ``detailText`` again; `probe` is `id`'s ``IDLookup/Probe`` when the reader
-  /// took one (nil: `id` is hashed here).
+  /// ``detailText`` (`details`, nil when it has neither), its id checked as
+  /// ``append(id:circle:polygon:name:metadataJSON:ids:)`` does (``IDCheck/trusted`` is taken
+  /// as ``IDCheck/rejectingDuplicates``), a duplicate's bytes taken off ``detailText`` again;
+  /// `probe` is `id`'s ``IDLookup/Probe`` when the reader took one (nil: `id` is hashed here).
   /// - Returns: the row that already holds `id` (nothing appended), or nil.
   /// - Complexity: O(1) expected, amortised; no allocation but the arrays' growth.
   mutating func append(
-    id: String, probe: IDLookup.Probe?, circle: PackedCircle, writtenDetails details: DetailSpan?
+    id: String, probe: IDLookup.Probe?, circle: PackedCircle, writtenDetails details: DetailSpan?,
+    ids check: IDCheck = .rejectingDuplicates
   ) -> Int32? {
     let row = Int32(ids.count)
-    let found =
-      if let probe {
+    let found: Int32? =
+      if check == .deferred {
+        nil
+      } else if let probe {
         lookup.findOrAppend(id, probe: probe, to: &ids)
       } else {
         lookup.findOrAppend(id, to: &ids)
       }
+    if check == .deferred { ids.append(id) }
     if let first = found {
       if let details { detailText.removeSubrange(details.start...) }
       return first
@@ -171,7 +192,7 @@ public struct GeofenceColumns: Sendable {
     return nil
   }
 
-  private mutating func addDetails(_ span: DetailSpan, row: Int32) {
+  mutating func addDetails(_ span: DetailSpan, row: Int32) {
     if detailOfRow.count < Int(row) {
       detailOfRow.append(contentsOf: repeatElement(-1, count: Int(row) - detailOfRow.count))
     }

@@ -33,6 +33,8 @@ extension GeofenceFileReader {
   ///   delimiter, a decimal comma (`46,5`) is accepted.
   /// - A row with more non-empty fields than the header is rejected; a shorter row has its
   ///   last cells absent.
+  /// - A large file whose data rows hold no `"` is read on two threads
+  ///   (``readCSVParts(_:_:reader:delimiter:into:)``), with the same result.
   /// - Parameter rows: how data rows are read: ``CSVRowPath/direct`` (the default) tries
   ///   each row from its bytes first; ``CSVRowPath/general`` takes every row through a
   ///   ``RawGeofenceDefinition`` (the tests' oracle for the direct path).
@@ -44,12 +46,27 @@ extension GeofenceFileReader {
     // for the cells that stay one (id, name, metadata values).
     var reader: CSVRowReader?
     var headerError: GeofenceFileError?
-    let issues = DelimitedText.withDecodedUTF8(data) { bytes in
+    let issues = DelimitedText.withDecodedUTF8(data) { bytes -> [DelimitedTextIssue] in
       let firstLineEnd = bytes.firstIndex { $0 == 0x0A || $0 == 0x0D } ?? bytes.count
       let firstLine = String(
         decoding: UnsafeBufferPointer(rebasing: bytes[..<firstLineEnd]), as: UTF8.self)
       let delimiter = DelimitedText.detectDelimiter(in: firstLine[...])
       let decimalComma = delimiter != UInt8(ascii: ",")
+      if let parts = CSVParts(bytes, headerEnd: firstLineEnd) {
+        // The header is the first line (it holds no quote), its record read alone.
+        DelimitedText.forEachRecord(
+          utf8: UnsafeBufferPointer(rebasing: bytes[..<firstLineEnd]), delimiter: delimiter
+        ) { fields, _ in
+          do throws(GeofenceFileError) {
+            reader = try CSVRowReader(
+              header: fields, file: file, decimalComma: decimalComma, path: rows)
+          } catch {
+            headerError = error
+          }
+        }
+        guard let reader else { return [] }
+        return readCSVParts(bytes, parts, reader: reader, delimiter: delimiter, into: &accumulator)
+      }
       var haveHeader = false
       return DelimitedText.forEachRecord(utf8: bytes, delimiter: delimiter) { fields, line in
         if haveHeader {
@@ -59,9 +76,8 @@ extension GeofenceFileReader {
         }
         if headerError != nil { return }
         do throws(GeofenceFileError) {
-          let layout = try CSVLayout(
-            header: (0..<fields.count).map { fields.string($0) }, file: file)
-          reader = CSVRowReader(layout: layout, decimalComma: decimalComma, path: rows)
+          reader = try CSVRowReader(
+            header: fields, file: file, decimalComma: decimalComma, path: rows)
           haveHeader = true
         } catch {
           headerError = error
@@ -69,7 +85,7 @@ extension GeofenceFileReader {
         }
         accumulator.reserveCapacity(Self.lineCount(bytes))
         // Names and metadata are about as long as the cells they come from.
-        if let layout = reader?.layout, layout.nameColumn != nil || !layout.metadataKeys.isEmpty {
+        if let layout = reader?.layout, layout.hasDetails {
           accumulator.result.columns.detailText.reserveCapacity(bytes.count)
         }
       }
@@ -126,6 +142,9 @@ extension GeofenceFileReader {
     var metadataKeys: [(index: Int, prefix: Range<Int>)]
     /// The UTF-8 bytes of every `"key":` of ``metadataKeys``, one after the other.
     var metadataKeyText: [UInt8]
+
+    /// True when rows may have a name or metadata columns' text.
+    var hasDetails: Bool { nameColumn != nil || !metadataKeys.isEmpty }
 
     /// - Throws: ``GeofenceFileError/Reason/missingCSVHeader(found:)`` when `id` has no
     ///   column, or `latitude` or `longitude` has none and neither has `geometry`.
@@ -192,6 +211,15 @@ extension GeofenceFileReader {
       self.layout = layout
       self.decimalComma = decimalComma
       self.path = path
+    }
+
+    /// The reader of the rows under the header record `header`.
+    /// - Throws: as ``CSVLayout/init(header:file:)``.
+    init(header: DelimitedFields, file: String, decimalComma: Bool, path: CSVRowPath)
+      throws(GeofenceFileError)
+    {
+      let layout = try CSVLayout(header: (0..<header.count).map { header.string($0) }, file: file)
+      self.init(layout: layout, decimalComma: decimalComma, path: path)
     }
 
     /// Validates one data row and records its geofence or its rejection.

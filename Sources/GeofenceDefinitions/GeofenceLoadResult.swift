@@ -60,16 +60,17 @@ public struct GeofenceLoadResult: Equatable, Sendable {
     files.append((file, count))
   }
 
-  /// Appends a row defined at `position` (and `line`, for JSON); when `checkingDuplicates`
-  /// and the id is already loaded, appends nothing and returns the first row with it.
+  /// Appends a row defined at `position` (and `line`, for JSON), its id checked as `check`
+  /// says (``GeofenceColumns/IDCheck``): with ``GeofenceColumns/IDCheck/rejectingDuplicates``,
+  /// when the id is already loaded, appends nothing and returns the first row with it.
   mutating func append(
     id: String, circle: PackedCircle, polygon: PolygonRegion?, name: String?,
     metadataJSON: String?, position: DefinitionLocation.Position, line: Int?,
-    checkingDuplicates: Bool = true
+    ids check: GeofenceColumns.IDCheck = .rejectingDuplicates
   ) -> Int32? {
     if let first = columns.append(
       id: id, circle: circle, polygon: polygon, name: name, metadataJSON: metadataJSON,
-      checkingDuplicates: checkingDuplicates)
+      ids: check)
     {
       return first
     }
@@ -79,15 +80,17 @@ public struct GeofenceLoadResult: Equatable, Sendable {
 
   /// Appends a circle row read from its bytes (a CSV line, a JSON element), its name and
   /// metadata already written at the end of the columns' ``GeofenceColumns/detailText``
-  /// (`details`); as
-  /// ``append(id:circle:polygon:name:metadataJSON:position:line:checkingDuplicates:)``
-  /// otherwise, duplicates always checked.
+  /// (`details`); as ``append(id:circle:polygon:name:metadataJSON:position:line:ids:)``
+  /// otherwise.
   mutating func append(
     id: String, probe: IDLookup.Probe?, circle: PackedCircle,
     writtenDetails details: GeofenceColumns.DetailSpan?,
-    position: DefinitionLocation.Position, line: Int?
+    position: DefinitionLocation.Position, line: Int?,
+    ids check: GeofenceColumns.IDCheck = .rejectingDuplicates
   ) -> Int32? {
-    if let first = columns.append(id: id, probe: probe, circle: circle, writtenDetails: details) {
+    if let first = columns.append(
+      id: id, probe: probe, circle: circle, writtenDetails: details, ids: check)
+    {
       return first
     }
     recordPosition(position, line: line)
@@ -189,17 +192,25 @@ struct GeofenceLoadAccumulator {
   var result = GeofenceLoadResult()
   let file: String
   let defaultRadiusMeters: Double?
-  /// One polygon validator (one GEOS context) for the whole file.
+  /// How ids are checked: ``GeofenceColumns/IDCheck/rejectingDuplicates``, or
+  /// ``GeofenceColumns/IDCheck/deferred`` for the later part of a file read on two threads
+  /// (its duplicates are then found by ``GeofenceLoadResult/append(deferredPart:)``).
+  let ids: GeofenceColumns.IDCheck
+  /// One polygon validator (one GEOS context) for the whole file (or part).
   let polygons = PolygonValidator()
 
-  init(file: String, defaultRadiusMeters: Double?) {
+  init(
+    file: String, defaultRadiusMeters: Double?,
+    ids: GeofenceColumns.IDCheck = .rejectingDuplicates
+  ) {
     self.file = file
     self.defaultRadiusMeters = defaultRadiusMeters
+    self.ids = ids
     result.beginFile(file)
   }
 
   mutating func reserveCapacity(_ n: Int) {
-    result.columns.reserveCapacity(n)
+    result.columns.reserveCapacity(n, ids: ids)
     result.positions.reserveCapacity(n)
   }
 
@@ -229,7 +240,7 @@ struct GeofenceLoadAccumulator {
   ) {
     if let first = result.append(
       id: valid.id, circle: valid.circle, polygon: valid.polygon, name: valid.name,
-      metadataJSON: valid.metadataJSON, position: position, line: line)
+      metadataJSON: valid.metadataJSON, position: position, line: line, ids: ids)
     {
       reject(
         at: position, line: line, id: valid.id,
@@ -237,11 +248,12 @@ struct GeofenceLoadAccumulator {
     }
   }
 
-  /// The ``IDLookup/Probe`` of an id given as bytes (nil when not ASCII), for
+  /// The ``IDLookup/Probe`` of an id given as bytes (nil when not ASCII, or when ids are
+  /// ``GeofenceColumns/IDCheck/deferred``), for
   /// ``add(id:probe:circle:writtenDetails:at:line:)`` of the same row: taken early, it starts the
   /// load of the id's bucket while the rest of the row is read.
   func idProbe(utf8 bytes: UnsafeBufferPointer<UInt8>) -> IDLookup.Probe? {
-    result.columns.lookup.probe(asciiUTF8: bytes)
+    ids == .deferred ? nil : result.columns.lookup.probe(asciiUTF8: bytes)
   }
 
   /// Runs `write` on the end of the columns' name and metadata bytes
@@ -271,7 +283,7 @@ struct GeofenceLoadAccumulator {
   ) {
     if let first = result.append(
       id: id, probe: probe, circle: circle, writtenDetails: details, position: position,
-      line: line)
+      line: line, ids: ids)
     {
       reject(
         at: position, line: line, id: id,

@@ -172,6 +172,79 @@ public struct IDLookup: Sendable {
     return nil
   }
 
+  /// ``findOrAppend(_:to:)`` for each of `newIDs` in turn, calling `duplicate` with the index
+  /// in `newIDs` and the row holding the id of each one not appended. Ids are taken 32 at a
+  /// time: all hashed, then the first bucket of each read, then the id of each row found
+  /// there compared, before any is looked up in turn, so that the cache misses of a table
+  /// (and a column of ids) larger than the caches overlap instead of following one another.
+  /// - Complexity: O(n) expected for n ids (amortised over the rebuilds that double the
+  ///   table); no allocation but the growth of the table and of `ids`.
+  mutating func findOrAppend(
+    contentsOf newIDs: [String], to ids: inout [String], duplicate: (Int, Int32) -> Void
+  ) {
+    /// What is known of one id of a batch before it is looked up in turn.
+    struct Ahead {
+      var hash: Int
+      /// What its first bucket held when the batch was read.
+      var row: Int32
+      /// Whether the id of `row` (when not −1) is this id.
+      var same: Bool
+    }
+    let batch = 32
+    withUnsafeTemporaryAllocation(of: Ahead.self, capacity: batch) { ahead in
+      var start = 0
+      while start < newIDs.count {
+        let count = Swift.min(batch, newIDs.count - start)
+        // Room for the whole batch first: no rebuild moves a bucket read below.
+        if 2 * (used + count) > buckets.count { rebuild(adding: used + count, ids: ids) }
+        let mask = buckets.count - 1
+        for k in 0..<count {
+          ahead.initializeElement(
+            at: k, to: Ahead(hash: hash(newIDs[start + k]), row: -1, same: false))
+        }
+        for k in 0..<count { ahead[k].row = buckets[ahead[k].hash & mask] }
+        for k in 0..<count where ahead[k].row >= 0 {
+          ahead[k].same = ids[Int(ahead[k].row)] == newIDs[start + k]
+        }
+        for k in 0..<count {
+          let id = newIDs[start + k]
+          var b = ahead[k].hash & mask
+          // A bucket found taken stays taken (and its row's id is as compared); one found
+          // empty may have been taken since, by an id of this batch: read again (from the
+          // cache, now).
+          var held = ahead[k].row
+          if held >= 0 && ahead[k].same {
+            duplicate(start + k, held)
+            continue
+          }
+          if held >= 0 {
+            b = (b + 1) & mask
+            held = buckets[b]
+          } else {
+            held = buckets[b]
+          }
+          var found = false
+          while held >= 0 {
+            if ids[Int(held)] == id {
+              found = true
+              break
+            }
+            b = (b + 1) & mask
+            held = buckets[b]
+          }
+          if found {
+            duplicate(start + k, held)
+            continue
+          }
+          buckets[b] = Int32(ids.count)
+          ids.append(id)
+          used += 1
+        }
+        start += count
+      }
+    }
+  }
+
   private mutating func place(_ row: Int32, hash: Int) {
     let mask = buckets.count - 1
     var b = hash & mask

@@ -1,4 +1,4 @@
-import Dispatch
+import ConcurrentParts
 
 /// How a large build shares its passes over the regions between threads: a pass over `n`
 /// items is cut into ``parts(count:)`` contiguous ranges, each run on its own thread
@@ -37,20 +37,9 @@ internal enum BuildThreads {
     return perform(parts) { p in body(range(p, of: parts, count: count)) }
   }
 
-  /// `body(0) ... body(parts - 1)`, concurrently; the results in that order.
+  /// `body(0) ... body(parts - 1)`, concurrently; the results in that order
+  /// (``ConcurrentParts/ConcurrentParts/perform(_:_:)``).
   static func perform<Result>(_ parts: Int, _ body: (Int) -> Result) -> [Result] {
-    if parts <= 1 { return parts == 1 ? [body(0)] : [] }
-    return [Result](unsafeUninitializedCapacity: parts) { buffer, initialized in
-      withoutActuallyEscaping(body) { body in
-        // Each iteration initializes only its own element; `concurrentPerform` returns after
-        // all of them.
-        nonisolated(unsafe) let body = body
-        nonisolated(unsafe) let results = buffer
-        DispatchQueue.concurrentPerform(iterations: parts) { p in
-          results.initializeElement(at: p, to: body(p))
-        }
-      }
-      initialized = parts
-    }
+    ConcurrentParts.perform(parts, body)
   }
 }
