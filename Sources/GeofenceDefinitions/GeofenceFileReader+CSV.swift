@@ -38,8 +38,13 @@ extension GeofenceFileReader {
   /// - Parameter rows: how data rows are read: ``CSVRowPath/direct`` (the default) tries
   ///   each row from its bytes first; ``CSVRowPath/general`` takes every row through a
   ///   ``RawGeofenceDefinition`` (the tests' oracle for the direct path).
+  /// - Parameter holdingPart: when the file is read on two threads, leave the later part and
+  ///   the issues in ``GeofenceLoadAccumulator/heldPart`` for the caller to join
+  ///   (``GeofenceLoadAccumulator/joinHeldPart()``) once it has released `data`; false joins
+  ///   them here.
   static func readCSV(
-    _ data: Data, into accumulator: inout GeofenceLoadAccumulator, rows: CSVRowPath = .direct
+    _ data: Data, into accumulator: inout GeofenceLoadAccumulator, rows: CSVRowPath = .direct,
+    holdingPart: Bool = false
   ) throws(GeofenceFileError) {
     let file = accumulator.file
     // The file as UTF-8 bytes: rows are split and parsed from them, and a `String` is made only
@@ -92,9 +97,12 @@ extension GeofenceFileReader {
     }.result
     if let headerError { throw headerError }
     if reader == nil { throw GeofenceFileError(file: file, reason: .empty) }
-    for issue in issues {
-      accumulator.reject(at: .line(issue.line), id: nil, reason: .malformedRecord(issue.message))
+    guard accumulator.heldPart != nil else {
+      accumulator.rejectIssues(issues)
+      return
     }
+    accumulator.heldPart?.issues = issues
+    if !holdingPart { accumulator.joinHeldPart() }
   }
 
   /// How ``readCSV(_:into:rows:)`` reads data rows.

@@ -5,9 +5,10 @@ extension GeofenceFileReader {
   /// Reads the data rows of a large CSV file on two threads (see ``CSVParts``): the earlier
   /// part into `accumulator` as ``readCSV(_:into:rows:)`` reads every row, the later part into
   /// an accumulator of its own with its ids unchecked (``GeofenceColumns/IDCheck/deferred``),
-  /// then the later part's rows appended, their ids checked then
-  /// (``GeofenceLoadResult/append(deferredPart:)``). The result is the one reading every row
-  /// on one thread gives: the same rows, rejections and line numbers.
+  /// the later part then held in ``GeofenceLoadAccumulator/heldPart`` for
+  /// ``GeofenceLoadAccumulator/joinHeldPart()``, which appends its rows, their ids checked
+  /// then (``GeofenceLoadResult/append(deferredPart:)``). The result is the one reading every
+  /// row on one thread gives: the same rows, rejections and line numbers.
   /// - Parameters:
   ///   - bytes: the whole file, as UTF-8.
   ///   - parts: where its data rows start and are cut.
@@ -25,42 +26,41 @@ extension GeofenceFileReader {
     let defaultRadiusMeters = accumulator.defaultRadiusMeters
     let earlierBytes = UnsafeBufferPointer(rebasing: bytes[parts.start..<parts.split])
     let laterBytes = UnsafeBufferPointer(rebasing: bytes[parts.split...])
-    var outcomes = withUnsafeMutablePointer(to: &accumulator) { earlier in
-      ConcurrentParts.perform(2) {
-        p -> (later: GeofenceLoadResult?, issues: [DelimitedTextIssue]) in
-        var rows = reader
-        if p == 0 {
-          // Room for both parts' rows, so that the later part's join does not grow the columns.
-          earlier.pointee.reserveCapacity(parts.earlierLineFeeds + parts.laterLineFeeds + 1)
-          if reader.layout.hasDetails {
-            earlier.pointee.result.columns.detailText.reserveCapacity(bytes.count)
+    // Both parts' columns are allocated here, on the calling thread: memory a worker thread
+    // allocates comes from that thread's own malloc arena, where, once freed by the join, it
+    // stays resident and unused by the index build that follows (8 B a geofence at 1M).
+    // Room for both parts' rows in the earlier part's, so that the join does not grow them.
+    accumulator.reserveCapacity(parts.earlierLineFeeds + parts.laterLineFeeds + 1)
+    if reader.layout.hasDetails {
+      accumulator.result.columns.detailText.reserveCapacity(bytes.count)
+    }
+    var later = GeofenceLoadAccumulator(
+      file: file, defaultRadiusMeters: defaultRadiusMeters, ids: .deferred)
+    later.reserveCapacity(parts.laterLineFeeds + 1)
+    if reader.layout.hasDetails {
+      later.result.columns.detailText.reserveCapacity(laterBytes.count)
+    }
+    let issues = withUnsafeMutablePointer(to: &accumulator) { earlier in
+      withUnsafeMutablePointer(to: &later) { later in
+        ConcurrentParts.perform(2) { p -> [DelimitedTextIssue] in
+          var rows = reader
+          if p == 0 {
+            return DelimitedText.forEachRecord(utf8: earlierBytes, delimiter: delimiter) {
+              fields, line in
+              rows.read(fields, line: line, into: &earlier.pointee)
+            }
           }
-          let issues = DelimitedText.forEachRecord(utf8: earlierBytes, delimiter: delimiter) {
-            fields, line in
-            rows.read(fields, line: line, into: &earlier.pointee)
+          return DelimitedText.forEachRecord(
+            utf8: laterBytes, delimiter: delimiter, firstLine: parts.laterFirstLine
+          ) { fields, line in
+            rows.read(fields, line: line, into: &later.pointee)
           }
-          return (nil, issues)
         }
-        var later = GeofenceLoadAccumulator(
-          file: file, defaultRadiusMeters: defaultRadiusMeters, ids: .deferred)
-        later.reserveCapacity(parts.laterLineFeeds + 1)
-        if reader.layout.hasDetails {
-          later.result.columns.detailText.reserveCapacity(laterBytes.count)
-        }
-        let issues = DelimitedText.forEachRecord(
-          utf8: laterBytes, delimiter: delimiter, firstLine: parts.laterFirstLine
-        ) { fields, line in
-          rows.read(fields, line: line, into: &later)
-        }
-        return (later.result, issues)
       }
     }
-    let issues = outcomes[0].issues + outcomes[1].issues
     // Taken out, so that the join holds the only reference to each of its columns.
-    if let later = outcomes[1].later.take() {
-      accumulator.result.append(deferredPart: consume later)
-    }
-    return issues
+    accumulator.heldPart = ((consume later).result, [])
+    return issues[0] + issues[1]
   }
 
   /// Where a CSV file's data rows are cut in two for ``readCSVParts(_:_:reader:delimiter:into:)``,

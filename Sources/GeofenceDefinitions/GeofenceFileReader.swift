@@ -74,7 +74,8 @@ public enum GeofenceFileReader {
     }
     let format = GeofenceFileFormat.detect(pathExtension: url.pathExtension, data: data)
     return try read(
-      data: data, format: format, fileName: file, defaultRadiusMeters: defaultRadiusMeters)
+      data: consume data, format: format, fileName: file,
+      defaultRadiusMeters: defaultRadiusMeters)
   }
 
   /// Reads several definition files and merges them with
@@ -108,13 +109,18 @@ public enum GeofenceFileReader {
   /// - Throws: ``GeofenceFileError`` when the data cannot be parsed at all.
   /// - Complexity: O(n) in the data's size.
   public static func read(
-    data: Data, format: GeofenceFileFormat, fileName: String, defaultRadiusMeters: Double?
+    data: consuming Data, format: GeofenceFileFormat, fileName: String,
+    defaultRadiusMeters: Double?
   ) throws(GeofenceFileError) -> GeofenceLoadResult {
     var accumulator = GeofenceLoadAccumulator(
       file: fileName, defaultRadiusMeters: defaultRadiusMeters)
     switch format {
     case .csv:
-      try readCSV(data, into: &accumulator)
+      try readCSV(data, into: &accumulator, holdingPart: true)
+      // The bytes are released (when the caller holds no other copy) before the part read on
+      // another thread is joined, so that the join's new pages do not add to the file's.
+      _ = consume data
+      accumulator.joinHeldPart()
     case .json, .geojson:
       let document: JSONDocument
       switch try parseJSON(data, file: fileName) {

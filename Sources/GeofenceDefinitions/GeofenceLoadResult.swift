@@ -1,3 +1,4 @@
+import DelimitedText
 import GeofenceGeometry
 
 /// The outcome of reading one definition file (or several, merged): the geofences that loaded,
@@ -198,6 +199,11 @@ struct GeofenceLoadAccumulator {
   let ids: GeofenceColumns.IDCheck
   /// One polygon validator (one GEOS context) for the whole file (or part).
   let polygons = PolygonValidator()
+  /// The later part of a CSV file read on two threads, and the file's malformed-record issues,
+  /// held until ``joinHeldPart()`` so that the caller can release the file's bytes first: the
+  /// join then touches the pages of the later rows' columns while the file no longer holds
+  /// its own (the peak of a load, one copy of the file lower).
+  var heldPart: (part: GeofenceLoadResult, issues: [DelimitedTextIssue])?
 
   init(
     file: String, defaultRadiusMeters: Double?,
@@ -207,6 +213,22 @@ struct GeofenceLoadAccumulator {
     self.defaultRadiusMeters = defaultRadiusMeters
     self.ids = ids
     result.beginFile(file)
+  }
+
+  /// Appends the part ``heldPart`` holds (``GeofenceLoadResult/append(deferredPart:)``), then
+  /// the issues as rejections, as reading the file on one thread records them; nothing when
+  /// no part is held.
+  mutating func joinHeldPart() {
+    guard let (part, issues) = heldPart.take() else { return }
+    result.append(deferredPart: part)
+    rejectIssues(issues)
+  }
+
+  /// Each issue as a rejection of its line (``DefinitionProblem/malformedRecord(_:)``).
+  mutating func rejectIssues(_ issues: [DelimitedTextIssue]) {
+    for issue in issues {
+      reject(at: .line(issue.line), id: nil, reason: .malformedRecord(issue.message))
+    }
   }
 
   mutating func reserveCapacity(_ n: Int) {

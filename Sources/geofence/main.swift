@@ -4,6 +4,7 @@
 
 // A closed pipe is an output error to report (exit 74), not a signal that kills the process.
 signal(SIGPIPE, SIG_IGN)
+fixMappedBlockThreshold()
 let status = await GeofenceCommand.main(Array(CommandLine.arguments.dropFirst()))
 // What `print` wrote goes through C's buffered standard output: a write that failed (a full
 // disk, a closed pipe) is reported here, so no command ends with 0 while its output was lost.

@@ -158,6 +158,15 @@ private struct PartsFile {
     expectSame(readInParts(data), whole, "seed \(seed)")
     expectSame(readInParts(data, rows: .general), whole, "seed \(seed), general rows")
     expectSame(readInParts(data, radius: nil), readWhole(data, radius: nil), "seed \(seed)")
+    // `read(data:…)`, the path of every command, joins the later part only after releasing
+    // the file's bytes: the same load.
+    let held = CSVReadThreads.$minimumBytes.withValue(64) {
+      Result { () throws(GeofenceFileError) in
+        try GeofenceFileReader.read(
+          data: Data(text.utf8), format: .csv, fileName: "parts.csv", defaultRadiusMeters: 100)
+      }
+    }
+    expectSame(held, whole, "seed \(seed), read(data:)")
     let result = try whole.get()
     #expect(result.count > 0)
     if file.repeats > 0 {
