@@ -22,18 +22,14 @@ extension JSONDocument {
       var definition = RawGeofenceDefinition(id: nil, latitude: nil, longitude: nil, radius: nil)
       var members = DirectScan.Members()
       while true {
-        switch scan.next(&members) {
+        // Another key (ignored by the general reading once read as valid JSON) goes the
+        // general way, which also finds its duplicates.
+        switch scan.nextField(&members, among: DirectScan.definitionKeys) {
         case .fail: return nil
         case .end:
           return scan.i == span.end ? definition : nil
-        case .key(let key):
-          // Another key (ignored by the general reading once read as valid JSON) goes the
-          // general way, which also finds its duplicates.
-          guard
-            let field = DirectScan.definitionKeys.firstIndex(where: { DirectScan.key(key, is: $0) }
-            ),
-            members.first(field), let value = scan.flatValue()
-          else { return nil }
+        case .field(let field):
+          guard let value = scan.flatValue() else { return nil }
           switch field {
           case 0: definition.id = value
           case 1: definition.latitude = value
@@ -65,15 +61,11 @@ extension JSONDocument {
       var latitude: JSONValue?
       var members = DirectScan.Members()
       members: while true {
-        switch scan.next(&members) {
+        // Other members (`bbox`, foreign members) go the general way.
+        switch scan.nextField(&members, among: DirectScan.featureKeys) {
         case .fail: return nil
         case .end: break members
-        case .key(let key):
-          // Other members (`bbox`, foreign members) go the general way.
-          guard
-            let field = DirectScan.featureKeys.firstIndex(where: { DirectScan.key(key, is: $0) }),
-            members.first(field)
-          else { return nil }
+        case .field(let field):
           if field == 0 {
             guard case .string("Feature")? = scan.flatValue() else { return nil }
             isFeature = true
@@ -83,16 +75,10 @@ extension JSONDocument {
           } else if field == 2 {
             var geometry = DirectScan.Members()
             geometry: while true {
-              switch scan.next(&geometry) {
+              switch scan.nextField(&geometry, among: DirectScan.geometryKeys) {
               case .fail: return nil
               case .end: break geometry
-              case .key(let key):
-                guard
-                  let field = DirectScan.geometryKeys.firstIndex(where: {
-                    DirectScan.key(key, is: $0)
-                  }),
-                  geometry.first(field)
-                else { return nil }
+              case .field(let field):
                 if field == 0 {
                   guard case .string("Point")? = scan.flatValue() else { return nil }
                   isPoint = true
@@ -237,7 +223,7 @@ extension JSONDocument {
     var radius: Double?
     var name: Range<Int>?
     while true {
-      switch scan.next(&members) {
+      switch scan.nextField(&members, among: DirectScan.featureKeys) {
       case .fail: return nil
       case .end:
         guard scan.i == span.end, isFeature, let coordinates, let id = id ?? propertyID else {
@@ -246,11 +232,7 @@ extension JSONDocument {
         return PlainCircleReading(
           id: id, latitude: coordinates.latitude, longitude: coordinates.longitude,
           radius: radius, name: name)
-      case .key(let key):
-        guard
-          let field = DirectScan.featureKeys.firstIndex(where: { DirectScan.key(key, is: $0) }),
-          members.first(field)
-        else { return nil }
+      case .field(let field):
         switch field {
         case 0:
           guard scan.plainLiteral("Feature") else { return nil }
@@ -294,14 +276,8 @@ private struct DirectScan {
   var i: Int
 
   /// The bytes that end a scalar: whitespace and JSON's punctuation (as the general reading).
-  static func isDelimiter(_ b: UInt8) -> Bool {
-    switch b {
-    case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "["),
-      UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "\""):
-      return true
-    default: return false
-    }
-  }
+  @inline(__always)
+  static func isDelimiter(_ b: UInt8) -> Bool { JSONDocument.endsScalar(b) }
 
   init(bytes: UnsafeBufferPointer<UInt8>, at start: Int) {
     self.bytes = bytes
@@ -402,6 +378,29 @@ private struct DirectScan {
     skipSpace()
     guard take(UInt8(ascii: ":")) else { return .fail }
     return .key(key)
+  }
+
+  /// What ``nextField(_:among:)`` found.
+  enum FieldStep {
+    /// The number in the caller's list of a key met for the first time in this object; the
+    /// scan is at its value.
+    case field(Int)
+    /// The closing brace.
+    case end
+    /// A key not in the list, a repeated one, or text that is not such an object.
+    case fail
+  }
+
+  /// ``next(_:)``, the key looked up in `keys` and checked against the ones already met.
+  mutating func nextField(_ members: inout Members, among keys: [StaticString]) -> FieldStep {
+    switch next(&members) {
+    case .fail: return .fail
+    case .end: return .end
+    case .key(let key):
+      guard let k = keys.firstIndex(where: { DirectScan.key(key, is: $0) }), members.first(k)
+      else { return .fail }
+      return .field(k)
+    }
   }
 
   /// The opening bracket of an array.
@@ -593,13 +592,7 @@ private struct DirectScan {
       let start = i
       while i < bytes.count, !DirectScan.isDelimiter(bytes[i]) { i += 1 }
       let token = UnsafeBufferPointer(rebasing: bytes[start..<i])
-      func equals(_ s: StaticString) -> Bool {
-        s.utf8CodeUnitCount == token.count
-          && (0..<token.count).allSatisfy { token[$0] == s.utf8Start[$0] }
-      }
-      if equals("true") { return .bool(true) }
-      if equals("false") { return .bool(false) }
-      if equals("null") { return .null }
+      if let literal = JSONDocument.literal(token) { return literal }
       guard !token.isEmpty, case .success(let v) = NumberText.parse(token) else { return nil }
       return .number(v)
     }

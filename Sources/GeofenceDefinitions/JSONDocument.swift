@@ -254,14 +254,8 @@ private struct Cursor {
     return true
   }
 
-  static func isDelimiter(_ b: UInt8) -> Bool {
-    switch b {
-    case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "["),
-      UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "\""):
-      return true
-    default: return false
-    }
-  }
+  @inline(__always)
+  static func isDelimiter(_ b: UInt8) -> Bool { JSONDocument.endsScalar(b) }
 
   // MARK: Structure only
 
@@ -499,13 +493,7 @@ private struct Cursor {
     let start = i
     while i < bytes.count, !Self.isDelimiter(bytes[i]) { i += 1 }
     let token = UnsafeBufferPointer(rebasing: bytes[start..<i])
-    func equals(_ s: StaticString) -> Bool {
-      s.utf8CodeUnitCount == token.count
-        && (0..<token.count).allSatisfy { token[$0] == s.utf8Start[$0] }
-    }
-    if equals("true") { return .bool(true) }
-    if equals("false") { return .bool(false) }
-    if equals("null") { return .null }
+    if let literal = JSONDocument.literal(token) { return literal }
     var at = self
     at.i = start
     guard !token.isEmpty else {
@@ -722,5 +710,31 @@ extension Cursor {
       if take(UInt8(ascii: "]")) { return nil }
       guard take(UInt8(ascii: ",")) else { return nil }
     }
+  }
+}
+
+extension JSONDocument {
+  /// Whether `b` ends a scalar (`true`, `false`, `null`, a number): whitespace or JSON's
+  /// punctuation.
+  @inline(__always)
+  static func endsScalar(_ b: UInt8) -> Bool {
+    switch b {
+    case 0x20, 0x09, 0x0A, 0x0D, UInt8(ascii: ","), UInt8(ascii: ":"), UInt8(ascii: "["),
+      UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"), UInt8(ascii: "\""):
+      return true
+    default: return false
+    }
+  }
+
+  /// The JSON literal `token` spells (`true`, `false` or `null`), or nil for any other bytes.
+  static func literal(_ token: UnsafeBufferPointer<UInt8>) -> JSONValue? {
+    func equals(_ s: StaticString) -> Bool {
+      s.utf8CodeUnitCount == token.count
+        && (0..<token.count).allSatisfy { token[$0] == s.utf8Start[$0] }
+    }
+    if equals("true") { return .bool(true) }
+    if equals("false") { return .bool(false) }
+    if equals("null") { return .null }
+    return nil
   }
 }

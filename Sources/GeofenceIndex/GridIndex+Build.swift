@@ -867,13 +867,7 @@ extension GridIndex {
     let n = keys.count
     precondition(values.count == n, "one value per key")
     if n < 2 { return }
-    var all: UInt64 = 0
-    var common: UInt64 = .max
-    for k in keys {
-      all |= k
-      common &= k
-    }
-    let varying = all ^ common
+    let varying = varyingBits(keys)
     let top = varying == 0 ? -8 : (63 - varying.leadingZeroBitCount) / 8 * 8
     // 256 counts and 256 fill positions for each of at most 8 levels of recursion.
     var counters = [Int](repeating: 0, count: 8 * 512)
@@ -1003,6 +997,18 @@ extension GridIndex {
       &keys, &none, hasValues: false, scratchKeys: &scratchKeys, scratchValues: &scratchValues)
   }
 
+  /// The bits that differ between some two of `keys` (none for fewer than two): the digits a
+  /// radix sort must look at. O(n); no allocation.
+  private static func varyingBits(_ keys: [UInt64]) -> UInt64 {
+    var all: UInt64 = 0
+    var common: UInt64 = .max
+    for k in keys {
+      all |= k
+      common &= k
+    }
+    return all ^ common
+  }
+
   /// Bits of a radix digit (2,048 buckets: 16 KB of counters, within the first-level cache).
   private static let radixDigitBits = 11
 
@@ -1018,14 +1024,8 @@ extension GridIndex {
       insertionSort(&keys, &values, hasValues: hasValues)
       return
     }
-    var all: UInt64 = 0
-    var common: UInt64 = .max
-    for k in keys {
-      all |= k
-      common &= k
-    }
     // Digit shifts, low to high, over the differing bits only.
-    var varying = all ^ common
+    var varying = varyingBits(keys)
     var shifts: [UInt64] = []
     while varying != 0 {
       let shift = varying.trailingZeroBitCount

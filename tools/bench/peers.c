@@ -640,6 +640,30 @@ typedef struct {
   char *arena;
 } loaded_t;
 
+/* One row read: validated as the engine's loader does (`ok`: every number parsed; a non-empty
+   id; finite latitude in [-90, 90], longitude in [-180, 180]; radius > 0 and finite), then its
+   id copied into the arena and its numbers appended, the columns doubled when full (*cap);
+   otherwise counted as rejected. */
+static void load_row(loaded_t *L, size_t *cap, int ok, const char *id0, const char *id1,
+                     double lat, double lon, double r) {
+  if (!ok || !id0 || id1 <= id0 || !(lat >= -90 && lat <= 90) || !(lon >= -180 && lon <= 180) ||
+      !(r > 0 && isfinite(r))) {
+    L->rejected++;
+    return;
+  }
+  if (L->rows == *cap) {
+    *cap *= 2;
+    L->lat = realloc(L->lat, *cap * 8); L->lon = realloc(L->lon, *cap * 8);
+    L->radius = realloc(L->radius, *cap * 8);
+    L->id_offset = realloc(L->id_offset, (*cap + 1) * 4);
+  }
+  memcpy(L->arena + L->arena_used, id0, (size_t)(id1 - id0));
+  L->id_offset[L->rows] = (uint32_t)L->arena_used;
+  L->arena_used += (size_t)(id1 - id0);
+  L->lat[L->rows] = lat; L->lon[L->rows] = lon; L->radius[L->rows] = r;
+  L->rows++;
+}
+
 /* The field at p (quoted or not): its text [*from, *to) and where the next one starts (past
    the comma), or the end of the line. */
 static const char *next_field(const char *p, const char *nl, const char **from, const char **to) {
@@ -716,21 +740,7 @@ __attribute__((noinline)) static void read_geofences(const char *text, size_t si
       else if (k == r_col && b > a) ok &= number_in(a, b, &r);
       if (q == le) break;
     }
-    if (!ok || k >= cols || !id0 || id1 == id0 || !(lat >= -90 && lat <= 90) ||
-        !(lon >= -180 && lon <= 180) || !(r > 0 && isfinite(r))) {
-      L->rejected++;
-      continue;
-    }
-    if (L->rows == cap) {
-      cap *= 2;
-      L->lat = realloc(L->lat, cap * 8); L->lon = realloc(L->lon, cap * 8);
-      L->radius = realloc(L->radius, cap * 8); L->id_offset = realloc(L->id_offset, (cap + 1) * 4);
-    }
-    memcpy(L->arena + L->arena_used, id0, (size_t)(id1 - id0));
-    L->id_offset[L->rows] = (uint32_t)L->arena_used;
-    L->arena_used += (size_t)(id1 - id0);
-    L->lat[L->rows] = lat; L->lon[L->rows] = lon; L->radius[L->rows] = r;
-    L->rows++;
+    load_row(L, &cap, ok && k < cols, id0, id1, lat, lon, r);
   }
   L->id_offset[L->rows] = (uint32_t)L->arena_used;
 }
@@ -858,21 +868,7 @@ __attribute__((noinline)) static void read_geofences_json(const char *text, size
     json_row_t row = {NULL, NULL, NAN, NAN, default_radius, 1};
     p = json_space(json_object(p, e, &row, 0), e);
     if (p < e && *p == ',') p = json_space(p + 1, e);
-    if (!row.ok || !row.id0 || row.id1 <= row.id0 || !(row.lat >= -90 && row.lat <= 90) ||
-        !(row.lon >= -180 && row.lon <= 180) || !(row.r > 0 && isfinite(row.r))) {
-      L->rejected++;
-      continue;
-    }
-    if (L->rows == cap) {
-      cap *= 2;
-      L->lat = realloc(L->lat, cap * 8); L->lon = realloc(L->lon, cap * 8);
-      L->radius = realloc(L->radius, cap * 8); L->id_offset = realloc(L->id_offset, (cap + 1) * 4);
-    }
-    memcpy(L->arena + L->arena_used, row.id0, (size_t)(row.id1 - row.id0));
-    L->id_offset[L->rows] = (uint32_t)L->arena_used;
-    L->arena_used += (size_t)(row.id1 - row.id0);
-    L->lat[L->rows] = row.lat; L->lon[L->rows] = row.lon; L->radius[L->rows] = row.r;
-    L->rows++;
+    load_row(L, &cap, row.ok, row.id0, row.id1, row.lat, row.lon, row.r);
   }
   L->id_offset[L->rows] = (uint32_t)L->arena_used;
 }
