@@ -205,6 +205,24 @@ struct TransitionDetectorTests {
     #expect(run.events[8].dwellSeconds == 300)
   }
 
+  @Test("one fix entering, dwelling in and leaving hundreds of regions: each kind by id bytes")
+  func eventOrderAtOneFixOfManyRegions() {
+    // 300 co-located regions (more than the 32 the insertion sort takes), ids in a shuffled
+    // order: the oracle is the ids sorted by their UTF-8 bytes.
+    var rng = SeededGenerator(seed: 7)
+    let ids = (0..<300).map { "r\($0)" }.shuffled(using: &rng)
+    let regions = regionSet(ids.map { ($0, 0, 0, 100) })
+    let run = runLive([fix(0, 0, t: 0), fix(0, 0, t: 400), fix(0, 0.01, t: 500)], regions)
+    let sorted = ids.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    let got = summaries(run.events, regions)
+    #expect(got.filter { $0.type == .enter }.map(\.id) == sorted)
+    #expect(got.filter { $0.type == .dwell }.map(\.id) == sorted)
+    #expect(got.filter { $0.type == .exit }.map(\.id) == sorted)
+    #expect(
+      got.map(\.time) == Array(repeating: 0, count: 300) + Array(repeating: 400, count: 300)
+        + Array(repeating: 500, count: 300))
+  }
+
   @Test("live API never reorders: stale, duplicate, conflicting and missing times are dropped")
   func liveTimeChecks() {
     let run = runLive(
