@@ -88,7 +88,8 @@ extension GeofenceFileReader {
           headerError = error
           return
         }
-        accumulator.reserveCapacity(Self.lineCount(bytes))
+        accumulator.reserveCapacity(
+          Self.rowCapacity(lineFeeds: Self.lineCount(bytes), bytes: bytes.count))
         // Names and metadata are about as long as the cells they come from.
         if let layout = reader?.layout, layout.hasDetails {
           accumulator.result.columns.detailText.reserveCapacity(bytes.count)
@@ -112,6 +113,15 @@ extension GeofenceFileReader {
     case direct
     /// Through a ``RawGeofenceDefinition`` and ``GeofenceValidator``, every row.
     case general
+  }
+
+  /// Rows to reserve room for in a CSV text of `bytes` bytes holding `lineFeeds` LF bytes: the
+  /// line feeds (one more than the records, at most), but no more than the rows such a text
+  /// can hold valid (each takes an id, a latitude and a longitude of a byte each, two
+  /// delimiters and a line end: 6 bytes). So a file of blank lines does not reserve columns
+  /// and an id table for rows it cannot have (20 MB of line feeds reserved 256 MB of table).
+  static func rowCapacity(lineFeeds: Int, bytes: Int) -> Int {
+    min(lineFeeds, bytes / 6 + 1)
   }
 
   /// Line ends (LF) in `bytes`: an upper bound on its records, to reserve room once. O(n),

@@ -30,13 +30,15 @@ extension GeofenceFileReader {
     // allocates comes from that thread's own malloc arena, where, once freed by the join, it
     // stays resident and unused by the index build that follows (8 B a geofence at 1M).
     // Room for both parts' rows in the earlier part's, so that the join does not grow them.
-    accumulator.reserveCapacity(parts.earlierLineFeeds + parts.laterLineFeeds + 1)
+    accumulator.reserveCapacity(
+      rowCapacity(lineFeeds: parts.earlierLineFeeds + parts.laterLineFeeds + 1, bytes: bytes.count)
+    )
     if reader.layout.hasDetails {
       accumulator.result.columns.detailText.reserveCapacity(bytes.count)
     }
     var later = GeofenceLoadAccumulator(
       file: file, defaultRadiusMeters: defaultRadiusMeters, ids: .deferred)
-    later.reserveCapacity(parts.laterLineFeeds + 1)
+    later.reserveCapacity(rowCapacity(lineFeeds: parts.laterLineFeeds + 1, bytes: laterBytes.count))
     if reader.layout.hasDetails {
       later.result.columns.detailText.reserveCapacity(laterBytes.count)
     }
