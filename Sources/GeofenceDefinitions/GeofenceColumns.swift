@@ -174,15 +174,15 @@ public struct GeofenceColumns: Sendable {
     ids check: IDCheck = .rejectingDuplicates
   ) -> Int32? {
     let row = Int32(ids.count)
-    let found: Int32? =
-      if check == .deferred {
-        nil
-      } else if let probe {
-        lookup.findOrAppend(id, probe: probe, to: &ids)
-      } else {
-        lookup.findOrAppend(id, to: &ids)
-      }
-    if check == .deferred { ids.append(id) }
+    let found: Int32?
+    if check == .deferred {
+      ids.append(id)
+      found = nil
+    } else if let probe {
+      found = lookup.findOrAppend(id, probe: probe, to: &ids)
+    } else {
+      found = lookup.findOrAppend(id, to: &ids)
+    }
     if let first = found {
       if let details { detailText.removeSubrange(details.start...) }
       return first

@@ -218,35 +218,44 @@ extension GeofenceFileReader {
     into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
   ) {
     accumulator.reserveCapacity(features.count)
-    for (index, element) in features.enumerated() {
-      if direct {
-        let plain = document.bytes.withUnsafeBufferPointer { bytes in
-          document.plainFeature(element, in: bytes).map {
-            addPlain($0, bytes: bytes, index: index, line: element.line, into: &accumulator)
-          } ?? false
+    document.bytes.withUnsafeBufferPointer { bytes in
+      for (index, element) in features.enumerated() {
+        if direct {
+          if let plain = document.plainFeature(element, in: bytes),
+            addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
+          {
+            continue
+          }
+          if let definition = document.directFeature(element) {
+            accumulator.add(definition, at: .index(index), line: element.line)
+            continue
+          }
         }
-        if plain { continue }
-        if let definition = document.directFeature(element) {
-          accumulator.add(definition, at: .index(index), line: element.line)
-          continue
-        }
+        readGeneralFeature(element, index: index, in: document, into: &accumulator)
       }
-      let decoded: Result<RawGeofenceDefinition, DefinitionFailure>
-      do {
-        decoded = feature(try document.value(of: element))
-      } catch {
-        decoded = .failure(
-          DefinitionFailure(
-            id: RawGeofenceDefinition.salvagedID(element, in: document, from: ["properties"]),
-            problem: .invalidJSON(featureField(error.path), error)))
-      }
-      switch decoded {
-      case .success(let definition):
-        accumulator.add(definition, at: .index(index), line: element.line)
-      case .failure(let rejection):
-        accumulator.reject(
-          at: .index(index), line: element.line, id: rejection.id, reason: rejection.problem)
-      }
+    }
+  }
+
+  /// Reads one feature the general way (its ``JSONValue``, then ``feature(_:)``).
+  private static func readGeneralFeature(
+    _ element: JSONSpan, index: Int, in document: JSONDocument,
+    into accumulator: inout GeofenceLoadAccumulator
+  ) {
+    let decoded: Result<RawGeofenceDefinition, DefinitionFailure>
+    do {
+      decoded = feature(try document.value(of: element))
+    } catch {
+      decoded = .failure(
+        DefinitionFailure(
+          id: RawGeofenceDefinition.salvagedID(element, in: document, from: ["properties"]),
+          problem: .invalidJSON(featureField(error.path), error)))
+    }
+    switch decoded {
+    case .success(let definition):
+      accumulator.add(definition, at: .index(index), line: element.line)
+    case .failure(let rejection):
+      accumulator.reject(
+        at: .index(index), line: element.line, id: rejection.id, reason: rejection.problem)
     }
   }
 

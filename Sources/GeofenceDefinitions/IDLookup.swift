@@ -207,38 +207,16 @@ public struct IDLookup: Sendable {
           ahead[k].same = ids[Int(ahead[k].row)] == newIDs[start + k]
         }
         for k in 0..<count {
-          let id = newIDs[start + k]
-          var b = ahead[k].hash & mask
-          // A bucket found taken stays taken (and its row's id is as compared); one found
-          // empty may have been taken since, by an id of this batch: read again (from the
-          // cache, now).
-          var held = ahead[k].row
-          if held >= 0 && ahead[k].same {
-            duplicate(start + k, held)
-            continue
+          // A bucket found taken stays taken, its row's id as compared; any other id is
+          // looked up from a probe taken now (its bucket may have been taken since, by an id
+          // of this batch), its lines in the cache by then.
+          if ahead[k].row >= 0 && ahead[k].same {
+            duplicate(start + k, ahead[k].row)
+          } else if let first = findOrAppend(
+            newIDs[start + k], probe: firstProbe(hash: ahead[k].hash), to: &ids)
+          {
+            duplicate(start + k, first)
           }
-          if held >= 0 {
-            b = (b + 1) & mask
-            held = buckets[b]
-          } else {
-            held = buckets[b]
-          }
-          var found = false
-          while held >= 0 {
-            if ids[Int(held)] == id {
-              found = true
-              break
-            }
-            b = (b + 1) & mask
-            held = buckets[b]
-          }
-          if found {
-            duplicate(start + k, held)
-            continue
-          }
-          buckets[b] = Int32(ids.count)
-          ids.append(id)
-          used += 1
         }
         start += count
       }

@@ -245,21 +245,19 @@ extension JSONDocument {
           coordinates = value
         default:
           var properties = DirectScan.Members()
-          while true {
-            let step = scan.next(&properties)
-            if case .end = step { break }
-            guard case .key(let key) = step else { return nil }
-            if DirectScan.key(key, is: "id") {
-              guard properties.first(0), let value = scan.plainID() else { return nil }
+          properties: while true {
+            switch scan.nextField(&properties, among: DirectScan.plainPropertyKeys) {
+            case .fail: return nil
+            case .end: break properties
+            case .field(0):
+              guard let value = scan.plainID() else { return nil }
               propertyID = value
-            } else if DirectScan.key(key, is: "radius") {
-              guard properties.first(1), let value = scan.plainNumber() else { return nil }
+            case .field(1):
+              guard let value = scan.plainNumber() else { return nil }
               radius = value
-            } else if DirectScan.key(key, is: "name") {
-              guard properties.first(2), let value = scan.plainName() else { return nil }
+            case .field:
+              guard let value = scan.plainName() else { return nil }
               name = value.isEmpty ? nil : value
-            } else {
-              return nil
             }
           }
         }
@@ -317,12 +315,12 @@ private struct DirectScan {
   ]
   static let featureKeys: [StaticString] = ["type", "id", "geometry", "properties"]
   static let geometryKeys: [StaticString] = ["type", "coordinates"]
+  /// The properties of a feature read by ``JSONDocument/plainFeature(_:in:)``.
+  static let plainPropertyKeys: [StaticString] = ["id", "radius", "name"]
 
   /// Whether `key` is `name`.
   static func key(_ key: UnsafeBufferPointer<UInt8>, is name: StaticString) -> Bool {
-    guard key.count == name.utf8CodeUnitCount else { return false }
-    for k in 0..<key.count where key[k] != name.utf8Start[k] { return false }
-    return true
+    JSONDocument.spells(key, name)
   }
 
   /// Where ``next(_:)`` is in an object: whether it has read the opening brace, and which
@@ -532,31 +530,25 @@ private struct DirectScan {
     var isPoint = false
     var point: (longitude: Double, latitude: Double)?
     while true {
-      switch next(&geometry) {
+      switch nextField(&geometry, among: DirectScan.geometryKeys) {
       case .fail: return nil
       case .end:
         guard isPoint else { return nil }
         return point
-      case .key(let key):
-        if DirectScan.key(key, is: "type") {
-          guard geometry.first(0), plainLiteral("Point") else { return nil }
-          isPoint = true
-        } else if DirectScan.key(key, is: "coordinates") {
-          guard geometry.first(1), openArray(), let longitude = plainNumber() else {
-            return nil
-          }
+      case .field(0):
+        guard plainLiteral("Point") else { return nil }
+        isPoint = true
+      case .field:
+        guard openArray(), let longitude = plainNumber() else { return nil }
+        skipSpace()
+        guard take(UInt8(ascii: ",")), let latitude = plainNumber() else { return nil }
+        skipSpace()
+        if take(UInt8(ascii: ",")) {
+          guard plainNumber() != nil else { return nil }
           skipSpace()
-          guard take(UInt8(ascii: ",")), let latitude = plainNumber() else { return nil }
-          skipSpace()
-          if take(UInt8(ascii: ",")) {
-            guard plainNumber() != nil else { return nil }
-            skipSpace()
-          }
-          guard take(UInt8(ascii: "]")) else { return nil }
-          point = (longitude, latitude)
-        } else {
-          return nil
         }
+        guard take(UInt8(ascii: "]")) else { return nil }
+        point = (longitude, latitude)
       }
     }
   }

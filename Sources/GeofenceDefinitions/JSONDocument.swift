@@ -728,13 +728,16 @@ extension JSONDocument {
 
   /// The JSON literal `token` spells (`true`, `false` or `null`), or nil for any other bytes.
   static func literal(_ token: UnsafeBufferPointer<UInt8>) -> JSONValue? {
-    func equals(_ s: StaticString) -> Bool {
-      s.utf8CodeUnitCount == token.count
-        && (0..<token.count).allSatisfy { token[$0] == s.utf8Start[$0] }
-    }
-    if equals("true") { return .bool(true) }
-    if equals("false") { return .bool(false) }
-    if equals("null") { return .null }
+    if spells(token, "true") { return .bool(true) }
+    if spells(token, "false") { return .bool(false) }
+    if spells(token, "null") { return .null }
     return nil
+  }
+
+  /// Whether `bytes` are exactly the UTF-8 bytes of `text`. O(n); no allocation.
+  static func spells(_ bytes: UnsafeBufferPointer<UInt8>, _ text: StaticString) -> Bool {
+    guard bytes.count == text.utf8CodeUnitCount else { return false }
+    for k in 0..<bytes.count where bytes[k] != text.utf8Start[k] { return false }
+    return true
   }
 }

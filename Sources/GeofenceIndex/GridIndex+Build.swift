@@ -863,7 +863,6 @@ extension GridIndex {
   /// - Complexity: O(n d) for d non-constant digits (at most 8), plus O(r log r) for each run
   ///   of r equal keys longer than 32; 32 KB of counters, no other allocation.
   internal static func radixSortInPlace(keys: inout [UInt64], values: inout [UInt32]) {
-    let tieMask = UInt32.max
     let n = keys.count
     precondition(values.count == n, "one value per key")
     if n < 2 { return }
@@ -874,8 +873,7 @@ extension GridIndex {
     keys.withUnsafeMutableBufferPointer { k in
       values.withUnsafeMutableBufferPointer { v in
         counters.withUnsafeMutableBufferPointer { c in
-          sortRange(
-            k, v, 0, n, shift: top, varying: varying, tieMask: tieMask, counters: c, depth: 0)
+          sortRange(k, v, 0, n, shift: top, varying: varying, counters: c, depth: 0)
         }
       }
     }
@@ -885,11 +883,11 @@ extension GridIndex {
   /// see ``radixSortInPlace(keys:values:)``. The keys of the range agree above `shift + 8`.
   private static func sortRange(
     _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
-    _ low: Int, _ high: Int, shift startShift: Int, varying: UInt64, tieMask: UInt32,
+    _ low: Int, _ high: Int, shift startShift: Int, varying: UInt64,
     counters: UnsafeMutableBufferPointer<Int>, depth: Int
   ) {
     if high - low <= 32 {
-      insertionSortInPlace(k, v, low, high, tieMask: tieMask)
+      insertionSortInPlace(k, v, low, high)
       return
     }
     var shift = startShift
@@ -897,7 +895,7 @@ extension GridIndex {
     if shift < 0 {
       // Equal keys: by value.
       var run = UnsafeMutableBufferPointer(rebasing: v[low..<high])
-      run.sort { $0 & tieMask < $1 & tieMask }
+      run.sort()
       return
     }
     let s = UInt64(shift)
@@ -939,25 +937,24 @@ extension GridIndex {
       let size = count[d]
       if size > 1 {
         sortRange(
-          k, v, start, start + size, shift: shift - 8, varying: varying, tieMask: tieMask,
-          counters: counters, depth: depth + 1)
+          k, v, start, start + size, shift: shift - 8, varying: varying, counters: counters,
+          depth: depth + 1)
       }
       start += size
     }
   }
 
-  /// Insertion sort of a short range by (key, value & tieMask).
+  /// Insertion sort of a short range by (key, value).
   private static func insertionSortInPlace(
     _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
-    _ low: Int, _ high: Int, tieMask: UInt32
+    _ low: Int, _ high: Int
   ) {
     var i = low + 1
     while i < high {
       let key = k[i]
       let value = v[i]
       var j = i
-      while j > low && (k[j - 1] > key || (k[j - 1] == key && v[j - 1] & tieMask > value & tieMask))
-      {
+      while j > low && (k[j - 1] > key || (k[j - 1] == key && v[j - 1] > value)) {
         k[j] = k[j - 1]
         v[j] = v[j - 1]
         j -= 1
