@@ -781,18 +781,39 @@ extension GridIndex {
     let table = layout.hashTable(runs: runs)
     runs = KeyRuns()
     if entries.count < subcellMaskedEntryLimit {
-      // 4. Sub-cell masks of the dense levels, in the offsets' top bits.
-      var chunk = FilingBoxes()
-      rankWords.withUnsafeBufferPointer { words in
-        for i in 0..<filedEnd {
-          let k = i % FilingBoxes.gatherChunk
-          if k == 0 {
-            let end = Swift.min(filedEnd, i + FilingBoxes.gatherChunk)
-            boxes.gather(slotOfStored[i..<end], into: &chunk)
+      // 4. Sub-cell masks of the dense levels, in the offsets' top bits: on two threads, the
+      //    stored regions cut where no cell is marked from both parts
+      //    (``subcellParts(filedEnd:firstStored:rowSpan:)``), the regions near the cut after.
+      let parts = subcellParts(filedEnd: filedEnd, firstStored: firstStored, rowSpan: rowSpan)
+      // Made here: a worker thread allocates nothing (see step 2).
+      var chunks = (0..<2).map { _ in
+        var chunk = FilingBoxes()
+        chunk.reserveCapacity(FilingBoxes.gatherChunk)
+        return chunk
+      }
+      offsets.withUnsafeMutableBufferPointer { offsets in
+        rankWords.withUnsafeBufferPointer { words in
+          let offsets = offsets
+          func mark(_ stored: Range<Int>, chunk: inout FilingBoxes) {
+            for i in stored {
+              let k = (i - stored.lowerBound) % FilingBoxes.gatherChunk
+              if k == 0 {
+                let end = Swift.min(stored.upperBound, i + FilingBoxes.gatherChunk)
+                boxes.gather(slotOfStored[i..<end], into: &chunk)
+              }
+              guard let box = chunk[k] else { continue }
+              let level = placement(box: box, in: grid).level
+              layout.markSubcells(of: box, level: level, in: grid, offsets: offsets, words: words)
+            }
           }
-          guard let box = chunk[k] else { continue }
-          let level = placement(box: box, in: grid).level
-          layout.markSubcells(of: box, level: level, in: grid, offsets: &offsets, words: words)
+          chunks.withUnsafeMutableBufferPointer { chunks in
+            if parts.count == 1 {
+              mark(parts[0], chunk: &chunks[0])
+            } else {
+              _ = BuildThreads.perform(2) { p in mark(parts[p], chunk: &chunks[p]) }
+              mark(parts[2], chunk: &chunks[0])
+            }
+          }
         }
       }
       layout.markLevelZero(offsets: &offsets)
@@ -806,6 +827,35 @@ extension GridIndex {
     index.filedEnd = filedEnd
     index.removedCount = everywhereStart - filedEnd
     return index
+  }
+
+  /// The stored regions `0 ..< filedEnd` in the parts whose sub-cell masks step 4 of
+  /// ``assemble`` marks: one part, or three, the first two marked at once (on two threads) and
+  /// the third after them. A region marks cells of its own level only, in its rows (home row
+  /// to at most `rowSpan[level]` rows below it). The regions are stored by level, then home
+  /// row, so a cut at home row `R` of one level leaves every cell that regions before
+  /// `R - rowSpan` mark above row `R`, and every one that regions from `R` on mark at row `R`
+  /// or below it; the regions between go in the third part.
+  /// - Parameters:
+  ///   - firstStored: per level, the first storage index of the regions whose home row is
+  ///     `row` or later, at `row`, one more at the end (empty for a level without regions).
+  ///   - rowSpan: per level, the most rows a region spans beyond its home row.
+  /// - Complexity: O(r) in the rows of the level cut.
+  internal static func subcellParts(
+    filedEnd: Int, firstStored: [[Int]], rowSpan: [Int]
+  ) -> [Range<Int>] {
+    guard BuildThreads.parts(count: filedEnd) > 1 else { return [0..<filedEnd] }
+    let middle = filedEnd / 2
+    for (level, starts) in firstStored.enumerated() where !starts.isEmpty {
+      guard starts[0] <= middle, middle < starts[starts.count - 1] else { continue }
+      // The row of the middle region.
+      var row = 0
+      while starts[row + 1] <= middle { row += 1 }
+      let earlierEnd = starts[Swift.max(0, row - rowSpan[level])]
+      let laterStart = starts[row]
+      return [0..<earlierEnd, laterStart..<filedEnd, earlierEnd..<laterStart]
+    }
+    return [0..<filedEnd]
   }
 
   /// Key boundaries that cut the entries into bands of whole rows, about `entryTotal / 64`
@@ -853,57 +903,89 @@ extension GridIndex {
   /// (for increasing values in the input, the order ``radixSort(keys:values:)`` gives), with
   /// no copy of either array. The home-cell sort of a build uses it: its n pairs are the
   /// build's largest temporary there, where a scratch copy (12 bytes a region) raised the
-  /// peak of a 1,000,000-region load by a tenth. Runs of equal keys are short there (a few
-  /// regions a home cell); the band and density sorts, whose runs are long, use
+  /// peak of a 1,000,000-region load by a tenth. The band and density sorts use
   /// ``radixSort(keys:values:)``.
   ///
   /// A most-significant-digit radix sort on 8-bit digits that permutes in place (the
-  /// "American flag" sort). Digits equal in every key are skipped; ranges of up to 32 pairs
-  /// are finished by insertion sort.
-  /// - Complexity: O(n d) for d non-constant digits (at most 8), plus O(r log r) for each run
-  ///   of r equal keys longer than 32; 32 KB of counters, no other allocation.
+  /// "American flag" sort), on the 96-bit pair (key, value): the key's digits, then the
+  /// value's, so that a run of equal keys (a dense home cell's regions) is ordered by the
+  /// same passes. Digits equal in every pair are skipped; ranges of up to 32 pairs are
+  /// finished by insertion sort. With ``BuildThreads`` parts, the buckets of the first
+  /// digit are sorted on two threads, about half the pairs each.
+  /// - Complexity: O(n d) for d non-constant digits (at most 12); 96 KB of counters, no other
+  ///   allocation.
   internal static func radixSortInPlace(keys: inout [UInt64], values: inout [UInt32]) {
     let n = keys.count
     precondition(values.count == n, "one value per key")
     if n < 2 { return }
-    let varying = varyingBits(keys)
-    let top = varying == 0 ? -8 : (63 - varying.leadingZeroBitCount) / 8 * 8
-    // 256 counts and 256 fill positions for each of at most 8 levels of recursion.
-    var counters = [Int](repeating: 0, count: 8 * 512)
+    var allValues: UInt32 = 0
+    var commonValues: UInt32 = .max
+    for v in values {
+      allValues |= v
+      commonValues &= v
+    }
+    let digits = PairDigits(keys: varyingBits(keys), values: allValues ^ commonValues)
+    let threads = BuildThreads.parts(count: n)
+    // 256 counts and 256 fill positions for each level of recursion, a block a thread.
+    var counters = [Int](repeating: 0, count: threads * PairDigits.levels * 512)
     keys.withUnsafeMutableBufferPointer { k in
       values.withUnsafeMutableBufferPointer { v in
         counters.withUnsafeMutableBufferPointer { c in
-          sortRange(k, v, 0, n, shift: top, varying: varying, counters: c, depth: 0)
+          guard let base = c.baseAddress else { return }
+          sortRange(
+            k, v, 0, n, shift: PairDigits.topShift, digits: digits, counters: base, depth: 0,
+            threads: threads)
         }
       }
     }
   }
 
-  /// Sorts `k[low..<high]` (and `v` alongside) on the digit at `shift` and the ones below it;
-  /// see ``radixSortInPlace(keys:values:)``. The keys of the range agree above `shift + 8`.
+  /// The bits in which the pairs of ``radixSortInPlace(keys:values:)`` differ, and its digit
+  /// positions: a shift `s` of the 96-bit pair `key << 32 | value`, in steps of 8 from 88.
+  private struct PairDigits {
+    var keys: UInt64
+    var values: UInt32
+
+    /// The highest digit's shift, and the most digits (levels of recursion) there are.
+    static let topShift = 88
+    static let levels = 12
+
+    /// True when digit `s` differs between some pairs.
+    @inline(__always)
+    func varies(_ s: Int) -> Bool {
+      s >= 32 ? (keys >> UInt64(s - 32)) & 0xFF != 0 : (values >> UInt32(s)) & 0xFF != 0
+    }
+
+    /// Digit `s` of the pair (`key`, `value`).
+    @inline(__always)
+    static func digit(_ key: UInt64, _ value: UInt32, _ s: Int) -> Int {
+      s >= 32
+        ? Int(truncatingIfNeeded: (key >> UInt64(s - 32)) & 0xFF)
+        : Int(truncatingIfNeeded: (value >> UInt32(s)) & 0xFF)
+    }
+  }
+
+  /// Sorts `k[low..<high]` (and `v` alongside) on the pair digit at `shift` and the ones below
+  /// it; see ``radixSortInPlace(keys:values:)``. The pairs of the range agree above `shift + 8`.
+  /// `counters` holds 512 counters a level for ``PairDigits/levels`` levels, for each of
+  /// `threads` threads; with 2, the buckets found here are sorted on two threads.
   private static func sortRange(
     _ k: UnsafeMutableBufferPointer<UInt64>, _ v: UnsafeMutableBufferPointer<UInt32>,
-    _ low: Int, _ high: Int, shift startShift: Int, varying: UInt64,
-    counters: UnsafeMutableBufferPointer<Int>, depth: Int
+    _ low: Int, _ high: Int, shift startShift: Int, digits: PairDigits,
+    counters: UnsafeMutablePointer<Int>, depth: Int, threads: Int = 1
   ) {
     if high - low <= 32 {
       insertionSortInPlace(k, v, low, high)
       return
     }
     var shift = startShift
-    while shift >= 0 && (varying >> UInt64(shift)) & 0xFF == 0 { shift -= 8 }
-    if shift < 0 {
-      // Equal keys: by value.
-      var run = UnsafeMutableBufferPointer(rebasing: v[low..<high])
-      run.sort()
-      return
-    }
-    let s = UInt64(shift)
-    guard let base = counters.baseAddress else { return }
-    let count = base + depth * 512
+    while shift >= 0 && !digits.varies(shift) { shift -= 8 }
+    // Equal pairs: nothing to order.
+    if shift < 0 { return }
+    let count = counters + depth * 512
     let next = count + 256
     for d in 0..<256 { count[d] = 0 }
-    for i in low..<high { count[Int(truncatingIfNeeded: (k[i] >> s) & 0xFF)] += 1 }
+    for i in low..<high { count[PairDigits.digit(k[i], v[i], shift)] += 1 }
     var sum = low
     for d in 0..<256 {
       next[d] = sum
@@ -918,13 +1000,13 @@ extension GridIndex {
       while next[d] < end {
         var key = k[next[d]]
         var value = v[next[d]]
-        var b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
+        var b = PairDigits.digit(key, value, shift)
         while b != d {
           let at = next[b]
           next[b] = at + 1
           swap(&key, &k[at])
           swap(&value, &v[at])
-          b = Int(truncatingIfNeeded: (key >> s) & 0xFF)
+          b = PairDigits.digit(key, value, shift)
         }
         k[next[d]] = key
         v[next[d]] = value
@@ -932,15 +1014,61 @@ extension GridIndex {
       }
       start = end
     }
-    start = low
-    for d in 0..<256 {
-      let size = count[d]
-      if size > 1 {
-        sortRange(
-          k, v, start, start + size, shift: shift - 8, varying: varying, counters: counters,
-          depth: depth + 1)
+    // The buckets `buckets` but `skipped` (the first pair of the first at `first`), each on
+    // the calling thread.
+    func sortBuckets(
+      _ buckets: Range<Int>, from first: Int, except skipped: Int = -1,
+      counters: UnsafeMutablePointer<Int>
+    ) {
+      var start = first
+      for d in buckets {
+        let size = count[d]
+        if size > 1 && d != skipped {
+          sortRange(
+            k, v, start, start + size, shift: shift - 8, digits: digits, counters: counters,
+            depth: depth + 1)
+        }
+        start += size
       }
-      start += size
+    }
+    guard threads > 1 else {
+      sortBuckets(0..<256, from: low, counters: counters)
+      return
+    }
+    // A bucket of more than half the pairs is itself sorted on both threads first.
+    var first = low
+    var big = 0
+    while big < 256 && 2 * count[big] <= high - low {
+      first += count[big]
+      big += 1
+    }
+    if big < 256 {
+      sortRange(
+        k, v, first, first + count[big], shift: shift - 8, digits: digits, counters: counters,
+        depth: depth + 1, threads: BuildThreads.parts(count: count[big]))
+    }
+    // The other buckets in two runs of about half their pairs each, one a thread, each
+    // thread with its own block of counters (this level's, read by both, are in the first).
+    let others = high - low - (big < 256 ? count[big] : 0)
+    var cut = 0
+    var before = low
+    var taken = 0
+    while cut < 256 && 2 * (taken + (cut == big ? 0 : count[cut])) <= others {
+      if cut != big { taken += count[cut] }
+      before += count[cut]
+      cut += 1
+    }
+    if BuildThreads.parts(count: others) < 2 {
+      sortBuckets(0..<256, from: low, except: big, counters: counters)
+      return
+    }
+    let block = PairDigits.levels * 512
+    _ = BuildThreads.perform(2) { p in
+      if p == 0 {
+        sortBuckets(0..<cut, from: low, except: big, counters: counters)
+      } else {
+        sortBuckets(cut..<256, from: before, except: big, counters: counters + block)
+      }
     }
   }
 

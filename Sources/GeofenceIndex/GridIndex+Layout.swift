@@ -159,7 +159,7 @@ internal struct CellLayout {
   /// are dropped; a bit set needlessly (a box wrapping the antimeridian at the finer level but
   /// not at `level`) only costs a refine.
   func markSubcells(
-    of box: BoundingBox, level: Int, in grid: CellGrid, offsets: inout [UInt32],
+    of box: BoundingBox, level: Int, in grid: CellGrid, offsets: UnsafeMutableBufferPointer<UInt32>,
     words: UnsafeBufferPointer<RankWord>
   ) {
     guard level >= 1, denseLevels & (1 &<< UInt64(level)) != 0 else { return }

@@ -1029,6 +1029,58 @@ struct GridIndexStructureTests {
     }
   }
 
+  /// The in-place sort against the standard library's sort of (key, value) pairs, with the
+  /// values in no order: keys differing in every bit, cell keys with long runs of equal keys
+  /// (a dense home cell), one bucket holding most pairs, all keys equal; short arrays and
+  /// ones long enough for two threads (``BuildThreads``).
+  @Test(arguments: [0, 1, 2, 32, 33, 1_000, 70_000, 600_000])
+  func radixSortInPlaceMatchesSort(count: Int) {
+    var rng = SeededGenerator(seed: UInt64(count) + 17)
+    let shapes: [(inout SeededGenerator) -> UInt64] = [
+      { UInt64.random(in: 0...UInt64.max, using: &$0) },
+      {
+        UInt64.random(in: 0..<3, using: &$0) << 58 | UInt64.random(in: 0..<40, using: &$0) << 29
+          | UInt64.random(in: 0..<60, using: &$0)
+      },
+      { UInt64.random(in: 0..<10, using: &$0) == 0 ? UInt64.random(in: 0..<1000, using: &$0) : 7 },
+      { _ in 42 },
+    ]
+    for (shape, make) in shapes.enumerated() {
+      let original = (0..<count).map { _ in make(&rng) }
+      var values = (0..<count).map { UInt32($0) }
+      values.shuffle(using: &rng)
+      let expected = zip(original, values).sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+      var keys = original
+      GridIndex.radixSortInPlace(keys: &keys, values: &values)
+      #expect(keys == expected.map(\.0), "\(count) pairs, shape \(shape): keys")
+      #expect(values == expected.map(\.1), "\(count) pairs, shape \(shape): values")
+    }
+    #expect(count < 600_000 || BuildThreads.parts(count: count) == 2)
+  }
+
+  /// The stored regions cut for the sub-cell masks: every region in one part, and no row of
+  /// the cut level marked from both of the parts marked at once.
+  @Test func subcellPartsSeparateTheRowsMarked() {
+    // Level 1: rows 0–9 holding 100,000 regions each, spanning up to 2 rows beyond home.
+    var starts = [0]
+    for _ in 0..<10 { starts.append(starts.last! + 100_000) }
+    let firstStored = [[0, 300_000], starts.map { $0 + 300_000 }, []]
+    let filedEnd = 1_300_000
+    let parts = GridIndex.subcellParts(
+      filedEnd: filedEnd, firstStored: firstStored, rowSpan: [0, 2, 0])
+    #expect(parts.count == 3)
+    #expect(parts.map(\.count).reduce(0, +) == filedEnd)
+    #expect(parts[0].lowerBound == 0 && parts[0].upperBound == parts[2].lowerBound)
+    #expect(parts[2].upperBound == parts[1].lowerBound && parts[1].upperBound == filedEnd)
+    // The middle (650,000) is in row 3 of level 1 (storage 600,000 ..< 700,000); the first
+    // part ends before home row 1 (its regions reach row 2 at most), the second starts at row 3.
+    #expect(parts[0] == 0..<400_000)
+    #expect(parts[1] == 600_000..<filedEnd)
+    let small = GridIndex.subcellParts(
+      filedEnd: 1_000, firstStored: firstStored, rowSpan: [0, 2, 0])
+    #expect(small == [0..<1_000])
+  }
+
   /// A build whose passes are cut into parts on two threads (``BuildThreads``: 2^18 regions
   /// or more) is the same, array for array, as the build on the calling thread alone.
   @Test func buildOnTwoThreadsEqualsOneThread() throws {
