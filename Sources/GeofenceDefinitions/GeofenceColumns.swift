@@ -109,12 +109,12 @@ public struct GeofenceColumns: Sendable {
     return (n + 1 + 32 + 15) / 16 * 16
   }
 
-  /// Reserves room for `n` rows; `lookup` sized for `n` rows too, unless `ids` is
-  /// ``IDCheck/deferred`` (then the table is left as it is).
+  /// Reserves room for `n` rows in all, keeping the rows held; `lookup` grown for `n` rows
+  /// too, unless `ids` is ``IDCheck/deferred`` (then the table is left as it is).
   mutating func reserveCapacity(_ n: Int, ids check: IDCheck = .rejectingDuplicates) {
     ids.reserveCapacity(n)
     circles.reserveCapacity(n)
-    if check != .deferred { lookup = IDLookup(expectedCount: n) }
+    if check != .deferred { lookup.reserveCapacity(n, ids: ids) }
   }
 
   /// What an append does with a row's id and ``lookup``.

@@ -90,20 +90,30 @@ extension GeofenceFileReader {
     accumulator.reserveCapacity(elements.count)
     document.bytes.withUnsafeBufferPointer { bytes in
       for (index, element) in elements.enumerated() {
-        if direct {
-          if let plain = document.plainDefinition(element, in: bytes),
-            addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
-          {
-            continue
-          }
-          if let definition = document.directDefinition(element) {
-            accumulator.add(definition, at: .index(index), line: element.line)
-            continue
-          }
-        }
-        readGeneralDefinition(element, index: index, in: document, into: &accumulator)
+        readDefinition(
+          element, index: index, in: document, bytes: bytes, into: &accumulator, direct: direct)
       }
     }
+  }
+
+  /// Reads definition `index`, at `element`, as ``readDefinitionList(_:in:into:direct:)``
+  /// reads each. `bytes` are the document's.
+  private static func readDefinition(
+    _ element: JSONSpan, index: Int, in document: JSONDocument, bytes: UnsafeBufferPointer<UInt8>,
+    into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
+  ) {
+    if direct {
+      if let plain = document.plainDefinition(element, in: bytes),
+        addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
+      {
+        return
+      }
+      if let definition = document.directDefinition(element) {
+        accumulator.add(definition, at: .index(index), line: element.line)
+        return
+      }
+    }
+    readGeneralDefinition(element, index: index, in: document, into: &accumulator)
   }
 
   /// Records a circle read by ``JSONDocument/plainDefinition(_:in:)`` or
@@ -220,20 +230,95 @@ extension GeofenceFileReader {
     accumulator.reserveCapacity(features.count)
     document.bytes.withUnsafeBufferPointer { bytes in
       for (index, element) in features.enumerated() {
-        if direct {
-          if let plain = document.plainFeature(element, in: bytes),
-            addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
-          {
-            continue
-          }
-          if let definition = document.directFeature(element) {
-            accumulator.add(definition, at: .index(index), line: element.line)
-            continue
-          }
-        }
-        readGeneralFeature(element, index: index, in: document, into: &accumulator)
+        readFeature(
+          element, index: index, in: document, bytes: bytes, into: &accumulator, direct: direct)
       }
     }
+  }
+
+  /// Reads feature `index`, at `element`, as ``readFeatures(_:in:into:direct:)`` reads each.
+  /// `bytes` are the document's.
+  private static func readFeature(
+    _ element: JSONSpan, index: Int, in document: JSONDocument, bytes: UnsafeBufferPointer<UInt8>,
+    into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
+  ) {
+    if direct {
+      if let plain = document.plainFeature(element, in: bytes),
+        addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
+      {
+        return
+      }
+      if let definition = document.directFeature(element) {
+        accumulator.add(definition, at: .index(index), line: element.line)
+        return
+      }
+    }
+    readGeneralFeature(element, index: index, in: document, into: &accumulator)
+  }
+
+  /// Whether ``GeofenceFileReader/read(data:format:fileName:defaultRadiusMeters:)`` reads a
+  /// JSON definition list or GeoJSON `FeatureCollection` in one pass
+  /// (``readInOnePass(_:file:defaultRadiusMeters:)``); tests compare it with the two passes.
+  @TaskLocal static var readsJSONInOnePass = true
+
+  /// A JSON definition list or GeoJSON `FeatureCollection` read in one pass over its bytes
+  /// (``JSONDocument/readElementsInOnePass(_:list:plain:other:)``): a plain element
+  /// (``JSONDocument/plainDefinition(at:in:)``, ``JSONDocument/plainFeature(at:in:)``) read
+  /// where the pass meets it, any other as ``readDefinitionList(_:in:into:direct:)`` or
+  /// ``readFeatures(_:in:into:direct:)`` reads it, so that the rows, rejections and lines are
+  /// theirs. Nil when the text is not of that shape or not well formed: the caller then
+  /// reads it the usual way, which words what is wrong with it.
+  /// - Complexity: O(n) in the bytes. The columns are reserved after the first 64 elements,
+  ///   for as many rows as the rest of the text would hold at the bytes those took.
+  static func readInOnePass(_ bytes: [UInt8], file: String, defaultRadiusMeters: Double?)
+    -> GeofenceLoadAccumulator?
+  {
+    var first = 0
+    if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { first = 3 }
+    while first < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[first]) { first += 1 }
+    guard first < bytes.count else { return nil }
+    let list: JSONDocument.ElementList
+    switch bytes[first] {
+    case UInt8(ascii: "["): list = .definitions
+    case UInt8(ascii: "{"): list = .features
+    default: return nil
+    }
+    var accumulator = GeofenceLoadAccumulator(file: file, defaultRadiusMeters: defaultRadiusMeters)
+    // Reads the spans the pass hands out: only those (see `init(unchecked:root:)`).
+    let document = JSONDocument(
+      unchecked: bytes,
+      root: JSONSpan(start: first, end: bytes.count, line: 1, lineStart: 0, depth: 0))
+    let sample = 64
+    let read = bytes.withUnsafeBufferPointer { b in
+      func reserve(index: Int, at offset: Int) {
+        guard index == sample, offset > first else { return }
+        let rows = Double(sample) * Double(b.count - first) / Double(offset - first)
+        accumulator.reserveCapacity(Int(rows * 1.05) + 1)
+      }
+      return JSONDocument.readElementsInOnePass(
+        b, list: list,
+        plain: { index, position in
+          reserve(index: index, at: position.i)
+          var end = position
+          guard
+            let reading = list == .features
+              ? JSONDocument.plainFeature(at: &end, in: b)
+              : JSONDocument.plainDefinition(at: &end, in: b),
+            addPlain(reading, bytes: b, index: index, line: position.line, into: &accumulator)
+          else { return false }
+          position = end
+          return true
+        },
+        other: { index, span in
+          reserve(index: index, at: span.start)
+          if list == .features {
+            readFeature(span, index: index, in: document, bytes: b, into: &accumulator)
+          } else {
+            readDefinition(span, index: index, in: document, bytes: b, into: &accumulator)
+          }
+        })
+    }
+    return read ? accumulator : nil
   }
 
   /// Reads one feature the general way (its ``JSONValue``, then ``feature(_:)``).

@@ -122,8 +122,16 @@ public enum GeofenceFileReader {
       _ = consume data
       accumulator.joinHeldPart()
     case .json, .geojson:
+      // The file's bytes as the documents hold them; `data` is released (when the caller
+      // holds no other copy) once copied.
+      let bytes = [UInt8](consume data)
+      if readsJSONInOnePass,
+        let read = readInOnePass(bytes, file: fileName, defaultRadiusMeters: defaultRadiusMeters)
+      {
+        return read.result
+      }
       let document: JSONDocument
-      switch try parseJSON(data, file: fileName) {
+      switch try parseJSON(bytes, file: fileName) {
       case .whole(let whole): document = whole
       case .truncated(let salvage, let fault):
         if salvage.areFeatures {
@@ -168,7 +176,9 @@ public enum GeofenceFileReader {
   /// are read element by element, so that one bad value costs only its definition. Text that
   /// ends inside the list of definitions gives the complete ones before the end
   /// (``JSONDocument/recordsBeforeEnd(of:)``).
-  static func parseJSON(_ data: Data, file: String) throws(GeofenceFileError) -> OpenedJSON {
+  static func parseJSON(_ data: some Collection<UInt8>, file: String) throws(GeofenceFileError)
+    -> OpenedJSON
+  {
     if data.allSatisfy({ [0x20, 0x09, 0x0A, 0x0D].contains($0) }) {
       throw GeofenceFileError(file: file, reason: .empty)
     }

@@ -230,11 +230,24 @@ public struct IDLookup: Sendable {
     buckets[b] = row
   }
 
+  /// Grows the table, keeping every row it holds, so that it takes `n` rows in all before
+  /// it grows again (as ``init(expectedCount:)`` sizes a new one). `ids` is the column the
+  /// rows index.
+  /// - Complexity: O(r) for the r rows held when it grows, else O(1).
+  mutating func reserveCapacity(_ n: Int, ids: [String]) {
+    let capacity = Self.capacity(for: n)
+    if capacity > buckets.count { rebuild(bucketCount: capacity, ids: ids) }
+  }
+
   /// Rebuilds for at least `n` entries, keeping every row it held (retired ones too: the
   /// caller skips them, and the table does not know which they are).
   private mutating func rebuild(adding n: Int, ids: [String]) {
+    rebuild(bucketCount: Self.capacity(for: 2 * n), ids: ids)
+  }
+
+  private mutating func rebuild(bucketCount: Int, ids: [String]) {
     let old = buckets
-    buckets = Self.emptyBuckets(Self.capacity(for: 2 * n))
+    buckets = Self.emptyBuckets(bucketCount)
     for row in old where row >= 0 { place(row, hash: hash(ids[Int(row)])) }
   }
 

@@ -167,7 +167,20 @@ extension JSONDocument {
   func plainDefinition(_ span: JSONSpan, in bytes: UnsafeBufferPointer<UInt8>)
     -> PlainCircleReading?
   {
-    var scan = DirectScan(bytes: bytes, at: span.start)
+    var at = TextPosition(i: span.start, line: span.line, lineStart: span.lineStart)
+    guard let reading = Self.plainDefinition(at: &at, in: bytes), at.i == span.end else {
+      return nil
+    }
+    return reading
+  }
+
+  /// ``plainDefinition(_:in:)`` of the value starting at `position` (after any whitespace),
+  /// its end not known: on success `position` moves just past the closing brace.
+  /// - Complexity: O(n) in the value's length; no allocation.
+  static func plainDefinition(at position: inout TextPosition, in bytes: UnsafeBufferPointer<UInt8>)
+    -> PlainCircleReading?
+  {
+    var scan = DirectScan(bytes: bytes, at: position)
     var members = DirectScan.Members()
     var id: Range<Int>?
     var latitude: Double?
@@ -178,7 +191,8 @@ extension JSONDocument {
       switch scan.next(&members) {
       case .fail: return nil
       case .end:
-        guard scan.i == span.end, let id, let latitude, let longitude else { return nil }
+        guard let id, let latitude, let longitude else { return nil }
+        position = scan.position
         return PlainCircleReading(
           id: id, latitude: latitude, longitude: longitude, radius: radius, name: name)
       case .key(let key):
@@ -214,7 +228,20 @@ extension JSONDocument {
   func plainFeature(_ span: JSONSpan, in bytes: UnsafeBufferPointer<UInt8>)
     -> PlainCircleReading?
   {
-    var scan = DirectScan(bytes: bytes, at: span.start)
+    var at = TextPosition(i: span.start, line: span.line, lineStart: span.lineStart)
+    guard let reading = Self.plainFeature(at: &at, in: bytes), at.i == span.end else {
+      return nil
+    }
+    return reading
+  }
+
+  /// ``plainFeature(_:in:)`` of the value starting at `position` (after any whitespace), its
+  /// end not known: on success `position` moves just past the closing brace.
+  /// - Complexity: O(n) in the value's length; no allocation.
+  static func plainFeature(at position: inout TextPosition, in bytes: UnsafeBufferPointer<UInt8>)
+    -> PlainCircleReading?
+  {
+    var scan = DirectScan(bytes: bytes, at: position)
     var members = DirectScan.Members()
     var isFeature = false
     var id: Range<Int>?
@@ -226,9 +253,8 @@ extension JSONDocument {
       switch scan.nextField(&members, among: DirectScan.featureKeys) {
       case .fail: return nil
       case .end:
-        guard scan.i == span.end, isFeature, let coordinates, let id = id ?? propertyID else {
-          return nil
-        }
+        guard isFeature, let coordinates, let id = id ?? propertyID else { return nil }
+        position = scan.position
         return PlainCircleReading(
           id: id, latitude: coordinates.latitude, longitude: coordinates.longitude,
           radius: radius, name: name)
@@ -272,20 +298,48 @@ extension JSONDocument {
 private struct DirectScan {
   let bytes: UnsafeBufferPointer<UInt8>
   var i: Int
+  /// The line of `i` and the offset where it starts, as ``JSONSpan`` counts them (LF, CR LF
+  /// and lone CR end a line). Line ends are met in whitespace only: the direct shapes hold
+  /// no string with a raw line end.
+  var line: Int
+  var lineStart: Int
 
   /// The bytes that end a scalar: whitespace and JSON's punctuation (as the general reading).
   @inline(__always)
   static func isDelimiter(_ b: UInt8) -> Bool { JSONDocument.endsScalar(b) }
 
-  init(bytes: UnsafeBufferPointer<UInt8>, at start: Int) {
+  init(bytes: UnsafeBufferPointer<UInt8>, at start: Int, line: Int = 1, lineStart: Int = 0) {
     self.bytes = bytes
     self.i = start
+    self.line = line
+    self.lineStart = lineStart
   }
 
+  init(bytes: UnsafeBufferPointer<UInt8>, at position: TextPosition) {
+    self.init(bytes: bytes, at: position.i, line: position.line, lineStart: position.lineStart)
+  }
+
+  /// Where the scan is.
+  var position: TextPosition { TextPosition(i: i, line: line, lineStart: lineStart) }
+
+  @inline(__always)
   mutating func skipSpace() {
     while i < bytes.count {
-      switch bytes[i] {
-      case 0x20, 0x09, 0x0A, 0x0D: i += 1
+      let b = bytes[i]
+      // Nothing above the space is whitespace: most calls end here, at once.
+      if b > 0x20 { return }
+      switch b {
+      case 0x20, 0x09: i += 1
+      case 0x0A:
+        i += 1
+        line += 1
+        lineStart = i
+      case 0x0D:
+        i += 1
+        if !(i < bytes.count && bytes[i] == 0x0A) {
+          line += 1
+          lineStart = i
+        }
       default: return
       }
     }

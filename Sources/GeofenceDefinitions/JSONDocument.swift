@@ -203,6 +203,103 @@ public struct JSONDocument: Sendable {
   }
 }
 
+/// A place in a document's bytes and its line, as ``JSONSpan`` gives them: the byte offset,
+/// the 1-based line and the offset of that line's first byte.
+struct TextPosition {
+  var i: Int
+  var line: Int
+  var lineStart: Int
+}
+
+extension JSONDocument {
+  /// The list a definition file holds: the root array, or the `features` array of a GeoJSON
+  /// `FeatureCollection` root.
+  enum ElementList {
+    case definitions, features
+  }
+
+  /// Reads a whole document in one pass, element by element, where ``init(bytes:)`` and
+  /// ``elements(of:)`` would take two (the opening, then each element again): for each
+  /// element of the list, in order, `plain(index, position)` first, which reads it from
+  /// `position` and moves `position` past it when it takes it; else the element is skipped
+  /// as ``elements(of:)`` skips it and handed to `other(index, span)`, its span what
+  /// ``elements(of:)`` gives (so a document over the same bytes can read it).
+  ///
+  /// True when the whole text was such a list and nothing else: a root array, or an object
+  /// with exactly one `type` member, spelled `"FeatureCollection"` without escapes, and
+  /// exactly one `features` member, an array; after a byte-order mark and whitespace, with
+  /// only whitespace after the root. False, part of the elements possibly handed out, at the
+  /// first thing outside that shape or that ``init(bytes:)`` would reject: the caller then
+  /// discards what the callbacks did and reads the document the usual way, which gives the
+  /// same result for a document of that shape and its own errors for the others.
+  /// - Complexity: O(n) in the bytes, plus what the callbacks do; no allocation but the
+  ///   root's member names.
+  static func readElementsInOnePass(
+    _ bytes: UnsafeBufferPointer<UInt8>, list: ElementList,
+    plain: (_ index: Int, _ position: inout TextPosition) -> Bool,
+    other: (_ index: Int, _ span: JSONSpan) -> Void
+  ) -> Bool {
+    var c = Cursor(
+      bytes: bytes, i: bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0, line: 1, lineStart: 0)
+    // The array at the cursor, its elements at `depth` + 1.
+    func elements(depth: Int) -> Bool {
+      guard c.take(UInt8(ascii: "[")) else { return false }
+      c.skipSpace()
+      if c.take(UInt8(ascii: "]")) { return true }
+      var index = 0
+      while true {
+        c.skipSpace()
+        var at = TextPosition(i: c.i, line: c.line, lineStart: c.lineStart)
+        if plain(index, &at) {
+          (c.i, c.line, c.lineStart) = (at.i, at.line, at.lineStart)
+        } else {
+          guard let span = try? c.skipValue(depth: depth + 1) else { return false }
+          other(index, span)
+        }
+        index += 1
+        c.skipSpace()
+        if c.take(UInt8(ascii: "]")) { return true }
+        guard c.take(UInt8(ascii: ",")) else { return false }
+      }
+    }
+    c.skipSpace()
+    switch list {
+    case .definitions:
+      guard elements(depth: 0) else { return false }
+    case .features:
+      guard c.take(UInt8(ascii: "{")) else { return false }
+      var (type, features) = (false, false)
+      while true {
+        c.skipSpace()
+        guard let key = try? c.string() else { return false }
+        c.skipSpace()
+        guard c.take(UInt8(ascii: ":")) else { return false }
+        c.skipSpace()
+        if key == "features" {
+          guard !features, elements(depth: 1) else { return false }
+          features = true
+        } else {
+          guard let value = try? c.skipValue(depth: 1) else { return false }
+          if key == "type" {
+            guard !type,
+              spells(
+                UnsafeBufferPointer(rebasing: bytes[value.start..<value.end]),
+                "\"FeatureCollection\"")
+            else { return false }
+            type = true
+          }
+        }
+        c.skipSpace()
+        if c.take(UInt8(ascii: "}")) { break }
+        guard c.take(UInt8(ascii: ",")) else { return false }
+      }
+      guard type, features else { return false }
+    }
+    c.skipSpace()
+    return c.atEnd
+  }
+}
+
 /// A position in the bytes, with its line, and the readers over it.
 private struct Cursor {
   let bytes: UnsafeBufferPointer<UInt8>

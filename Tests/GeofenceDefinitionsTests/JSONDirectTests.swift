@@ -304,6 +304,71 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
       feature.name.map { String(decoding: collection.bytes[$0], as: UTF8.self) } == "Caf\u{E9}")
   }
 
+  /// A definition list or feature collection read in one pass (`readInOnePass`) loads what
+  /// the two passes load, row for row, rejection for rejection and line for line, or fails
+  /// with the same words: random elements (plain ones among them, some spread over lines
+  /// with LF, CR LF or CR), in documents of every shape around them (a byte-order mark,
+  /// `type` after `features`, other members, a repeated `features` or `type`, a single
+  /// `Feature`, text after the root, a cut anywhere).
+  @Test(arguments: 0..<8)
+  func onePassEqualsTwoPasses(seed: Int) {
+    var maker = TextMaker(rng: SeededGenerator(seed: UInt64(seed) &+ 1300))
+    var (texts, onePass, plainRows) = (0, 0, 0)
+    for round in 0..<50 {
+      let features = round % 2 == 1
+      let elements = (0..<Int.random(in: 0..<90, using: &maker.rng)).map { _ in
+        let element = features ? maker.feature() : maker.definition()
+        return maker.chance(0.1) ? element.replacingOccurrences(of: ",", with: ",\r") : element
+      }
+      let list = "[" + maker.space() + elements.joined(separator: "," + maker.space()) + "]"
+      var text: String
+      if features {
+        var members = ["\"type\":\"FeatureCollection\"", "\"features\":\(list)"]
+        if maker.chance(0.2) { members.append("\"bbox\":[1,2,3,4]") }
+        if maker.chance(0.05) { members.append("\"features\":[]") }
+        if maker.chance(0.05) { members.append("\"type\":\"FeatureCollection\"") }
+        if maker.chance(0.05) { members[0] = "\"type\":\"Feature\\u0043ollection\"" }
+        if maker.chance(0.05) { members[0] = "\"type\":\"Feature\"" }
+        members.shuffle(using: &maker.rng)
+        text = "{" + members.joined(separator: "," + maker.space()) + "}"
+      } else {
+        text = list
+      }
+      if maker.chance(0.1) { text = "\u{FEFF}" + maker.space() + text }
+      if maker.chance(0.1) { text += maker.pick([" ", "\n", "x", "]", ",{}"]) }
+      var data = Data(text.utf8)
+      if maker.chance(0.1) { data = data.prefix(Int.random(in: 0...data.count, using: &maker.rng)) }
+      func read(onePass: Bool) -> Result<GeofenceLoadResult, GeofenceFileError> {
+        GeofenceFileReader.$readsJSONInOnePass.withValue(onePass) {
+          Result { () throws(GeofenceFileError) in
+            try GeofenceFileReader.read(
+              data: data, format: features ? .geojson : .json, fileName: "one.json",
+              defaultRadiusMeters: 250)
+          }
+        }
+      }
+      texts += 1
+      if let read = GeofenceFileReader.readInOnePass(
+        [UInt8](data), file: "one.json", defaultRadiusMeters: 250)
+      {
+        onePass += 1
+        plainRows += read.result.count
+      }
+      switch (read(onePass: true), read(onePass: false)) {
+      case (.success(let a), .success(let b)):
+        #expect(a == b, "seed \(seed) round \(round): \(text)")
+      case (.failure(let a), .failure(let b)):
+        #expect(a.description == b.description, "seed \(seed) round \(round)")
+      case (let a, let b):
+        Issue.record("seed \(seed) round \(round): \(a) against \(b) for \(text)")
+      }
+    }
+    // Most documents are read in one pass, so that the comparison covers it, not only the
+    // fallback.
+    #expect(onePass * 2 > texts, "seed \(seed): \(onePass) of \(texts)")
+    #expect(plainRows > 50, "seed \(seed): \(plainRows) rows")
+  }
+
   /// Opening a document takes the root's elements or members, and the `features` elements,
   /// on its way: the same spans, or the same errors, as finding them afterwards.
   @Test(arguments: 0..<6)
