@@ -723,10 +723,13 @@ extension JSONDocument {
   /// An element counts when a `,` or `]` follows it, or when it is an object, array or string
   /// closed before the end (a number or literal at the very end may itself be cut). A root
   /// object's members before `features` must be well formed, and a `type` member before it
-  /// must be `"FeatureCollection"`.
-  /// - Returns: `nil` unless the text ends inside that list, with everything before the end
-  ///   well formed: any other structural fault (a missing comma, a stray bracket) gives `nil`,
-  ///   and the caller reports the file as malformed.
+  /// must be `"FeatureCollection"`. A `features` list that is whole counts when the text ends
+  /// after it, before the root object closes (its `}` missing, or a later member cut): then
+  /// every feature is complete.
+  /// - Returns: `nil` unless the text ends inside that list (or, for `features`, after it
+  ///   inside the root), with everything before the end well formed: any other structural
+  ///   fault (a missing comma, a stray bracket) gives `nil`, and the caller reports the file as
+  ///   malformed.
   /// - Complexity: O(n) in the text's size.
   static func recordsBeforeEnd(of text: some Sequence<UInt8>) -> TruncatedRecords? {
     let bytes = Array(text)
@@ -739,7 +742,7 @@ extension JSONDocument {
         start: c.i, end: b.count, line: c.line, lineStart: c.lineStart, depth: 0)
       switch b[c.i] {
       case UInt8(ascii: "["):
-        guard let records = c.elementsBeforeEnd(depth: 1) else { return nil }
+        guard let (records, closed) = c.elementsBeforeEnd(depth: 1), !closed else { return nil }
         return (root, records, false)
       case UInt8(ascii: "{"):
         c.i += 1
@@ -759,8 +762,11 @@ extension JSONDocument {
           c.skipSpace()
           guard !c.atEnd else { return nil }
           if key == "features" {
-            guard b[c.i] == UInt8(ascii: "["), let records = c.elementsBeforeEnd(depth: 2)
+            guard b[c.i] == UInt8(ascii: "["), let (records, closed) = c.elementsBeforeEnd(depth: 2)
             else { return nil }
+            // A whole list: the text is cut short only when it ends among the root's later
+            // members, before the root closes.
+            if closed && !c.membersEndBeforeClosing() { return nil }
             return (root, records, true)
           }
           guard let value = try? c.skipValue(depth: 1) else { return nil }
@@ -783,29 +789,50 @@ extension JSONDocument {
 }
 
 extension Cursor {
-  /// From an array's `[`: its elements complete before the end of the text, or `nil` when
-  /// the array is closed or a structural fault comes first (see
-  /// ``JSONDocument/recordsBeforeEnd(of:)``).
-  mutating func elementsBeforeEnd(depth: Int) -> [JSONSpan]? {
+  /// From an array's `[`: its elements complete before the end of the text, and whether the
+  /// array closed (all its elements, the cursor past its `]`); `nil` when it is empty and
+  /// closed or a structural fault comes first (see ``JSONDocument/recordsBeforeEnd(of:)``).
+  mutating func elementsBeforeEnd(depth: Int) -> (elements: [JSONSpan], closed: Bool)? {
     guard take(UInt8(ascii: "[")) else { return nil }
     var out: [JSONSpan] = []
     while true {
       skipSpace()
-      if atEnd { return out }
+      if atEnd { return (out, false) }
       if out.isEmpty, take(UInt8(ascii: "]")) { return nil }
       let span: JSONSpan
-      do { span = try skipValue(depth: depth) } catch { return atEnd ? out : nil }
+      do { span = try skipValue(depth: depth) } catch { return atEnd ? (out, false) : nil }
       skipSpace()
       if atEnd {
         switch bytes[span.start] {
         case UInt8(ascii: "{"), UInt8(ascii: "["), UInt8(ascii: "\""): out.append(span)
         default: break
         }
-        return out
+        return (out, false)
       }
       out.append(span)
-      if take(UInt8(ascii: "]")) { return nil }
+      if take(UInt8(ascii: "]")) { return (out, true) }
       guard take(UInt8(ascii: ",")) else { return nil }
+    }
+  }
+
+  /// Whether the text ends among an object's members, after the cursor (just past a member's
+  /// value), before the object closes: each further member well formed as far as it goes.
+  /// False when the object closes, or at anything else.
+  mutating func membersEndBeforeClosing() -> Bool {
+    while true {
+      skipSpace()
+      if atEnd { return true }
+      guard take(UInt8(ascii: ",")) else { return false }
+      skipSpace()
+      if atEnd { return true }
+      guard bytes[i] == UInt8(ascii: "\"") else { return false }
+      do { _ = try skipValue(depth: 1) } catch { return atEnd }
+      skipSpace()
+      if atEnd { return true }
+      guard take(UInt8(ascii: ":")) else { return false }
+      skipSpace()
+      if atEnd { return true }
+      do { _ = try skipValue(depth: 1) } catch { return atEnd }
     }
   }
 }

@@ -78,6 +78,41 @@ import Testing
     #expect(try read(bytes[..<spans[9].end], .geojson).geofences.count == 10)
   }
 
+  /// A feature collection cut after its `features` list closed (the root's `}` missing, or a
+  /// later member cut) keeps every feature and names the file as truncated; closed and
+  /// followed by other text, it still fails.
+  @Test func aCollectionCutAfterItsFeaturesKeepsThemAll() throws {
+    let features =
+      #"[{"type":"Feature","id":"a","geometry":{"type":"Point","coordinates":[6.6,46.5]},"#
+      + #""properties":{"radius":100}},{"type":"Feature","id":"b","geometry":{"type":"Point","#
+      + #""coordinates":[6.7,46.6]},"properties":{}}]"#
+    let whole = #"{"type":"FeatureCollection","features":"# + features + #","bbox":[6,46,7,47]}"#
+    #expect(try read(Array(whole.utf8), .geojson).geofences.map(\.id) == ["a", "b"])
+    for cut in [
+      #"{"type":"FeatureCollection","features":"# + features,
+      #"{"type":"FeatureCollection","features":"# + features + "\n",
+      #"{"type":"FeatureCollection","features":"# + features + ",",
+      #"{"type":"FeatureCollection","features":"# + features + #","bbox":[6,46"#,
+      #"{"type":"FeatureCollection","features":"# + features + #","bb"#,
+      #"{"features":"# + features + #","type":"FeatureColl"#,
+    ] {
+      let result = try read(Array(cut.utf8), .geojson)
+      #expect(result.geofences.map(\.id) == ["a", "b"], "\(cut)")
+      #expect(result.truncations.count == 1, "\(cut)")
+      #expect(result.rejected.isEmpty, "\(cut)")
+    }
+    for broken in [
+      #"{"type":"FeatureCollection","features":"# + features + "}}",
+      #"{"type":"FeatureCollection","features":"# + features + #" "bbox":[1]"#,
+      #"{"type":"FeatureCollection","features":"# + features + #",:"#,
+      features + "]",
+    ] {
+      #expect(throws: GeofenceFileError.self, "\(broken)") {
+        try read(Array(broken.utf8), .geojson)
+      }
+    }
+  }
+
   /// Faults other than running out of text still fail the whole file.
   @Test func otherStructuralFaultsStillFailTheFile() {
     let cases = [
