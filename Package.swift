@@ -104,7 +104,7 @@ let package = Package(
     .testTarget(
       name: "GEOSBridgeTests",
       dependencies: ["GEOSBridge", "GeofenceGeometry", "GeofenceTestSupport"]),
-    .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore"]),
+    .testTarget(name: "SQLiteStoreTests", dependencies: ["SQLiteStore", "GeofenceTestSupport"]),
     .testTarget(name: "XMLStreamTests", dependencies: ["XMLStream"]),
     .testTarget(
       name: "GeofenceDefinitionsTests",

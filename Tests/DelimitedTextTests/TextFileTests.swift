@@ -1,13 +1,14 @@
 import DelimitedText
 import Foundation
 import Testing
+import GeofenceTestSupport
 
 #if canImport(Glibc)
   import Glibc
 #endif
 
 @Test func aRegularFileIsReadWholeAtAnySize() throws {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let dir = TestScratch.root.appendingPathComponent(
     "textfile-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: dir) }
@@ -36,7 +37,7 @@ import Testing
 }
 
 @Test func aPipeIsReadToItsEndWithinTheBound() throws {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let dir = TestScratch.root.appendingPathComponent(
     "textfile-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: dir) }
@@ -68,7 +69,7 @@ import Testing
 /// A regular file is read at the size it had when opened: one that grows meanwhile is not
 /// followed without end.
 @Test func aFileIsReadAtTheSizeItHadWhenOpened() throws {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let dir = TestScratch.root.appendingPathComponent(
     "textfile-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: dir) }

@@ -107,7 +107,7 @@ func makeEvents(_ range: Range<Int>, prefix: String = "e") -> [OutboxEvent] {
 
 /// A fresh temporary directory.
 func temporaryDirectory() -> URL {
-  let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let url = TestScratch.root.appendingPathComponent(
     "outbox-tests-\(UUID().uuidString)")
   try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   return url

@@ -7,7 +7,7 @@ import Testing
 
 @Suite struct WorkloadFilesTests {
   func temporaryDirectory() throws -> String {
-    let url = FileManager.default.temporaryDirectory
+    let url = TestScratch.root
       .appendingPathComponent("bench-tests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url.path

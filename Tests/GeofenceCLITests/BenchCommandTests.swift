@@ -7,7 +7,7 @@ import Testing
   let directory: URL
 
   init() throws {
-    directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    directory = TestScratch.root.appendingPathComponent(
       "geofence-bench-cli-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
   }

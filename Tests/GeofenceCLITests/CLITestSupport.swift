@@ -19,7 +19,7 @@ enum CLI {
 
   /// A new empty folder under the temporary directory.
   static func scratch(_ label: String) throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let url = TestScratch.root.appendingPathComponent(
       "geofence-\(label)-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url

@@ -35,7 +35,7 @@ private func geofence(_ arguments: [String]) throws -> (status: Int32, out: Stri
 }
 
 private func temporaryDirectory() -> URL {
-  let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let url = TestScratch.root.appendingPathComponent(
     "crash-tests-\(UUID().uuidString)")
   try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
   return url

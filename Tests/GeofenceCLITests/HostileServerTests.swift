@@ -314,7 +314,7 @@ struct HostileServerTests {
   @Test(arguments: ["sync", "upload", "run", "stream"])
   func aPortOutOfRangeIsAUsageError(command: String) throws {
     var arguments = [command, "--server", "http://127.0.0.1:99999", "--key", "k"]
-    arguments += ["--store", FileManager.default.temporaryDirectory.path + "/never-\(UUID())"]
+    arguments += ["--store", TestScratch.root.path + "/never-\(UUID())"]
     if command == "run" { arguments.append("data/tracks/csv/posmo_trajectory.csv") }
     let r = try CLI.run(arguments)
     #expect(r.status == 64, "\(r.stderr)")

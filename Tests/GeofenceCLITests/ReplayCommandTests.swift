@@ -9,7 +9,7 @@ private let headline = [
 ]
 
 private func temporaryDirectory() throws -> URL {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let dir = TestScratch.root.appendingPathComponent(
     "geofence-cli-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   return dir

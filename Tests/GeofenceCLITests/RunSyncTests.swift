@@ -12,7 +12,7 @@ struct RunSyncTests {
     let airports = TestPaths.data.appendingPathComponent("places/airports_geofences.csv").path
     let server = try await ReferenceServer.start(
       keys: ["k"], arguments: ["--import", airports, "--radius", "3000"])
-    let store = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let store = TestScratch.root.appendingPathComponent(
       "geofence-run-sync-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: store) }
     let track = "data/tracks/csv/posmo_trajectory.csv"
@@ -49,7 +49,7 @@ struct RunSyncTests {
   }
 
   @Test func runWithoutRegionsAndWithoutAnyStoredSetFailsWith69() throws {
-    let store = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let store = TestScratch.root.appendingPathComponent(
       "geofence-run-nosync-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: store) }
     let r = try CommandRunner.run([

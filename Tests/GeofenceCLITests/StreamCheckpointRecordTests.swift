@@ -133,7 +133,7 @@ import Testing
   /// A `--state` path that cannot be a directory is named with the reason, not a raw
   /// Foundation error, and nothing is streamed.
   @Test func unusableStatePathsAreNamed() throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let dir = TestScratch.root.appendingPathComponent(
       "state-path-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }

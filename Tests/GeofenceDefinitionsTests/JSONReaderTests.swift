@@ -2,6 +2,7 @@ import Foundation
 import GeofenceDefinitions
 import GeofenceGeometry
 import Testing
+import GeofenceTestSupport
 
 private let json = """
   [
@@ -141,7 +142,7 @@ private func at(_ index: Int) -> DefinitionLocation {
 }
 
 @Test func filesOnDiskAreReadInTheirDetectedFormat() throws {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let dir = TestScratch.root.appendingPathComponent(
     "geofence-defs-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: dir) }

@@ -133,7 +133,7 @@ import Testing
   @Test(arguments: 0..<48 as Range<UInt64>)
   func restartedEnginesGiveTheSameEvents(seed: UInt64) throws {
     let scenario = Self.scenario(seed: seed)
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let root = TestScratch.root.appendingPathComponent(
       "checkpoint-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: root) }
     let clock = TestClock(Self.t0)
@@ -196,7 +196,7 @@ import Testing
   /// Eviction drops the least recently used clean devices first, never a device with unsaved
   /// changes, and an evicted device comes back from its checkpoint where it left off.
   @Test func evictionDropsTheLeastRecentlyUsedCleanDevices() throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let directory = TestScratch.root.appendingPathComponent(
       "evict-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
     let engine = try GeofenceEngine(

@@ -35,7 +35,7 @@ final class RecordingDestination: EventDestination {
     region: try! CircularRegion(
       center: Coordinate(uncheckedLatitude: 0, longitude: 0), radiusMeters: 100))
   let clock = ManualClock()
-  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let directory = TestScratch.root.appendingPathComponent(
     "delivery-tests-\(UUID().uuidString)")
 
   func engine(

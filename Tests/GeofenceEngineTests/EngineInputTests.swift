@@ -6,6 +6,7 @@ import GeofenceGeometry
 import GeofenceTransitions
 import SQLiteStore
 import Testing
+import GeofenceTestSupport
 
 /// A fix whose time no RFC 3339 date can carry (years 0000-9999) is dropped as missingTime,
 /// instead of trapping when its event is written, and it does not make the device's later
@@ -44,7 +45,7 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
 /// failed gives it), instead of being dropped as a duplicate while the device counts as
 /// inside.
 @Test func aFixWhoseOutboxWriteFailsIsNotTakenAndCanBeTakenAgain() throws {
-  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let directory = TestScratch.root.appendingPathComponent(
     "engine-rollback-\(UUID().uuidString)")
   defer { try? FileManager.default.removeItem(at: directory) }
   let zone = Geofence(
@@ -118,7 +119,7 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
 /// writing into the moved file): the engine holds `store.lock` shared, repair takes it
 /// exclusive, and refuses while an engine lives; an engine cannot open a store being repaired.
 @Test func repairWaitsForNoEngineAndRefusesAStoreInUse() throws {
-  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let directory = TestScratch.root.appendingPathComponent(
     "engine-lock-\(UUID().uuidString)")
   defer { try? FileManager.default.removeItem(at: directory) }
   var engine: GeofenceEngine? = try GeofenceEngine(
@@ -151,7 +152,7 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
 /// the oracle reads the damaged file row by row (`WHERE seq = ?`), and repair keeps exactly
 /// the rows it reads.
 @Test func repairKeepsTheReadableRowsAfterADamagedPage() throws {
-  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let directory = TestScratch.root.appendingPathComponent(
     "engine-salvage-\(UUID().uuidString)")
   defer { try? FileManager.default.removeItem(at: directory) }
   try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

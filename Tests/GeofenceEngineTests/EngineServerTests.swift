@@ -79,7 +79,7 @@ struct EngineServerTests {
   }
 
   static func temporaryDirectory() -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent(
+    TestScratch.root.appendingPathComponent(
       "engine-server-\(UUID().uuidString)")
   }
 

@@ -5,6 +5,7 @@ import GeofenceGeometry
 import GeofenceSync
 import GeofenceTransitions
 import Testing
+import GeofenceTestSupport
 
 /// A sync server double that serves only full listings of its current set (one page) and
 /// answers `changes?since=` with `410`, so that every ``GeofenceEngine/sync(full:)`` lists
@@ -236,7 +237,7 @@ struct LiveSetTests {
   /// restored at the sync, drops the removed geofence's visit and gets its removal EXIT (as
   /// configured here), so that a geofence given the same id later is entered again.
   @Test func aDeviceRestoredAfterTheSyncDropsTheRemovedVisit() async throws {
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let directory = TestScratch.root.appendingPathComponent(
       "live-set-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
     let server = initialServer()

@@ -63,7 +63,7 @@ private var consentOff: AuthorizationState {
 
 private struct Fixture {
   let clock = TestClock()
-  let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let directory = TestScratch.root.appendingPathComponent(
     "monitoring-\(UUID().uuidString)")
   let pipeline: Pipeline
   var outbox: Outbox { pipeline.engine.outbox! }

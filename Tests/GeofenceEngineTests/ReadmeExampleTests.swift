@@ -3,11 +3,12 @@ import GeofenceEngine
 import GeofenceGeometry
 import GeofenceTransitions
 import Testing
+import GeofenceTestSupport
 
 /// The README's "Embedding the engine" example, compiled and run: a geofence of 100 m at
 /// (0, 0), a device walking east from -300 m to +300 m, 1 m/s.
 @Test func theReadmeEmbeddingExampleRunsAsShown() async throws {
-  let directory = FileManager.default.temporaryDirectory
+  let directory = TestScratch.root
     .appendingPathComponent("readme-\(UUID().uuidString)").path
   // --- README example begins (server and sync omitted: a fixed set) ---
   let cafe = Geofence(

@@ -145,7 +145,7 @@ import Testing
   }
 
   @Test func anEngineOpensACurrentSnapshotAndRebuildsAStaleOrDamagedOne() throws {
-    let directory = FileManager.default.temporaryDirectory
+    let directory = TestScratch.root
       .appendingPathComponent("snapshot-\(UUID().uuidString)").path
     defer { try? FileManager.default.removeItem(atPath: directory) }
     let set = try Self.geofences(seed: 5, count: 800)

@@ -177,7 +177,7 @@ struct GeofenceStoreTests {
   }
 
   @Test func anInterruptedListingLeavesTheOldSetOnDisk() throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let dir = TestScratch.root.appendingPathComponent(
       "sync-crash-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }

@@ -50,7 +50,7 @@ struct PolygonStoreTests {
       try geofence("circle-b", -33.9, 151.2, radius: 0.25),
     ]
     let all = byID(polygons + circles)
-    let path = FileManager.default.temporaryDirectory
+    let path = TestScratch.root
       .appendingPathComponent("polygon-store-\(UUID().uuidString).sqlite").path
     defer { try? FileManager.default.removeItem(atPath: path) }
     do {
@@ -110,7 +110,7 @@ struct PolygonStoreTests {
   }
 
   @Test func aStoreWrittenBeforePolygonsIsMigratedWithItsCirclesIntact() throws {
-    let path = FileManager.default.temporaryDirectory
+    let path = TestScratch.root
       .appendingPathComponent("polygon-migrate-\(UUID().uuidString).sqlite").path
     defer { try? FileManager.default.removeItem(atPath: path) }
     do {

@@ -62,7 +62,7 @@ struct SyncCommandTests {
         ReferenceServer.geofence(
           "c\($0)", latitude: 21, longitude: -157 + Double($0) * 0.01, radius: 300)
       })
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let dir = TestScratch.root.appendingPathComponent(
       "sync-cli-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: dir) }
     let base = [

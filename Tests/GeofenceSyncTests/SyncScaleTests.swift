@@ -66,7 +66,7 @@ struct SyncScaleTests {
 
   @Test func fullSync() async throws {
     let n = Self.count
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sync-scale-\(UUID())")
+    let dir = TestScratch.root.appendingPathComponent("sync-scale-\(UUID())")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
     let store = try GeofenceStore(path: dir.appendingPathComponent("geofences.sqlite").path)

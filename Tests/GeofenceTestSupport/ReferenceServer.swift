@@ -69,7 +69,7 @@ public final class ReferenceServer: @unchecked Sendable {
     var lastError = "not started"
     for _ in 0..<3 {
       let port = try freePort()
-      let directory = FileManager.default.temporaryDirectory
+      let directory = TestScratch.root
         .appendingPathComponent("reference-server-\(UUID().uuidString)")
       try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
       let db = directory.appendingPathComponent("server.sqlite").path

@@ -1,6 +1,7 @@
 import Foundation
 import Networking
 import Testing
+import GeofenceTestSupport
 
 #if canImport(Glibc)
   import Glibc
@@ -119,7 +120,7 @@ import Testing
 
   /// `data` compressed by the system's `gzip`.
   static func gzip(_ data: Data) throws -> Data {
-    let input = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let input = TestScratch.root.appendingPathComponent(
       "gzip-\(UUID().uuidString)")
     try data.write(to: input)
     defer { try? FileManager.default.removeItem(at: input) }

@@ -1,6 +1,7 @@
 import Foundation
 import SQLiteStore
 import Testing
+import GeofenceTestSupport
 
 private struct Abort: Error, Equatable {}
 
@@ -169,7 +170,7 @@ private struct Abort: Error, Equatable {}
 }
 
 @Test func aFileDatabaseSurvivesReopening() throws {
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let dir = TestScratch.root.appendingPathComponent(
     "sqlite-store-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: dir) }
@@ -207,7 +208,7 @@ private struct Abort: Error, Equatable {}
 @Test func aSecondOpenerWaitsForTheSchemaInsteadOfCreatingItAgain() throws {
   // Two processes opening a new store at once: the first holds the write lock while it
   // creates the schema; the second must not create it again once the lock is free.
-  let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+  let dir = TestScratch.root.appendingPathComponent(
     "sqlite-store-\(UUID().uuidString)")
   try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
   defer { try? FileManager.default.removeItem(at: dir) }

@@ -1,6 +1,7 @@
 import Foundation
 import GeofenceGeometry
 import Testing
+import GeofenceTestSupport
 
 @testable import TrackFormats
 
@@ -177,7 +178,7 @@ import Testing
   /// undeclared entity (column 51 is just after `&t;`), and the file's content never reaches
   /// the fix.
   @Test func externalEntitiesAreNeverLoaded() throws {
-    let secret = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let secret = TestScratch.root.appendingPathComponent(
       "gpx-entity-\(UUID().uuidString).txt")
     try "2020-01-01T00:00:00Z".write(to: secret, atomically: true, encoding: .utf8)
     defer { try? FileManager.default.removeItem(at: secret) }

@@ -30,7 +30,7 @@ enum TrackFixtures {
 
   /// A fresh temporary directory for hand-made files.
   static func tempDir() throws -> URL {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent(
+    let dir = TestScratch.root.appendingPathComponent(
       "TrackFormatsTests-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     return dir
