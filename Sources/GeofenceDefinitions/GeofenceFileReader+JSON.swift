@@ -77,47 +77,57 @@ extension RawGeofenceDefinition {
 }
 
 extension GeofenceFileReader {
-  /// Reads a JSON array of definition objects, each on its own (see
-  /// ``RawGeofenceDefinition/decode(_:in:)``; the common shapes directly: a plain circle
-  /// without a `String` or ``JSONValue`` per member, see
-  /// ``JSONDocument/plainDefinition(_:in:)``, the others of
-  /// ``JSONDocument/directDefinition(_:)`` without a dictionary).
+  /// Reads the elements of a definition list or feature collection, each on its own: a
+  /// definition object as ``RawGeofenceDefinition/decode(_:in:)`` reads it, a feature as
+  /// ``readFeatureCollection(_:in:file:into:direct:)`` describes; the common shapes directly
+  /// (a plain circle without a `String` or ``JSONValue`` per member, see
+  /// ``JSONDocument/plainReading(_:of:in:)``; the others of ``JSONDocument/directDefinition(_:)``
+  /// and ``JSONDocument/directFeature(_:)`` without a dictionary).
   /// `direct` false reads every element the general way (tests compare the two).
-  static func readDefinitionList(
-    _ elements: [JSONSpan], in document: JSONDocument,
+  static func readElements(
+    _ elements: [JSONSpan], of list: JSONDocument.ElementList, in document: JSONDocument,
     into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
   ) {
     accumulator.reserveCapacity(elements.count)
     document.bytes.withUnsafeBufferPointer { bytes in
       for (index, element) in elements.enumerated() {
-        readDefinition(
-          element, index: index, in: document, bytes: bytes, into: &accumulator, direct: direct)
+        readElement(
+          element, of: list, index: index, in: document, bytes: bytes, into: &accumulator,
+          direct: direct)
       }
     }
   }
 
-  /// Reads definition `index`, at `element`, as ``readDefinitionList(_:in:into:direct:)``
+  /// Reads element `index` of `list`, at `element`, as ``readElements(_:of:in:into:direct:)``
   /// reads each. `bytes` are the document's.
-  private static func readDefinition(
-    _ element: JSONSpan, index: Int, in document: JSONDocument, bytes: UnsafeBufferPointer<UInt8>,
+  private static func readElement(
+    _ element: JSONSpan, of list: JSONDocument.ElementList, index: Int,
+    in document: JSONDocument, bytes: UnsafeBufferPointer<UInt8>,
     into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
   ) {
     if direct {
-      if let plain = document.plainDefinition(element, in: bytes),
+      if let plain = document.plainReading(element, of: list, in: bytes),
         addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
       {
         return
       }
-      if let definition = document.directDefinition(element) {
+      let definition =
+        list == .features
+        ? document.directFeature(element) : document.directDefinition(element)
+      if let definition {
         accumulator.add(definition, at: .index(index), line: element.line)
         return
       }
     }
-    readGeneralDefinition(element, index: index, in: document, into: &accumulator)
+    switch list {
+    case .definitions:
+      readGeneralDefinition(element, index: index, in: document, into: &accumulator)
+    case .features:
+      readGeneralFeature(element, index: index, in: document, into: &accumulator)
+    }
   }
 
-  /// Records a circle read by ``JSONDocument/plainDefinition(_:in:)`` or
-  /// ``JSONDocument/plainFeature(_:in:)`` when it passes ``GeofenceValidator``'s checks (an
+  /// Records a circle read by ``JSONDocument/plainReading(_:of:in:)`` when it passes ``GeofenceValidator``'s checks (an
   /// id that is not reserved, coordinates in range, a radius given or defaulted and in range):
   /// the same row, or the same duplicate-id rejection, as the general reading records, the
   /// name written straight into the columns' arena.
@@ -216,44 +226,7 @@ extension GeofenceFileReader {
         "expected a GeoJSON FeatureCollection (an object with \"type\": \"FeatureCollection\")"
           + " or an array of definitions")
     }
-    readFeatures(features, in: document, into: &accumulator, direct: direct)
-  }
-
-  /// Reads GeoJSON features, each on its own (see ``readFeatureCollection(_:in:file:into:)``;
-  /// `Point` features of the common shapes directly, see ``JSONDocument/plainFeature(_:in:)``
-  /// and ``JSONDocument/directFeature(_:)``;
-  /// `direct` false reads every feature the general way, as tests compare).
-  static func readFeatures(
-    _ features: [JSONSpan], in document: JSONDocument,
-    into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
-  ) {
-    accumulator.reserveCapacity(features.count)
-    document.bytes.withUnsafeBufferPointer { bytes in
-      for (index, element) in features.enumerated() {
-        readFeature(
-          element, index: index, in: document, bytes: bytes, into: &accumulator, direct: direct)
-      }
-    }
-  }
-
-  /// Reads feature `index`, at `element`, as ``readFeatures(_:in:into:direct:)`` reads each.
-  /// `bytes` are the document's.
-  private static func readFeature(
-    _ element: JSONSpan, index: Int, in document: JSONDocument, bytes: UnsafeBufferPointer<UInt8>,
-    into accumulator: inout GeofenceLoadAccumulator, direct: Bool = true
-  ) {
-    if direct {
-      if let plain = document.plainFeature(element, in: bytes),
-        addPlain(plain, bytes: bytes, index: index, line: element.line, into: &accumulator)
-      {
-        return
-      }
-      if let definition = document.directFeature(element) {
-        accumulator.add(definition, at: .index(index), line: element.line)
-        return
-      }
-    }
-    readGeneralFeature(element, index: index, in: document, into: &accumulator)
+    readElements(features, of: .features, in: document, into: &accumulator, direct: direct)
   }
 
   /// Whether ``GeofenceFileReader/read(data:format:fileName:defaultRadiusMeters:)`` reads a
@@ -264,8 +237,7 @@ extension GeofenceFileReader {
   /// A JSON definition list or GeoJSON `FeatureCollection` read in one pass over its bytes
   /// (``JSONDocument/readElementsInOnePass(_:list:plain:other:)``): a plain element
   /// (``JSONDocument/plainDefinition(at:in:)``, ``JSONDocument/plainFeature(at:in:)``) read
-  /// where the pass meets it, any other as ``readDefinitionList(_:in:into:direct:)`` or
-  /// ``readFeatures(_:in:into:direct:)`` reads it, so that the rows, rejections and lines are
+  /// where the pass meets it, any other as ``readElements(_:of:in:into:direct:)`` reads it, so that the rows, rejections and lines are
   /// theirs. Nil when the text is not of that shape or not well formed: the caller then
   /// reads it the usual way, which words what is wrong with it.
   /// - Complexity: O(n) in the bytes. The columns are reserved after the first 64 elements,
@@ -300,10 +272,7 @@ extension GeofenceFileReader {
         plain: { index, position in
           reserve(index: index, at: position.i)
           var end = position
-          guard
-            let reading = list == .features
-              ? JSONDocument.plainFeature(at: &end, in: b)
-              : JSONDocument.plainDefinition(at: &end, in: b),
+          guard let reading = JSONDocument.plainReading(at: &end, of: list, in: b),
             addPlain(reading, bytes: b, index: index, line: position.line, into: &accumulator)
           else { return false }
           position = end
@@ -311,11 +280,8 @@ extension GeofenceFileReader {
         },
         other: { index, span in
           reserve(index: index, at: span.start)
-          if list == .features {
-            readFeature(span, index: index, in: document, bytes: b, into: &accumulator)
-          } else {
-            readDefinition(span, index: index, in: document, bytes: b, into: &accumulator)
-          }
+          readElement(
+            span, of: list, index: index, in: document, bytes: b, into: &accumulator)
         })
     }
     return read ? accumulator : nil

@@ -134,11 +134,9 @@ public enum GeofenceFileReader {
       switch try parseJSON(bytes, file: fileName) {
       case .whole(let whole): document = whole
       case .truncated(let salvage, let fault):
-        if salvage.areFeatures {
-          readFeatures(salvage.records, in: salvage.document, into: &accumulator)
-        } else {
-          readDefinitionList(salvage.records, in: salvage.document, into: &accumulator)
-        }
+        readElements(
+          salvage.records, of: salvage.areFeatures ? .features : .definitions,
+          in: salvage.document, into: &accumulator)
         accumulator.result.truncations.append(
           GeofenceFileError(file: fileName, reason: .truncated(fault.description)))
         return accumulator.result
@@ -149,7 +147,7 @@ public enum GeofenceFileReader {
         do { elements = try document.elements(of: document.root) } catch {
           throw GeofenceFileError(file: fileName, reason: .malformedJSON(error.description))
         }
-        readDefinitionList(elements, in: document, into: &accumulator)
+        readElements(elements, of: .definitions, in: document, into: &accumulator)
       case .object:
         try readFeatureCollection(
           document.root, in: document, file: fileName, into: &accumulator)

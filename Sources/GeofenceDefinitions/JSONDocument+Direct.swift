@@ -7,8 +7,8 @@ import NumberText
 /// GeoJSON `Point` feature of `type`, `id`, `geometry` and `properties` whose geometry and
 /// properties are such objects. Each returns exactly the ``RawGeofenceDefinition`` that the
 /// general reading (``RawGeofenceDefinition/decode(_:in:)``,
-/// ``GeofenceFileReader/readFeatures(_:in:into:direct:)``) gives for the same text, or nil for
-/// any text it does not take, which then goes the general way: a string with an escape, a
+/// ``GeofenceFileReader/readElements(_:of:in:into:direct:)``) gives for the same text, or nil
+/// for any text it does not take, which then goes the general way: a string with an escape, a
 /// key beyond ASCII or not among those, a nested object or array other than the feature's
 /// own, a duplicate key, a number that is not JSON or out of range, or anything else the
 /// general reading would reject. It never rejects: every rejection is worded by the general
@@ -138,7 +138,7 @@ extension JSONDocument {
 }
 
 /// A circle read from a definition object or a GeoJSON `Point` feature of plain members
-/// only (``JSONDocument/plainDefinition(_:in:)``, ``JSONDocument/plainFeature(_:in:)``):
+/// only (``JSONDocument/plainReading(_:of:in:)``):
 /// ranges of the document's bytes and numbers, with no `String` and no ``JSONValue``.
 struct PlainCircleReading {
   /// The id's bytes: a string's (printable ASCII, no escape, not starting or ending with a
@@ -157,25 +157,38 @@ struct PlainCircleReading {
 }
 
 extension JSONDocument {
-  /// The definition object at `span` when its members are among `id`, `latitude`,
-  /// `longitude`, `radius` and `name`, each once, with an id and coordinates (see
-  /// ``PlainCircleReading``) and numbers for the coordinates and radius; nil for any other
-  /// text, which ``directDefinition(_:)`` or the general reading then takes. Every value it
-  /// gives is what the general reading gives for the same text; the ranges are not checked.
+  /// The plain reading of the element of `list` at `span`
+  /// (``plainDefinition(at:in:)``, ``plainFeature(at:in:)``), or nil.
   /// - Parameter bytes: the document's ``bytes``.
   /// - Complexity: O(n) in the span's length; no allocation.
-  func plainDefinition(_ span: JSONSpan, in bytes: UnsafeBufferPointer<UInt8>)
+  func plainReading(_ span: JSONSpan, of list: ElementList, in bytes: UnsafeBufferPointer<UInt8>)
     -> PlainCircleReading?
   {
     var at = TextPosition(i: span.start, line: span.line, lineStart: span.lineStart)
-    guard let reading = Self.plainDefinition(at: &at, in: bytes), at.i == span.end else {
+    guard let reading = Self.plainReading(at: &at, of: list, in: bytes), at.i == span.end else {
       return nil
     }
     return reading
   }
 
-  /// ``plainDefinition(_:in:)`` of the value starting at `position` (after any whitespace),
-  /// its end not known: on success `position` moves just past the closing brace.
+  /// The plain reading of an element of `list` that starts at `position` (after any
+  /// whitespace), its end not known: on success `position` moves just past its closing
+  /// brace. Nil for any other text, `position` unchanged.
+  static func plainReading(
+    at position: inout TextPosition, of list: ElementList, in bytes: UnsafeBufferPointer<UInt8>
+  ) -> PlainCircleReading? {
+    switch list {
+    case .definitions: plainDefinition(at: &position, in: bytes)
+    case .features: plainFeature(at: &position, in: bytes)
+    }
+  }
+
+  /// The definition object at `position` when its members are among `id`, `latitude`,
+  /// `longitude`, `radius` and `name`, each once, with an id and coordinates (see
+  /// ``PlainCircleReading``) and numbers for the coordinates and radius; nil for any other
+  /// text, which ``directDefinition(_:)`` or the general reading then takes. Every value it
+  /// gives is what the general reading gives for the same text; the ranges are not checked.
+  /// See ``plainReading(at:of:in:)``.
   /// - Complexity: O(n) in the value's length; no allocation.
   static func plainDefinition(at position: inout TextPosition, in bytes: UnsafeBufferPointer<UInt8>)
     -> PlainCircleReading?
@@ -218,25 +231,12 @@ extension JSONDocument {
     }
   }
 
-  /// The GeoJSON feature at `span` when it is a `Point` feature of members `type`, `id`,
+  /// The GeoJSON feature at `position` when it is a `Point` feature of members `type`, `id`,
   /// `geometry` (`type` and `coordinates` of two or three numbers) and `properties` (absent,
   /// or an object of `id`, `radius` and `name` only), each once, read as
-  /// ``plainDefinition(_:in:)`` reads a definition: the id is the feature's, or the
+  /// ``plainDefinition(at:in:)`` reads a definition: the id is the feature's, or the
   /// property's when the feature has none. Nil for any other text, which
-  /// ``directFeature(_:)`` or the general reading then takes.
-  /// - Complexity: O(n) in the span's length; no allocation.
-  func plainFeature(_ span: JSONSpan, in bytes: UnsafeBufferPointer<UInt8>)
-    -> PlainCircleReading?
-  {
-    var at = TextPosition(i: span.start, line: span.line, lineStart: span.lineStart)
-    guard let reading = Self.plainFeature(at: &at, in: bytes), at.i == span.end else {
-      return nil
-    }
-    return reading
-  }
-
-  /// ``plainFeature(_:in:)`` of the value starting at `position` (after any whitespace), its
-  /// end not known: on success `position` moves just past the closing brace.
+  /// ``directFeature(_:)`` or the general reading then takes. See ``plainReading(at:of:in:)``.
   /// - Complexity: O(n) in the value's length; no allocation.
   static func plainFeature(at position: inout TextPosition, in bytes: UnsafeBufferPointer<UInt8>)
     -> PlainCircleReading?
@@ -369,7 +369,7 @@ private struct DirectScan {
   ]
   static let featureKeys: [StaticString] = ["type", "id", "geometry", "properties"]
   static let geometryKeys: [StaticString] = ["type", "coordinates"]
-  /// The properties of a feature read by ``JSONDocument/plainFeature(_:in:)``.
+  /// The properties of a feature read by ``JSONDocument/plainFeature(at:in:)``.
   static let plainPropertyKeys: [StaticString] = ["id", "radius", "name"]
 
   /// Whether `key` is `name`.

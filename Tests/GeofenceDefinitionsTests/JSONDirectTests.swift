@@ -103,6 +103,11 @@ private struct TextMaker {
     return chance(0.03) ? value() : object(members)
   }
 
+  /// A number of features or definitions in `count`.
+  mutating func elements(features: Bool, count: Range<Int>) -> [String] {
+    (0..<Int.random(in: count, using: &rng)).map { _ in features ? feature() : definition() }
+  }
+
   mutating func feature() -> String {
     hostile = chance(0.5)
     var geometry: [(String, String)] = []
@@ -149,8 +154,8 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
         return .failure(
           GeofenceFileError(file: "fuzz.json", reason: .malformedJSON(error.description)))
       }
-      GeofenceFileReader.readDefinitionList(
-        elements, in: document, into: &accumulator, direct: direct)
+      GeofenceFileReader.readElements(
+        elements, of: .definitions, in: document, into: &accumulator, direct: direct)
     } else {
       try GeofenceFileReader.readFeatureCollection(
         document.root, in: document, file: "fuzz.json", into: &accumulator, direct: direct)
@@ -170,9 +175,7 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     var (elementCount, directCount, plainCount) = (0, 0, 0)
     for round in 0..<40 {
       let features = round % 2 == 1
-      let elements = (0..<Int.random(in: 1..<30, using: &maker.rng)).map { _ in
-        features ? maker.feature() : maker.definition()
-      }
+      let elements = maker.elements(features: features, count: 1..<30)
       let list = "[" + elements.joined(separator: "," + maker.space()) + "]"
       let text = features ? "{\"type\":\"FeatureCollection\",\"features\":\(list)}" : list
       let data = Data(text.utf8)
@@ -189,7 +192,8 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
         plainCount += document.bytes.withUnsafeBufferPointer { bytes in
           spans.filter {
             (features
-              ? document.plainFeature($0, in: bytes) : document.plainDefinition($0, in: bytes))
+              ? document.plainReading($0, of: .features, in: bytes)
+              : document.plainReading($0, of: .definitions, in: bytes))
               != nil
           }.count
         }
@@ -246,8 +250,8 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     let spans = try document.elements(of: document.root)
     let (first, second) = try document.bytes.withUnsafeBufferPointer { bytes in
       (
-        try #require(document.plainDefinition(spans[0], in: bytes)),
-        try #require(document.plainDefinition(spans[1], in: bytes))
+        try #require(document.plainReading(spans[0], of: .definitions, in: bytes)),
+        try #require(document.plainReading(spans[1], of: .definitions, in: bytes))
       )
     }
     #expect(String(decoding: document.bytes[first.id], as: UTF8.self) == "a")
@@ -285,7 +289,9 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     ] {
       let one = try JSONDocument(bytes: Data("[\(other)]".utf8))
       let span = try one.elements(of: one.root)[0]
-      #expect(one.bytes.withUnsafeBufferPointer { one.plainDefinition(span, in: $0) } == nil)
+      #expect(
+        one.bytes.withUnsafeBufferPointer { one.plainReading(span, of: .definitions, in: $0) }
+          == nil)
     }
 
     let collection = try JSONDocument(
@@ -296,7 +302,7 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     let features = try collection.elements(
       of: try #require(collection.members(of: collection.root).last?.value))
     let feature = try collection.bytes.withUnsafeBufferPointer {
-      try #require(collection.plainFeature(features[0], in: $0))
+      try #require(collection.plainReading(features[0], of: .features, in: $0))
     }
     #expect(String(decoding: collection.bytes[feature.id], as: UTF8.self) == "b")
     #expect(feature.longitude == 2.35 && feature.latitude == 48.85 && feature.radius == 150)
@@ -316,9 +322,8 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     var (texts, onePass, plainRows) = (0, 0, 0)
     for round in 0..<50 {
       let features = round % 2 == 1
-      let elements = (0..<Int.random(in: 0..<90, using: &maker.rng)).map { _ in
-        let element = features ? maker.feature() : maker.definition()
-        return maker.chance(0.1) ? element.replacingOccurrences(of: ",", with: ",\r") : element
+      let elements = maker.elements(features: features, count: 0..<90).map {
+        maker.chance(0.1) ? $0.replacingOccurrences(of: ",", with: ",\r") : $0
       }
       let list = "[" + maker.space() + elements.joined(separator: "," + maker.space()) + "]"
       var text: String
