@@ -240,8 +240,9 @@ extension GeofenceFileReader {
   /// where the pass meets it, any other as ``readElements(_:of:in:into:direct:)`` reads it, so that the rows, rejections and lines are
   /// theirs. Nil when the text is not of that shape or not well formed: the caller then
   /// reads it the usual way, which words what is wrong with it.
-  /// - Complexity: O(n) in the bytes. The columns are reserved after the first 64 elements,
-  ///   for as many rows as the rest of the text would hold at the bytes those took.
+  /// - Complexity: O(n) in the bytes. The columns are reserved after 64, 512, 4096, ...
+  ///   elements, for as many rows as the rest of the text holds at the bytes a row so far, but
+  ///   never for more than 8 times the rows so far.
   static func readInOnePass(_ bytes: [UInt8], file: String, defaultRadiusMeters: Double?)
     -> GeofenceLoadAccumulator?
   {
@@ -260,12 +261,17 @@ extension GeofenceFileReader {
     let document = JSONDocument(
       unchecked: bytes,
       root: JSONSpan(start: first, end: bytes.count, line: 1, lineStart: 0, depth: 0))
-    let sample = 64
     let read = bytes.withUnsafeBufferPointer { b in
+      // At 64, 512, 4096, ... elements: room for the rows the rest of the text holds at the
+      // bytes a row so far, 5 % more, but for at most 8 times the rows so far, so that short
+      // first elements (a file of 64 `0,` and one long name) cannot have it reserve for
+      // millions.
       func reserve(index: Int, at offset: Int) {
-        guard index == sample, offset > first else { return }
-        let rows = Double(sample) * Double(b.count - first) / Double(offset - first)
-        accumulator.reserveCapacity(Int(rows * 1.05) + 1)
+        guard index >= 64, index.nonzeroBitCount == 1, index.trailingZeroBitCount % 3 == 0,
+          offset > first
+        else { return }
+        let rows = Double(index) * Double(b.count - first) / Double(offset - first)
+        accumulator.reserveCapacity(Int(Swift.min(rows * 1.05 + 1, Double(8 * index))))
       }
       return JSONDocument.readElementsInOnePass(
         b, list: list,

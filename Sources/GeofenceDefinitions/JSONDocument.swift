@@ -747,6 +747,7 @@ extension JSONDocument {
       case UInt8(ascii: "{"):
         c.i += 1
         var first = true
+        var sawType = false
         while true {
           c.skipSpace()
           if !first { guard c.take(UInt8(ascii: ",")) else { return nil } }
@@ -766,15 +767,15 @@ extension JSONDocument {
             else { return nil }
             // A whole list: the text is cut short only when it ends among the root's later
             // members, before the root closes.
-            if closed && !c.membersEndBeforeClosing() { return nil }
+            if closed && !c.membersEndBeforeClosing(sawType: sawType) { return nil }
             return (root, records, true)
           }
           guard let value = try? c.skipValue(depth: 1) else { return nil }
           if key == "type" {
             var valueCursor = Cursor(bytes: b, at: value)
-            guard (try? valueCursor.value(depth: 1)) == .string("FeatureCollection") else {
-              return nil
-            }
+            guard !sawType, (try? valueCursor.value(depth: 1)) == .string("FeatureCollection")
+            else { return nil }
+            sawType = true
           }
         }
       default:
@@ -815,24 +816,36 @@ extension Cursor {
     }
   }
 
-  /// Whether the text ends among an object's members, after the cursor (just past a member's
-  /// value), before the object closes: each further member well formed as far as it goes.
-  /// False when the object closes, or at anything else.
-  mutating func membersEndBeforeClosing() -> Bool {
+  /// Whether the text ends among a root object's members after its `features` list (the
+  /// cursor just past it), before the object closes: each further member as the whole file
+  /// would need it as far as it goes (a key that is a valid string and not `features` again,
+  /// a `type`, when not met before and not cut, spelling `"FeatureCollection"`). False when
+  /// the object closes, or at anything else.
+  mutating func membersEndBeforeClosing(sawType: Bool) -> Bool {
     while true {
       skipSpace()
       if atEnd { return true }
       guard take(UInt8(ascii: ",")) else { return false }
       skipSpace()
       if atEnd { return true }
-      guard bytes[i] == UInt8(ascii: "\"") else { return false }
-      do { _ = try skipValue(depth: 1) } catch { return atEnd }
+      let key: String
+      do { key = try string() } catch { return atEnd }
+      if key == "features" { return false }
       skipSpace()
       if atEnd { return true }
       guard take(UInt8(ascii: ":")) else { return false }
       skipSpace()
       if atEnd { return true }
-      do { _ = try skipValue(depth: 1) } catch { return atEnd }
+      let value: JSONSpan
+      do { value = try skipValue(depth: 1) } catch { return atEnd }
+      if key == "type" {
+        if sawType { return false }
+        // A string cut short threw above; a whole one must spell the collection's type.
+        var valueCursor = Cursor(bytes: bytes, at: value)
+        guard (try? valueCursor.value(depth: 1)) == .string("FeatureCollection") else {
+          return false
+        }
+      }
     }
   }
 }

@@ -374,6 +374,31 @@ private func load(_ data: Data, direct: Bool) -> Result<GeofenceLoadResult, Geof
     #expect(plainRows > 50, "seed \(seed): \(plainRows) rows")
   }
 
+  /// The one pass reserves the columns from the bytes its first elements take, but for at
+  /// most 8 times the rows read so far: 64 short elements and one long name reserve for
+  /// hundreds of rows, not for the millions their bytes a row would give; a file of equal
+  /// elements gets room for about its rows.
+  @Test func onePassReservesForTheRowsItCanExpect() throws {
+    let short =
+      "[" + String(repeating: "0,", count: 64)
+      + #"{"id":"a","latitude":10,"longitude":20,"radius":100,"name":""#
+      + String(repeating: "x", count: 1_000_000) + #""}]"#
+    let skewed = try #require(
+      GeofenceFileReader.readInOnePass(
+        Array(short.utf8), file: "skewed.json", defaultRadiusMeters: nil))
+    #expect(skewed.result.count == 1)
+    #expect(skewed.result.columns.ids.capacity <= 8 * 64)
+    let even =
+      "["
+      + (0..<5_000).map { #"{"id":"\#($0)","latitude":1,"longitude":2,"radius":10}"# }
+      .joined(separator: ",") + "]"
+    let regular = try #require(
+      GeofenceFileReader.readInOnePass(
+        Array(even.utf8), file: "even.json", defaultRadiusMeters: nil))
+    #expect(regular.result.count == 5_000)
+    #expect((5_000...5_600).contains(regular.result.columns.ids.capacity))
+  }
+
   /// Opening a document takes the root's elements or members, and the `features` elements,
   /// on its way: the same spans, or the same errors, as finding them afterwards.
   @Test(arguments: 0..<6)

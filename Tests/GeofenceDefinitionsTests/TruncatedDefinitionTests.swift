@@ -106,6 +106,13 @@ import Testing
       #"{"type":"FeatureCollection","features":"# + features + #" "bbox":[1]"#,
       #"{"type":"FeatureCollection","features":"# + features + #",:"#,
       features + "]",
+      // Cut, but not a FeatureCollection cut short: its type after the list is another, or
+      // repeated, or the list is repeated.
+      #"{"features":"# + features + #","type":"Topology""#,
+      #"{"features":"# + features + #","type":"Feature","id":"root""#,
+      #"{"type":"FeatureCollection","features":"# + features + #","type":"FeatureCollection""#,
+      #"{"type":"FeatureCollection","features":"# + features + #","features":[{"type""#,
+      #"{"type":"FeatureCollection","features":"# + features + ",\"a\u{01}\":1",
     ] {
       #expect(throws: GeofenceFileError.self, "\(broken)") {
         try read(Array(broken.utf8), .geojson)
