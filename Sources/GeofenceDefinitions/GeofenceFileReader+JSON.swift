@@ -127,8 +127,9 @@ extension GeofenceFileReader {
     }
   }
 
-  /// Records a circle read by ``JSONDocument/plainReading(_:of:in:)`` when it passes ``GeofenceValidator``'s checks (an
-  /// id that is not reserved, coordinates in range, a radius given or defaulted and in range):
+  /// Records a circle read by ``JSONDocument/plainReading(_:of:in:)`` when it passes
+  /// ``GeofenceValidator``'s checks (an id that is not reserved, coordinates in range, a
+  /// radius given or defaulted and in range):
   /// the same row, or the same duplicate-id rejection, as the general reading records, the
   /// name written straight into the columns' arena.
   /// - Returns: false, having recorded nothing, when a check fails (the other readings then
@@ -237,8 +238,9 @@ extension GeofenceFileReader {
   /// A JSON definition list or GeoJSON `FeatureCollection` read in one pass over its bytes
   /// (``JSONDocument/readElementsInOnePass(_:list:plain:other:)``): a plain element
   /// (``JSONDocument/plainDefinition(at:in:)``, ``JSONDocument/plainFeature(at:in:)``) read
-  /// where the pass meets it, any other as ``readElements(_:of:in:into:direct:)`` reads it, so that the rows, rejections and lines are
-  /// theirs. Nil when the text is not of that shape or not well formed: the caller then
+  /// where the pass meets it, any other as ``readElements(_:of:in:into:direct:)`` reads it,
+  /// so that the rows, rejections and lines are theirs. Nil when the text is not of that
+  /// shape or not well formed: the caller then
   /// reads it the usual way, which words what is wrong with it.
   /// - Complexity: O(n) in the bytes. The columns are reserved after 64, 512, 4096, ...
   ///   elements, for as many rows as the rest of the text holds at the bytes a row so far, but
