@@ -226,7 +226,7 @@ extension JSONDocument {
   /// ``elements(of:)`` gives (so a document over the same bytes can read it).
   ///
   /// True when the whole text was such a list and nothing else: a root array, or an object
-  /// with exactly one `type` member, spelled `"FeatureCollection"` without escapes, and
+  /// with exactly one `type` member, the string `"FeatureCollection"`, and
   /// exactly one `features` member, an array; after a byte-order mark and whitespace, with
   /// only whitespace after the root. False, part of the elements possibly handed out, at the
   /// first thing outside that shape or that ``init(bytes:)`` would reject: the caller then
@@ -281,11 +281,7 @@ extension JSONDocument {
         } else {
           guard let value = try? c.skipValue(depth: 1) else { return false }
           if key == "type" {
-            guard !type,
-              spells(
-                UnsafeBufferPointer(rebasing: bytes[value.start..<value.end]),
-                "\"FeatureCollection\"")
-            else { return false }
+            guard !type, Cursor.isCollectionType(value, in: bytes) else { return false }
             type = true
           }
         }
@@ -772,9 +768,7 @@ extension JSONDocument {
           }
           guard let value = try? c.skipValue(depth: 1) else { return nil }
           if key == "type" {
-            var valueCursor = Cursor(bytes: b, at: value)
-            guard !sawType, (try? valueCursor.value(depth: 1)) == .string("FeatureCollection")
-            else { return nil }
+            guard !sawType, Cursor.isCollectionType(value, in: b) else { return nil }
             sawType = true
           }
         }
@@ -838,15 +832,19 @@ extension Cursor {
       if atEnd { return true }
       let value: JSONSpan
       do { value = try skipValue(depth: 1) } catch { return atEnd }
-      if key == "type" {
-        if sawType { return false }
-        // A string cut short threw above; a whole one must spell the collection's type.
-        var valueCursor = Cursor(bytes: bytes, at: value)
-        guard (try? valueCursor.value(depth: 1)) == .string("FeatureCollection") else {
-          return false
-        }
+      // A string cut short threw above; a whole one must be the collection's type.
+      if key == "type" && (sawType || !Cursor.isCollectionType(value, in: bytes)) {
+        return false
       }
     }
+  }
+
+  /// Whether the root member's value at `span` is the string `"FeatureCollection"` (escapes
+  /// decoded), as ``GeofenceFileReader/readFeatureCollection(_:in:file:into:direct:)`` reads
+  /// a collection's `type`.
+  static func isCollectionType(_ span: JSONSpan, in bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    var cursor = Cursor(bytes: bytes, at: span)
+    return (try? cursor.value(depth: 1)) == .string("FeatureCollection")
   }
 }
 
