@@ -99,7 +99,7 @@ let package = Package(
     .testTarget(
       name: "DelimitedTextTests", dependencies: ["DelimitedText", "GeofenceTestSupport"]),
     .testTarget(name: "NumberTextTests", dependencies: ["NumberText"]),
-    .testTarget(name: "JSONTextTests", dependencies: ["JSONText"]),
+    .testTarget(name: "JSONTextTests", dependencies: ["JSONText", "GeofenceTestSupport"]),
     .testTarget(name: "LocationAuthorizationTests", dependencies: ["LocationAuthorization"]),
     .testTarget(
       name: "GEOSBridgeTests",

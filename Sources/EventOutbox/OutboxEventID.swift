@@ -131,6 +131,16 @@ public enum OutboxEventID {
       }
     }
 
+    /// Writes ``appendQuotedID(to:)``'s 37 bytes through `w`.
+    /// - Complexity: O(1); no allocation.
+    public func writeQuotedID(to w: inout JSONText.Writer) {
+      withHex { hex in
+        w.write("\"ev-")
+        w.write(bytes: hex.assumingMemoryBound(to: UInt8.self))
+        w.write(byte: UInt8(ascii: "\""))
+      }
+    }
+
     /// The id: `prefix` + the 32 hex digits. One allocation (the string).
     public func id(prefix: String = "ev-") -> String {
       withHex { hex in

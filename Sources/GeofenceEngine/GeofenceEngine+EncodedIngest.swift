@@ -1,5 +1,6 @@
 import EventOutbox
 import GeofenceGeometry
+import JSONText
 import GeofenceTransitions
 import TrackFormats
 
@@ -157,9 +158,8 @@ extension GeofenceEngine {
           deviceID: device, userID: user, anonymousID: anonymous, usesTime: timed,
           processedAt: now)
         GeofenceEventEncoder.appendObject(
-          event, track: nil, processingTime: processingTime, to: &out)
+          event, track: nil, processingTime: processingTime, newline: true, to: &out)
       }
-      out.append(UInt8(ascii: "\n"))
     }
     if configuration.flushPolicy.immediateOnTransition { flushRequested = true }
   }
@@ -256,9 +256,11 @@ struct SlotEvent: EncodableEvent {
   var usesTime: Bool
   var processedAt: Double?
 
-  func appendQuotedID(to out: inout [UInt8]) { idHash.appendQuotedID(to: &out) }
+  func writeQuotedID(to w: inout JSONText.Writer) { idHash.writeQuotedID(to: &w) }
 
-  func appendGeofenceMembers(to out: inout [UInt8]) { out.append(contentsOf: geofenceText) }
+  func writeGeofenceMembers(to w: inout JSONText.Writer) { w.write(bytes: geofenceText) }
+
+  var geofenceMembersBound: Int { geofenceText.count }
 
   var type: TransitionType { gated.transition.type }
   var sessionID: String? { nil }

@@ -97,8 +97,8 @@ public struct GeofenceEventEncoder: Sendable {
   public mutating func encode(_ e: GeofenceEvent, track: String? = nil, into out: inout [UInt8]) {
     switch format {
     case .jsonl:
-      Self.appendObject(e, track: track, processingTime: includesProcessingTime, to: &out)
-      out.append(UInt8(ascii: "\n"))
+      Self.appendObject(
+        e, track: track, processingTime: includesProcessingTime, newline: true, to: &out)
     case .csv:
       out.append(contentsOf: csvLine(e, track: track).utf8)
     case .geojson:
@@ -118,12 +118,14 @@ public struct GeofenceEventEncoder: Sendable {
   /// The event's JSON object without its `id` member, as the outbox stores it (the outbox
   /// writes `{"id": ...}` first on upload, which gives back ``object(_:track:processingTime:)``).
   public static func payload(_ e: GeofenceEvent, processingTime: Bool = true) -> String {
-    var out: [UInt8] = []
-    out.reserveCapacity(512 + (e.metadataJSON?.utf8.count ?? 0))
-    out.append(UInt8(ascii: "{"))
-    appendMembers(e, track: nil, processingTime: processingTime, to: &out)
-    out.append(UInt8(ascii: "}"))
-    return String(decoding: out, as: UTF8.self)
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: objectBound(e, track: nil)) {
+      buffer in
+      var w = JSONText.Writer(buffer)
+      w.write(byte: UInt8(ascii: "{"))
+      writeMembers(e, track: nil, processingTime: processingTime, to: &w)
+      w.write(byte: UInt8(ascii: "}"))
+      return String(decoding: w.written, as: UTF8.self)
+    }
   }
 
   /// The event's whole JSON object.
@@ -136,14 +138,37 @@ public struct GeofenceEventEncoder: Sendable {
     return String(decoding: out, as: UTF8.self)
   }
 
+  /// Appends the event's whole JSON object to `out` (and `\n` when `newline`): written
+  /// through a ``JSONText/Writer`` into a buffer of ``objectBound(_:track:)`` bytes on the
+  /// stack (on the heap for an event with large metadata), then appended in one copy.
   static func appendObject(
-    _ e: some EncodableEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
+    _ e: some EncodableEvent, track: String?, processingTime: Bool, newline: Bool = false,
+    to out: inout [UInt8]
   ) {
-    JSONText.append("{\"id\":", to: &out)
-    e.appendQuotedID(to: &out)
-    out.append(UInt8(ascii: ","))
-    appendMembers(e, track: track, processingTime: processingTime, to: &out)
-    out.append(UInt8(ascii: "}"))
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: objectBound(e, track: track)) {
+      buffer in
+      var w = JSONText.Writer(buffer)
+      w.write("{\"id\":")
+      e.writeQuotedID(to: &w)
+      w.write(byte: UInt8(ascii: ","))
+      writeMembers(e, track: track, processingTime: processingTime, to: &w)
+      w.write(byte: UInt8(ascii: "}"))
+      if newline { w.write(byte: UInt8(ascii: "\n")) }
+      out.append(contentsOf: w.written)
+    }
+  }
+
+  /// An upper bound of the bytes ``appendObject(_:track:processingTime:newline:to:)`` writes
+  /// for `e`: the member names and fixed words of every member (under 512 bytes), at most 16
+  /// numbers and times of ``JSONText/Writer/numberBound`` bytes each, and each string at its
+  /// ``JSONText/Writer/quotedBound(byteCount:)``. O(1).
+  static func objectBound(_ e: some EncodableEvent, track: String?) -> Int {
+    func quoted(_ s: String?) -> Int {
+      JSONText.Writer.quotedBound(byteCount: s?.utf8.count ?? 0)
+    }
+    return 512 + 16 * JSONText.Writer.numberBound + e.geofenceMembersBound
+      + quoted(e.deviceID) + quoted(e.userID) + quoted(e.anonymousID) + quoted(e.sessionID)
+      + quoted(track)
   }
 
   /// The members `geofence_id`, `geofence_name`, `metadata` and `url`, each after a comma:
@@ -152,122 +177,142 @@ public struct GeofenceEventEncoder: Sendable {
   static func appendGeofenceMembers(
     id: String, name: String?, metadataJSON: String?, url: String?, to out: inout [UInt8]
   ) {
-    func string(_ name: StaticString, _ value: String?) {
-      appendStringMember(name, value, to: &out)
+    let bound = geofenceMembersBound(id: id, name: name, metadataJSON: metadataJSON, url: url)
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: bound) { buffer in
+      var w = JSONText.Writer(buffer)
+      writeGeofenceMembers(id: id, name: name, metadataJSON: metadataJSON, url: url, to: &w)
+      out.append(contentsOf: w.written)
     }
-    string(",\"geofence_id\":", id)
-    string(",\"geofence_name\":", name)
-    JSONText.append(",\"metadata\":", to: &out)
+  }
+
+  /// An upper bound of the bytes of ``appendGeofenceMembers(id:name:metadataJSON:url:to:)``.
+  static func geofenceMembersBound(id: String, name: String?, metadataJSON: String?, url: String?)
+    -> Int
+  {
+    func quoted(_ s: String?) -> Int {
+      JSONText.Writer.quotedBound(byteCount: s?.utf8.count ?? 0)
+    }
+    return 64 + quoted(id) + quoted(name) + (metadataJSON?.utf8.count ?? 0) + quoted(url)
+  }
+
+  static func writeGeofenceMembers(
+    id: String, name: String?, metadataJSON: String?, url: String?, to w: inout JSONText.Writer
+  ) {
+    writeStringMember(",\"geofence_id\":", id, to: &w)
+    writeStringMember(",\"geofence_name\":", name, to: &w)
+    w.write(",\"metadata\":")
     if let metadataJSON {
-      out.append(contentsOf: metadataJSON.utf8)
+      var text = metadataJSON
+      text.withUTF8 { w.write(bytes: $0) }
     } else {
-      JSONText.append("null", to: &out)
+      w.write("null")
     }
-    string(",\"url\":", url)
+    writeStringMember(",\"url\":", url, to: &w)
   }
 
   /// `name` (for example `,"key":`), then `value` as a JSON string, or `null`.
   @inline(__always)
-  static func appendStringMember(_ name: StaticString, _ value: String?, to out: inout [UInt8]) {
-    JSONText.append(name, to: &out)
+  static func writeStringMember(
+    _ name: StaticString, _ value: String?, to w: inout JSONText.Writer
+  ) {
+    w.write(name)
     if let value {
-      JSONText.appendQuoted(value, to: &out)
+      w.writeQuoted(value)
     } else {
-      JSONText.append("null", to: &out)
+      w.write("null")
     }
   }
 
-  /// The members after `id`, from `"type"` on, without the braces.
-  private static func appendMembers(
-    _ e: some EncodableEvent, track: String?, processingTime: Bool, to out: inout [UInt8]
+  /// The members after `id`, from `"type"` on, without the braces, into `w`, which holds
+  /// ``objectBound(_:track:)`` bytes.
+  private static func writeMembers(
+    _ e: some EncodableEvent, track: String?, processingTime: Bool, to w: inout JSONText.Writer
   ) {
     // `name` is `,"key":` (the first member's without the comma).
     func string(_ name: StaticString, _ value: String?) {
-      appendStringMember(name, value, to: &out)
+      writeStringMember(name, value, to: &w)
     }
     func time(_ name: StaticString, _ value: Double?) {
-      JSONText.append(name, to: &out)
+      w.write(name)
       if let value {
-        out.append(UInt8(ascii: "\""))
-        RFC3339.append(value, to: &out)
-        out.append(UInt8(ascii: "\""))
+        w.write(byte: UInt8(ascii: "\""))
+        w.write(count: RFC3339.byteCount) { RFC3339.write(value, into: $0) }
+        w.write(byte: UInt8(ascii: "\""))
       } else {
-        JSONText.append("null", to: &out)
+        w.write("null")
       }
     }
-    func number(_ name: StaticString, _ value: Double?, millis: Bool = false) {
-      JSONText.append(name, to: &out)
+    func number(_ name: StaticString, _ value: Double?) {
+      w.write(name)
       if let value {
-        Self.appendNumber(millis ? JSONText.rounded(value, decimals: 3) : value, to: &out)
+        // A negative zero (an accuracy or coordinate written `-0`) as `0.0`: `v + 0` is +0.
+        w.writeNumber(value + 0, style: .shortestRoundTrip)
       } else {
-        JSONText.append("null", to: &out)
+        w.write("null")
       }
+    }
+    func thousandths(_ name: StaticString, _ value: Double?) {
+      w.write(name)
+      if let value { w.writeThousandths(value) } else { w.write("null") }
     }
     func bool(_ name: StaticString, _ value: Bool) {
-      JSONText.append(name, to: &out)
-      if value { JSONText.append("true", to: &out) } else { JSONText.append("false", to: &out) }
+      w.write(name)
+      if value { w.write("true") } else { w.write("false") }
     }
-    // The common runs of fixed text (the type, absent members) are appended in one copy
+    // The common runs of fixed text (the type, absent members) are written in one copy
     // each: the same bytes as member by member.
     switch e.type {
-    case .enter: JSONText.append("\"type\":\"enter\"", to: &out)
-    case .exit: JSONText.append("\"type\":\"exit\"", to: &out)
-    case .dwell: JSONText.append("\"type\":\"dwell\"", to: &out)
+    case .enter: w.write("\"type\":\"enter\"")
+    case .exit: w.write("\"type\":\"exit\"")
+    case .dwell: w.write("\"type\":\"dwell\"")
     }
-    e.appendGeofenceMembers(to: &out)
+    e.writeGeofenceMembers(to: &w)
     string(",\"device_id\":", e.deviceID)
     let user = e.userID
     let anonymous = e.anonymousID
     if user == nil && anonymous == nil {
-      JSONText.append(",\"user_id\":null,\"anonymous_id\":null", to: &out)
+      w.write(",\"user_id\":null,\"anonymous_id\":null")
     } else {
       string(",\"user_id\":", user)
       string(",\"anonymous_id\":", anonymous)
     }
     if let session = e.sessionID {
       string(",\"session_id\":", session)
-      JSONText.append(",\"session_index\":", to: &out)
-      JSONText.appendInteger(Int64(e.sessionIndex ?? 0), to: &out)
-      JSONText.append(",\"event_index\":", to: &out)
-      JSONText.appendInteger(Int64(e.eventIndex ?? 0), to: &out)
+      w.write(",\"session_index\":")
+      w.write(integer: Int64(e.sessionIndex ?? 0))
+      w.write(",\"event_index\":")
+      w.write(integer: Int64(e.eventIndex ?? 0))
     }
-    if let t = e.time, !processingTime {
-      JSONText.append(",\"time\":\"", to: &out)
-      RFC3339.append(t, to: &out)
-      JSONText.append("\",\"latitude\":", to: &out)
-      Self.appendNumber(e.latitude, to: &out)
-    } else {
-      time(",\"time\":", e.time)
-      if processingTime { time(",\"processed_at\":", e.processedAt) }
-      number(",\"latitude\":", e.latitude)
-    }
+    time(",\"time\":", e.time)
+    if processingTime { time(",\"processed_at\":", e.processedAt) }
+    number(",\"latitude\":", e.latitude)
     number(",\"longitude\":", e.longitude)
     number(",\"accuracy\":", e.accuracy)
-    number(",\"distance_m\":", e.distanceMeters, millis: true)
+    thousandths(",\"distance_m\":", e.distanceMeters)
     let dwell = e.dwellSeconds
     let visit = e.visitSeconds
     if dwell == nil && visit == nil {
-      JSONText.append(",\"dwell_s\":null,\"visit_s\":null", to: &out)
+      w.write(",\"dwell_s\":null,\"visit_s\":null")
     } else {
-      number(",\"dwell_s\":", dwell, millis: true)
-      number(",\"visit_s\":", visit, millis: true)
+      thousandths(",\"dwell_s\":", dwell)
+      thousandths(",\"visit_s\":", visit)
     }
     let afterGap = e.afterGap
     let gapStart = e.gapStart
     let removal = e.isRemoval
     if !afterGap && gapStart == nil && !removal {
-      JSONText.append(",\"after_gap\":false,\"gap_start\":null,\"removal\":false", to: &out)
+      w.write(",\"after_gap\":false,\"gap_start\":null,\"removal\":false")
     } else {
       bool(",\"after_gap\":", afterGap)
       time(",\"gap_start\":", gapStart)
       bool(",\"removal\":", removal)
     }
     if let i = e.fixIndex {
-      JSONText.append(",\"fix_index\":", to: &out)
-      JSONText.appendInteger(Int64(i), to: &out)
+      w.write(",\"fix_index\":")
+      w.write(integer: Int64(i))
     }
     if let track { string(",\"track\":", track) }
-    if e.inferred { JSONText.append(",\"inferred\":true", to: &out) }
+    if e.inferred { w.write(",\"inferred\":true") }
   }
 
   private func csvLine(_ e: GeofenceEvent, track: String?) -> String {
@@ -342,11 +387,13 @@ public struct GeofenceEventEncoder: Sendable {
 /// `ingest(_:device:encoder:into:)`). Both go through the same members in the same order;
 /// only the id and the geofence's members are written by the source.
 protocol EncodableEvent {
-  /// Appends the id as a JSON string.
-  func appendQuotedID(to out: inout [UInt8])
-  /// Appends ``GeofenceEventEncoder/appendGeofenceMembers(id:name:metadataJSON:url:to:)``'s
+  /// Writes the id as a JSON string (at most 64 bytes, within the bound's fixed part).
+  func writeQuotedID(to w: inout JSONText.Writer)
+  /// Writes ``GeofenceEventEncoder/appendGeofenceMembers(id:name:metadataJSON:url:to:)``'s
   /// bytes for the event's geofence.
-  func appendGeofenceMembers(to out: inout [UInt8])
+  func writeGeofenceMembers(to w: inout JSONText.Writer)
+  /// An upper bound of the bytes ``writeGeofenceMembers(to:)`` writes.
+  var geofenceMembersBound: Int { get }
   var type: TransitionType { get }
   var deviceID: String { get }
   var userID: String? { get }
@@ -370,10 +417,17 @@ protocol EncodableEvent {
 }
 
 extension GeofenceEvent: EncodableEvent {
-  func appendQuotedID(to out: inout [UInt8]) { JSONText.appendQuoted(id, to: &out) }
+  func writeQuotedID(to w: inout JSONText.Writer) { w.writeQuoted(id) }
 
-  func appendGeofenceMembers(to out: inout [UInt8]) {
-    GeofenceEventEncoder.appendGeofenceMembers(
-      id: geofenceID, name: geofenceName, metadataJSON: metadataJSON, url: url, to: &out)
+  func writeGeofenceMembers(to w: inout JSONText.Writer) {
+    GeofenceEventEncoder.writeGeofenceMembers(
+      id: geofenceID, name: geofenceName, metadataJSON: metadataJSON, url: url, to: &w)
+  }
+
+  var geofenceMembersBound: Int {
+    // The id is written in the bound's fixed part only when short: count it here as well.
+    JSONText.Writer.quotedBound(byteCount: id.utf8.count)
+      + GeofenceEventEncoder.geofenceMembersBound(
+        id: geofenceID, name: geofenceName, metadataJSON: metadataJSON, url: url)
   }
 }

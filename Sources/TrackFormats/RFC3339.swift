@@ -55,9 +55,28 @@ public enum RFC3339 {
   /// - Precondition: `seconds` is finite and within years 0000–9999, as for ``format(_:)``.
   /// - Complexity: O(1); allocates only when `out` grows.
   public static func append(_ seconds: Double, to out: inout [UInt8]) {
+    // The 24 bytes are made on the stack and appended in one copy.
+    var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+    withUnsafeMutableBytes(of: &text) { t in
+      let bytes = t.bindMemory(to: UInt8.self)
+      write(seconds, into: bytes)
+      out.append(contentsOf: bytes)
+    }
+  }
+
+  /// The number of bytes ``write(_:into:)`` writes: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
+  public static let byteCount = 24
+
+  /// Writes ``format(_:)``'s 24 bytes of text for `seconds` into `out` (a writer that sized
+  /// its buffer in advance).
+  /// - Precondition: `seconds` is finite and within years 0000–9999, as for ``format(_:)``;
+  ///   `out` holds at least ``byteCount`` bytes.
+  /// - Complexity: O(1); no allocation.
+  public static func write(_ seconds: Double, into t: UnsafeMutableBufferPointer<UInt8>) {
     precondition(
       seconds.isFinite && seconds >= -62_167_219_200 && seconds < 253_402_300_800,
       "RFC3339.format: \(seconds) s is outside years 0000-9999")
+    precondition(t.count >= byteCount)
     // The last representable millisecond: rounding up from there would reach year 10000,
     // which four digits cannot hold.
     let totalMillis = min(Int64((seconds * 1000).rounded()), 253_402_300_799_999)
@@ -70,32 +89,27 @@ public enum RFC3339 {
     }
     let (y, m, d) = civil(fromDays: days)
     let secondOfDay = millisOfDay / 1000
-    // The 24 bytes are made on the stack and appended in one copy.
-    var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
-    withUnsafeMutableBytes(of: &text) { t in
-      func put(_ value: Int64, width: Int, at offset: Int) {
-        var v = value
-        for k in stride(from: offset + width - 1, through: offset, by: -1) {
-          t[k] = UInt8(ascii: "0") + UInt8(v % 10)
-          v /= 10
-        }
+    func put(_ value: Int64, width: Int, at offset: Int) {
+      var v = value
+      for k in stride(from: offset + width - 1, through: offset, by: -1) {
+        t[k] = UInt8(ascii: "0") + UInt8(v % 10)
+        v /= 10
       }
-      put(y, width: 4, at: 0)
-      t[4] = UInt8(ascii: "-")
-      put(m, width: 2, at: 5)
-      t[7] = UInt8(ascii: "-")
-      put(d, width: 2, at: 8)
-      t[10] = UInt8(ascii: "T")
-      put(secondOfDay / 3600, width: 2, at: 11)
-      t[13] = UInt8(ascii: ":")
-      put(secondOfDay / 60 % 60, width: 2, at: 14)
-      t[16] = UInt8(ascii: ":")
-      put(secondOfDay % 60, width: 2, at: 17)
-      t[19] = UInt8(ascii: ".")
-      put(millisOfDay % 1000, width: 3, at: 20)
-      t[23] = UInt8(ascii: "Z")
-      out.append(contentsOf: UnsafeRawBufferPointer(t))
     }
+    put(y, width: 4, at: 0)
+    t[4] = UInt8(ascii: "-")
+    put(m, width: 2, at: 5)
+    t[7] = UInt8(ascii: "-")
+    put(d, width: 2, at: 8)
+    t[10] = UInt8(ascii: "T")
+    put(secondOfDay / 3600, width: 2, at: 11)
+    t[13] = UInt8(ascii: ":")
+    put(secondOfDay / 60 % 60, width: 2, at: 14)
+    t[16] = UInt8(ascii: ":")
+    put(secondOfDay % 60, width: 2, at: 17)
+    t[19] = UInt8(ascii: ".")
+    put(millisOfDay % 1000, width: 3, at: 20)
+    t[23] = UInt8(ascii: "Z")
   }
 
   // MARK: - Calendar
