@@ -282,10 +282,11 @@ enum BenchCommand {
     }
   }
 
-  /// Writes `text` to `path` (through a temporary file in its folder, then a rename).
+  /// Writes `text` to `path` (``writeOutputFile(_:to:)``: a regular file through a temporary
+  /// file in its folder, then a rename).
   static func writeOutputFile(_ text: String, to path: String) throws(OutputError) {
     do {
-      try text.write(toFile: path, atomically: true, encoding: .utf8)
+      try geofence.writeOutputFile(Data(text.utf8), to: path)
     } catch {
       throw OutputError(
         path: path, reason: "cannot write the file: \(error.localizedDescription)",

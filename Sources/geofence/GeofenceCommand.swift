@@ -112,7 +112,9 @@ func printError(_ message: String) {
 /// Why `path` cannot become an output file, or nil when it can: it is a folder, an existing
 /// file that is not writable, or its folder is missing or not writable. Commands check their
 /// outputs with it before the work, so that a long run is not lost at the end.
-func outputFileProblem(_ path: String) -> String? {
+func outputFileProblem(_ named: String) -> String? {
+  let path: String
+  do { path = try outputTarget(named) } catch { return "\(error.localizedDescription)" }
   let manager = FileManager.default
   var isDirectory: ObjCBool = false
   if manager.fileExists(atPath: path, isDirectory: &isDirectory) {
@@ -131,6 +133,62 @@ func outputFileProblem(_ path: String) -> String? {
   close(fd)
   unlink(path)
   return nil
+}
+
+/// The path `path` names once its symbolic links are followed (up to 40, as `open(2)`): the
+/// file an output written to `path` lands in, which may not exist yet (a dangling link).
+/// - Throws: `ELOOP` past 40 links, or the error reading a link.
+func outputTarget(_ path: String) throws -> String {
+  var target = path
+  var info = stat()
+  var links = 0
+  while lstat(target, &info) == 0 && info.st_mode & S_IFMT == S_IFLNK {
+    links += 1
+    if links > 40 { throw POSIXError(.ELOOP) }
+    let destination = try FileManager.default.destinationOfSymbolicLink(atPath: target)
+    target =
+      destination.hasPrefix("/")
+      ? destination
+      : ((target as NSString).deletingLastPathComponent as NSString)
+        .appendingPathComponent(destination)
+  }
+  return target
+}
+
+/// Writes `data` to the output file `path`, the one way the commands write a file they were
+/// named:
+/// - a new or regular file is replaced atomically (a temporary file in its folder, then a
+///   rename), so that a reader never sees half of it and a failed write leaves the old file;
+/// - a symbolic link is followed (up to 40 links, as `open(2)`), and its target written as
+///   above: the link stays a link;
+/// - an existing FIFO, device or socket (`/dev/stdout`, `/dev/null`, a named pipe) is written
+///   through, never replaced: a full device (`/dev/full`) is an error.
+/// - Throws: the file system's error (no space, no permission, a folder at `path`).
+func writeOutputFile(_ data: Data, to path: String) throws {
+  let target = try outputTarget(path)
+  var info = stat()
+  let exists = lstat(target, &info) == 0
+  let kind = info.st_mode & S_IFMT
+  if !exists || kind == S_IFREG {
+    try data.write(to: URL(fileURLWithPath: target), options: .atomic)
+    return
+  }
+  if kind == S_IFDIR { throw POSIXError(.EISDIR) }
+  let fd = open(target, O_WRONLY | O_CLOEXEC)
+  if fd < 0 { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+  defer { close(fd) }
+  try data.withUnsafeBytes { (bytes: UnsafeRawBufferPointer) throws in
+    guard let base = bytes.baseAddress else { return }
+    var done = 0
+    while done < bytes.count {
+      let n = write(fd, base + done, bytes.count - done)
+      if n < 0 {
+        if errno == EINTR { continue }
+        throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+      }
+      done += n
+    }
+  }
 }
 
 /// Writes `data` to standard output. When standard output is gone (a closed pipe, a full disk)

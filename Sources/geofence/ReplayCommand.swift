@@ -350,7 +350,7 @@ enum ReplayCommand {
       let svg = SVGMap().render(
         tracks: mapTracks, geofences: near, events: mapEvents, title: title)
       do {
-        try svg.write(toFile: svgPath, atomically: true, encoding: .utf8)
+        try writeOutputFile(Data(svg.utf8), to: svgPath)
       } catch {
         printError("geofence replay: cannot write \(svgPath): \(error.localizedDescription)")
         worsen(ExitStatus.cannotCreate)

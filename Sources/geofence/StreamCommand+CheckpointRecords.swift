@@ -96,7 +96,7 @@ extension StreamCommand {
       return stream.flushOutput() ? ExitStatus.ok : ExitStatus.ioError
     }
     do {
-      try Data(text).write(to: URL(fileURLWithPath: path), options: .atomic)
+      try writeOutputFile(Data(text), to: path)
     } catch {
       printError("geofence stream: --state-out \(path): \(error.localizedDescription)")
       return ExitStatus.ioError

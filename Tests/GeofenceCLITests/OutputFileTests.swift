@@ -1,0 +1,101 @@
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+/// Output files named on the command line (`stream --state-out`, `replay --svg`): a symbolic
+/// link is followed and stays a link, a FIFO or device is written through and never replaced,
+/// and a full device is an I/O error (74), not a silent success.
+@Suite(.waitsOnChildProcesses) struct OutputFileTests {
+  static let fix = Data(#"{"device_id":"d1","time":1704067200,"latitude":0,"longitude":0}"#.utf8)
+
+  static func regions(in dir: URL) throws -> String {
+    let path = dir.appendingPathComponent("regions.csv").path
+    try "id,name,latitude,longitude,radius\na,A,0,0,1000\n".write(
+      toFile: path, atomically: true, encoding: .utf8)
+    return path
+  }
+
+  static func fileType(_ path: String) -> FileAttributeType? {
+    (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
+  }
+
+  @Test func stateOutFollowsALinkAndKeepsIt() throws {
+    let dir = try CLI.scratch("output-link")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try Self.regions(in: dir)
+    let target = dir.appendingPathComponent("state.jsonl").path
+    try "old\n".write(toFile: target, atomically: true, encoding: .utf8)
+    let link = dir.appendingPathComponent("link").path
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "state.jsonl")
+    // A dangling link, relative, through a folder: its target is created.
+    try FileManager.default.createDirectory(
+      at: dir.appendingPathComponent("sub"), withIntermediateDirectories: true)
+    let dangling = dir.appendingPathComponent("dangling").path
+    try FileManager.default.createSymbolicLink(
+      atPath: dangling, withDestinationPath: "sub/../new.jsonl")
+    for path in [link, dangling] {
+      let run = try CLI.run(
+        ["stream", "--quiet", "--regions", regions, "--state-out", path], input: Self.fix)
+      #expect(run.status == 0, "\(run.stderr)")
+      #expect(Self.fileType(path) == .typeSymbolicLink)
+    }
+    for written in [target, dir.appendingPathComponent("new.jsonl").path] {
+      let text = try String(contentsOfFile: written, encoding: .utf8)
+      #expect(text.hasPrefix(#"{"checkpoint":"#), "\(written): \(text.prefix(40))")
+      #expect(text.contains(#""device_id":"d1""#), "\(text.prefix(200))")
+    }
+  }
+
+  @Test func stateOutWritesThroughAFIFO() throws {
+    let dir = try CLI.scratch("output-fifo")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try Self.regions(in: dir)
+    let fifo = dir.appendingPathComponent("records").path
+    #expect(mkfifo(fifo, 0o644) == 0)
+    // A reader waiting on the FIFO, as a consumer would be.
+    let reader = Process()
+    reader.executableURL = URL(fileURLWithPath: "/bin/cat")
+    reader.arguments = [fifo]
+    let pipe = Pipe()
+    reader.standardOutput = pipe
+    try reader.run()
+    let run = try CLI.run(
+      ["stream", "--quiet", "--regions", regions, "--state-out", fifo], input: Self.fix)
+    let received = String(
+      decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    reader.waitUntilExit()
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(received.hasPrefix(#"{"checkpoint":"#), "\(received.prefix(40))")
+    var info = stat()
+    #expect(lstat(fifo, &info) == 0 && info.st_mode & S_IFMT == S_IFIFO, "replaced")
+  }
+
+  @Test func aFullDeviceIsAnIOErrorAndStaysADevice() throws {
+    guard Self.fileType("/dev/full") == .typeCharacterSpecial else { return }
+    let dir = try CLI.scratch("output-full")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try Self.regions(in: dir)
+    let run = try CLI.run(
+      ["stream", "--quiet", "--regions", regions, "--state-out", "/dev/full"], input: Self.fix)
+    #expect(run.status == 74, "\(run.stderr)")
+    #expect(run.stderr.contains("--state-out /dev/full"))
+    #expect(Self.fileType("/dev/full") == .typeCharacterSpecial)
+  }
+
+  @Test func replaySVGFollowsALink() throws {
+    let dir = try CLI.scratch("output-svg")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try Self.regions(in: dir)
+    let track = dir.appendingPathComponent("track.csv").path
+    try "latitude,longitude,time\n0,0,2024-01-01T00:00:00Z\n0,0.02,2024-01-01T00:10:00Z\n"
+      .write(toFile: track, atomically: true, encoding: .utf8)
+    let link = dir.appendingPathComponent("map.svg").path
+    try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real.svg")
+    let run = try CLI.run(["replay", "--quiet", "--regions", regions, track, "--svg", link])
+    #expect(run.status == 0, "\(run.stderr)")
+    #expect(Self.fileType(link) == .typeSymbolicLink)
+    let svg = try String(
+      contentsOfFile: dir.appendingPathComponent("real.svg").path, encoding: .utf8)
+    #expect(svg.hasPrefix("<svg") || svg.hasPrefix("<?xml"), "\(svg.prefix(40))")
+  }
+}
