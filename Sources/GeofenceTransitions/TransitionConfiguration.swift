@@ -71,7 +71,7 @@ public struct TransitionConfiguration: Hashable, Sendable {
   /// without times.
   ///
   /// Default nil. Range: >= 0 or nil. To confirm by time only, set ``confirmationFixCount`` to
-  /// `Int.max`.
+  /// `Int.max` (a track without times then confirms at once, its time requirement ignored).
   public var confirmationSeconds: Double? = nil
 
   /// Inference of the regions passed through between two accepted fixes (see

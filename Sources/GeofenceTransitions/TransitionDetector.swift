@@ -380,8 +380,17 @@ public struct TransitionDetector: Sendable {
 
   // MARK: - Transitions
 
+  /// The consecutive fixes a transition must hold for: the configured count, except under
+  /// confirmation by time only (``TransitionConfiguration/confirmationFixCount`` `Int.max`)
+  /// on a track without times, where the time requirement is ignored and so nothing is
+  /// required (1).
+  private var requiredFixCount: Int {
+    !usesTime && configuration.confirmationFixCount == .max
+      ? 1 : configuration.confirmationFixCount
+  }
+
   private func isConfirmed(count: Int, since: Double, now: Double) -> Bool {
-    if count >= configuration.confirmationFixCount { return true }
+    if count >= requiredFixCount { return true }
     if usesTime, let s = configuration.confirmationSeconds, now - since >= s { return true }
     return false
   }
@@ -492,7 +501,7 @@ public struct TransitionDetector: Sendable {
     // ENTER: regions whose disc contains the fix and that the device is not inside (the
     // answers were found above, before EXIT).
     let immediate =
-      configuration.confirmationFixCount <= 1
+      requiredFixCount <= 1
       || (usesTime && configuration.confirmationSeconds == 0)
     let silent = isFirst && !configuration.initialTrigger
     for (k, slot) in found.enumerated() {

@@ -56,7 +56,7 @@ enum ReplayCommand {
       --max-speed M_PER_S          outlier filter: largest plausible speed [70]
       --no-outlier-filter          accept every fix whatever its implied speed
       --confirm-fixes K            a transition must hold for K fixes [1]
-      --confirm-seconds T          ... or for T seconds [off]
+      --confirm-seconds T          ... or for T seconds [off]; alone, by time only
       --infer-crossings            also ENTER and EXIT (flagged "inferred": true, times and
                                    positions interpolated) the regions that the segment
                                    between two accepted fixes outside them passes through
@@ -180,8 +180,13 @@ enum ReplayCommand {
         c.outlierFilter = filter
       }
       if args.flag("no-outlier-filter") { c.outlierFilter = nil }
-      if let k = try args.int("confirm-fixes", range: 1...1_000_000) { c.confirmationFixCount = k }
-      if let t = try args.double("confirm-seconds", range: 0...1e9) { c.confirmationSeconds = t }
+      let fixes = try args.int("confirm-fixes", range: 1...1_000_000)
+      if let k = fixes { c.confirmationFixCount = k }
+      if let t = try args.double("confirm-seconds", range: 0...1e9) {
+        c.confirmationSeconds = t
+        // Alone it confirms by time only: with the default count of 1 it would never matter.
+        if fixes == nil { c.confirmationFixCount = .max }
+      }
       if args.flag("infer-crossings") { c.crossingInference = CrossingInference() }
       configuration = c
     }

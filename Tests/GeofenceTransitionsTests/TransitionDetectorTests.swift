@@ -289,6 +289,27 @@ struct TransitionDetectorTests {
       ])
   }
 
+  @Test("confirmation by time only on a track without times: the fix that satisfies the rule")
+  func timeOnlyConfirmationWithoutTimes() {
+    var config = TransitionConfiguration()
+    config.confirmationFixCount = .max
+    config.confirmationSeconds = 30
+    var detector = TransitionDetector(regions: home, configuration: config, usesTime: false)
+    var events: [TransitionEvent] = []
+    let fixes = [
+      fix(46.0015, 7, t: nil), fix(46.0005, 7, t: nil),  // ENTER at once
+      fix(46.0005, 7, t: nil), fix(46.0015, 7, t: nil),  // EXIT at once
+    ]
+    var emittedAt: [Int] = []
+    for (k, f) in fixes.enumerated() {
+      let before = events.count
+      _ = detector.process(f, into: &events)
+      if events.count > before { emittedAt.append(k) }
+    }
+    #expect(events.map(\.type) == [.enter, .exit])
+    #expect(emittedAt == [1, 3])
+  }
+
   @Test("RegionSet orders slots by the UTF-8 bytes of their ids, then by slot")
   func regionSetOrder() {
     let regions = regionSet([

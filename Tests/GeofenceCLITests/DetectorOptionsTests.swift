@@ -1,0 +1,35 @@
+import Foundation
+import GeofenceTestSupport
+import Testing
+
+/// The detector's command-line options as a user combines them.
+@Suite(.waitsOnChildProcesses) struct DetectorOptionsTests {
+  /// `--confirm-seconds T` alone confirms by time only: with the default fix count of 1 it
+  /// would never matter. A region of 1 km at (0, 0); fixes inside at 0, 30 and 61 s (one
+  /// device), so the ENTER waits for the fix 60 s or more after the first one inside; with
+  /// `--confirm-fixes 2` as well, the second fix inside confirms it (either rule).
+  @Test func confirmSecondsAloneConfirmsByTime() throws {
+    let dir = try CLI.scratch("confirm-seconds")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = dir.appendingPathComponent("regions.csv").path
+    try "id,name,latitude,longitude,radius\na,A,0,0,1000\n".write(
+      toFile: regions, atomically: true, encoding: .utf8)
+    let input = Data(
+      [0, 30, 61].map {
+        #"{"device_id":"d","time":\#(1_704_067_200 + $0),"latitude":0,"longitude":0}"#
+      }.joined(separator: "\n").utf8)
+    func enterTime(_ options: [String]) throws -> String? {
+      let run = try CLI.run(
+        ["stream", "--quiet", "--regions", regions] + options, input: input)
+      #expect(run.status == 0, "\(run.stderr)")
+      let enters = CLI.objects(run.stdout).filter { $0["type"] as? String == "enter" }
+      #expect(enters.count == 1, "\(run.stdout)")
+      return enters.first?["time"] as? String
+    }
+    #expect(try enterTime([]) == "2024-01-01T00:00:00.000Z")
+    #expect(try enterTime(["--confirm-seconds", "60"]) == "2024-01-01T00:01:01.000Z")
+    #expect(
+      try enterTime(["--confirm-seconds", "60", "--confirm-fixes", "2"])
+        == "2024-01-01T00:00:30.000Z")
+  }
+}
