@@ -1,4 +1,5 @@
 import Foundation
+import GeofenceGeometry
 import JSONText
 import GeofenceTransitions
 import LocationAuthorization
@@ -99,9 +100,10 @@ final class DeviceStateStore {
   /// The saved devices whose checkpoint names any of `regionIDs` (a visit or a pending
   /// ENTER): a text search for `"regionID":` followed by the id as JSON, as the checkpoint
   /// writes it (and with `\/` for `/`, as an earlier version's `JSONEncoder` wrote it).
+  /// - Returns: the device ids, each once by its bytes (``DeviceKey``), in no order.
   /// - Complexity: one scan of the table per id.
   func devices(referencingAnyOf regionIDs: some Sequence<String>) throws(SQLiteError)
-    -> Set<String>
+    -> [String]
   {
     func likeEscaped(_ s: String) -> String {
       var out = ""
@@ -113,7 +115,7 @@ final class DeviceStateStore {
     }
     let statement = try database.prepare(
       "SELECT device_id FROM device_state WHERE checkpoint LIKE ? ESCAPE '\\'")
-    var found: Set<String> = []
+    var found: Set<DeviceKey> = []
     for id in regionIDs {
       let quoted = JSONText.quoted(id)
       var spellings = [quoted]
@@ -124,12 +126,12 @@ final class DeviceStateStore {
         statement.reset()
         try statement.bind("%" + likeEscaped("\"regionID\":" + spelling) + "%", at: 1)
         while try statement.step() {
-          if let device = statement.string(at: 0) { found.insert(device) }
+          if let device = statement.string(at: 0) { found.insert(DeviceKey(device)) }
         }
       }
     }
     statement.reset()
-    return found
+    return found.map(\.id)
   }
 
   /// Number of saved devices.

@@ -1,4 +1,5 @@
 import GeofenceDefinitions
+import GeofenceGeometry
 import JSONText
 
 /// Device checkpoints as self-contained JSON records, for moving device state between engines
@@ -69,7 +70,7 @@ extension GeofenceEngine {
       throw .invalidCheckpoint("device \"\(id)\": inconsistent checkpoint")
     }
     device.dirty = true
-    devices[id] = device
+    devices[DeviceKey(id)] = device
     return id
   }
 }

@@ -85,10 +85,10 @@ extension GeofenceEngine {
       first += 1
     }
     guard first < fixes.count else { return }
-    var slot = devices.index(forKey: device)
+    var slot = devices.index(forKey: DeviceKey(device))
     if slot == nil {
-      devices[device] = try loadedDevice(device) ?? newDevice(usesTime: true)
-      slot = devices.index(forKey: device)
+      devices[DeviceKey(device)] = try loadedDevice(device) ?? newDevice(usesTime: true)
+      slot = devices.index(forKey: DeviceKey(device))
     }
     guard let slot else { preconditionFailure("the device was just added") }
     // The engine's scratch buffers as locals for the run: one access each instead of one per

@@ -51,12 +51,14 @@ extension GeofenceEngine {
     // duplicate of a fix whose events were never queued.
     guard outbox != nil || (configuration.checkpoints == .everyFix && storage != .inMemory)
     else { return try processOnce(fix, device: device, usesTime: usesTime, into: &events) }
-    let saved = (device: devices[device], report: report, session: session, use: useCount)
+    let saved = (
+      device: devices[DeviceKey(device)], report: report, session: session, use: useCount
+    )
     let first = events.count
     do {
       return try processOnce(fix, device: device, usesTime: usesTime, into: &events)
     } catch {
-      devices[device] = saved.device
+      devices[DeviceKey(device)] = saved.device
       report = saved.report
       session = saved.session
       useCount = saved.use
@@ -105,10 +107,10 @@ extension GeofenceEngine {
     }
     // One hash of the device id for the whole fix: the slot found (or made) here is
     // mutated in place.
-    var slot = devices.index(forKey: device)
+    var slot = devices.index(forKey: DeviceKey(device))
     if slot == nil {
-      devices[device] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
-      slot = devices.index(forKey: device)
+      devices[DeviceKey(device)] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
+      slot = devices.index(forKey: DeviceKey(device))
     }
     guard let slot else { preconditionFailure("the device was just added") }
     // Engine-level order: never reorder, relative to every fix taken (not only accepted).
@@ -153,13 +155,13 @@ extension GeofenceEngine {
   static let representableTimes: Range<Double> = -62_167_219_200..<253_402_300_799
 
   /// Mutates the device at `slot` of ``devices`` in place.
-  func modifyDevice<T>(at slot: [String: Device].Index, _ body: (inout Device) -> T) -> T {
+  func modifyDevice<T>(at slot: [DeviceKey: Device].Index, _ body: (inout Device) -> T) -> T {
     body(&devices.values[slot])
   }
 
   /// Mutates the device in place (it must be in ``devices``).
   func withDevice<T>(_ device: String, _ body: (inout Device) -> T) -> T {
-    body(&devices[device, default: newDevice(usesTime: true)])
+    body(&devices[DeviceKey(device), default: newDevice(usesTime: true)])
   }
 
   func newDevice(usesTime: Bool) -> Device {
@@ -175,7 +177,7 @@ extension GeofenceEngine {
   ///   for the device that cannot be decoded or restored (the row is left as it is);
   ///   ``EngineError/store(_:)`` when the store cannot be read.
   func loadedDevice(_ device: String) throws(EngineError) -> Device? {
-    if let d = devices[device] { return d }
+    if let d = devices[DeviceKey(device)] { return d }
     guard configuration.checkpoints != .none else { return nil }
     let stored: DeviceStateStore.StoredCheckpoint?
     do { stored = try stateStore.load(device: device) } catch { throw .store("\(error)") }
@@ -315,7 +317,7 @@ extension GeofenceEngine {
   public func checkpoint() throws(EngineError) {
     // By index: iterating the pairs would copy (retain) every device's buffers.
     var dirty: [String] = []
-    for i in devices.indices where devices.values[i].dirty { dirty.append(devices.keys[i]) }
+    for i in devices.indices where devices.values[i].dirty { dirty.append(devices.keys[i].id) }
     try checkpoint(devices: dirty)
   }
 
@@ -324,11 +326,11 @@ extension GeofenceEngine {
     var rows: [(String, DeviceCheckpoint)] = []
     rows.reserveCapacity(ids.count)
     for id in ids {
-      guard let i = devices.index(forKey: id) else { continue }
+      guard let i = devices.index(forKey: DeviceKey(id)) else { continue }
       rows.append((id, Self.checkpoint(of: devices.values[i])))
     }
     do { try stateStore.save(rows) } catch { throw .store("checkpoint: \(error)") }
-    for id in ids { devices[id]?.dirty = false }
+    for id in ids { devices[DeviceKey(id)]?.dirty = false }
   }
 
   /// What ``checkpoint()`` saves of `d`.
@@ -358,12 +360,12 @@ extension GeofenceEngine {
     else { return 0 }
     var clean: [(lastUse: UInt64, id: String)] = []
     for i in devices.indices where !devices.values[i].dirty {
-      clean.append((devices.values[i].lastUse, devices.keys[i]))
+      clean.append((devices.values[i].lastUse, devices.keys[i].id))
     }
     let excess = min(devices.count - max(limit, 0), clean.count)
     guard excess > 0 else { return 0 }
     clean.sort { $0.lastUse < $1.lastUse }
-    for k in 0..<excess { devices[clean[k].id] = nil }
+    for k in 0..<excess { devices[DeviceKey(clean[k].id)] = nil }
     return excess
   }
 
@@ -393,7 +395,7 @@ extension GeofenceEngine {
         try stateStore.forgetAll()
       } else {
         try loadAllDevices()
-        for id in Array(devices.keys) {
+        for id in devices.keys.map(\.id) {
           withDevice(id) { d in
             let before = d.gate.gapCount
             d.gate.update(state, at: time)
@@ -428,8 +430,8 @@ extension GeofenceEngine {
     let statement = try stateStore.database.prepare("SELECT device_id FROM device_state")
     var ids: [String] = []
     while try statement.step() { if let id = statement.string(at: 0) { ids.append(id) } }
-    for id in ids where devices[id] == nil {
-      if let d = try loadedDevice(id) { devices[id] = d }
+    for id in ids where devices[DeviceKey(id)] == nil {
+      if let d = try loadedDevice(id) { devices[DeviceKey(id)] = d }
     }
   }
 }

@@ -174,15 +174,16 @@ extension GeofenceEngine {
 
   /// Per-device polylines in time order (stable), for the map.
   static func polylines(_ fixes: [LocationFix]) -> [[Coordinate]] {
-    var byDevice: [String?: Int] = [:]
+    var byDevice: [DeviceKey?: Int] = [:]
     var tracks: [[(Double, Int, Coordinate)]] = []
     for (i, fix) in fixes.enumerated() {
       let g: Int
-      if let known = byDevice[fix.deviceID] {
+      let key = fix.deviceID.map(DeviceKey.init)
+      if let known = byDevice[key] {
         g = known
       } else {
         g = tracks.count
-        byDevice[fix.deviceID] = g
+        byDevice[key] = g
         tracks.append([])
       }
       tracks[g].append((fix.time ?? Double(i), i, fix.coordinate))

@@ -66,26 +66,28 @@ extension GeofenceEngine {
     // removal EXIT) as the devices in memory do. Restored later, it would keep a visit to a
     // geofence that no longer exists, or to a new one given the same id.
     if !diff.removed.isEmpty, storage != .inMemory, configuration.checkpoints != .none {
-      let referencing: Set<String>
+      let referencing: [String]
       do { referencing = try stateStore.devices(referencingAnyOf: diff.removed) } catch {
         throw .store("\(error)")
       }
-      for id in referencing.sorted() where devices[id] == nil {
+      for id in referencing.sorted() where devices[DeviceKey(id)] == nil {
         // A damaged checkpoint stays as it is: its device's fixes are held back anyway.
-        if let device = try? loadedDevice(id) { devices[id] = device }
+        if let device = try? loadedDevice(id) { devices[DeviceKey(id)] = device }
       }
     }
     let carriedBefore = devices.values.reduce(0) { $0 + $1.gate.detector.visitStates.count }
     // Detach every detector from the region set so that the set changes in place.
     let placeholder = RegionSet(geofences: [])
-    for id in Array(devices.keys) { withDevice(id) { $0.gate.detector.detachRegions(placeholder) } }
+    for id in devices.keys.map(\.id) {
+      withDevice(id) { $0.gate.detector.detachRegions(placeholder) }
+    }
     let change = live.apply(diff)
     geofenceText.removeAll()
 
     var removals: [GeofenceEvent] = []
     var dropped = 0
     let now = clock.now()
-    for id in devices.keys.sorted() {
+    for id in devices.keys.map(\.id).sorted() {
       withDevice(id) { d in
         for visit in d.gate.detector.visitStates where change.removed.contains(visit.slot) {
           dropped += 1

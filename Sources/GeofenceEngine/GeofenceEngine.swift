@@ -255,7 +255,9 @@ public final class GeofenceEngine {
   /// Each slot's geofence members as the encoder writes them, made at the slot's first event
   /// of ``ingest(_:device:encoder:into:)``; emptied when ``live`` changes.
   var geofenceText = SlotGeofenceText()
-  var devices: [String: Device] = [:]
+  /// The devices in memory, by the bytes of their ids (``DeviceKey``), as the state store
+  /// keys them.
+  var devices: [DeviceKey: Device] = [:]
   /// Counts device uses (fixes, loads): each device's ``Device/lastUse`` orders eviction.
   var useCount: UInt64 = 0
   var userIDInMemory: String?
@@ -512,11 +514,11 @@ public final class GeofenceEngine {
   public func deviceState(_ device: String) throws(EngineError) -> DeviceSnapshot? {
     guard let d = try loadedDevice(device) else { return nil }
     // Kept in memory: its next fix would restore it again.
-    if devices[device] == nil {
+    if devices[DeviceKey(device)] == nil {
       var d = d
       useCount &+= 1
       d.lastUse = useCount
-      devices[device] = d
+      devices[DeviceKey(device)] = d
     }
     return DeviceSnapshot(
       insideGeofenceIDs: d.gate.detector.insideSlots.map { live.id(at: Int($0)) }
@@ -526,7 +528,7 @@ public final class GeofenceEngine {
   }
 
   /// Ids of the devices in memory, sorted.
-  public var deviceIDs: [String] { devices.keys.sorted() }
+  public var deviceIDs: [String] { devices.keys.map(\.id).sorted() }
 
   // MARK: Identity
 

@@ -60,13 +60,15 @@ public struct ReplayPreparation: Sendable {
   /// - Complexity: O(n log n) for the sort of n fixes.
   public init(_ fixes: [LocationFix]) {
     var deviceIDs: [String?] = []
-    var groupOfDevice: [String?: Int] = [:]
+    // Devices by the bytes of their ids (``DeviceKey``).
+    var groupOfDevice: [DeviceKey?: Int] = [:]
     var groups: [[Int]] = []
     for (i, fix) in fixes.enumerated() {
-      if let g = groupOfDevice[fix.deviceID] {
+      let key = fix.deviceID.map(DeviceKey.init)
+      if let g = groupOfDevice[key] {
         groups[g].append(i)
       } else {
-        groupOfDevice[fix.deviceID] = groups.count
+        groupOfDevice[key] = groups.count
         deviceIDs.append(fix.deviceID)
         groups.append([i])
       }

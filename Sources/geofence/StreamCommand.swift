@@ -397,7 +397,9 @@ enum StreamCommand {
     /// The current batch: its fixes in input order, then (see ``processBatch()``) the order
     /// they are taken in and each fix's events.
     var pending: [StreamFix] = []
-    var groupOfDevice: [String: Int32] = [:]
+    /// Each device's group in the batch, by the bytes of its id (``DeviceKey``), as the
+    /// engine keys devices.
+    var groupOfDevice: [DeviceKey: Int32] = [:]
     var groupOfFix: [Int32] = []
     var groupNext: [Int32] = []
     var order: [Int32] = []
@@ -410,7 +412,7 @@ enum StreamCommand {
     var runPositions: [Int32] = []
     var eventEnds: [Int] = []
     /// Each device's checkpointed fix time when this process first saw it.
-    var restored: [String: Double] = [:]
+    var restored: [DeviceKey: Double] = [:]
     /// With `--state`: the longest time between checkpoints while the input flows
     /// (`--checkpoint-interval`, default 1 s; see ``endBatch(paused:ended:)``), and when the
     /// last one was taken (`DispatchTime` nanoseconds).
@@ -423,7 +425,7 @@ enum StreamCommand {
     static let pauseCheckpointNanoseconds: UInt64 = 100_000_000
     /// Devices whose row in `state.sqlite` cannot be restored: reported once, their fixes
     /// held back (neither taken nor started afresh), the row left for `geofence repair`.
-    var damagedDevices: Set<String> = []
+    var damagedDevices: Set<DeviceKey> = []
     var csv: CSVLineReader?
     var format: String?
 
@@ -799,11 +801,10 @@ enum StreamCommand {
     /// sees the same sequence per device as in input order, and devices do not affect each
     /// other), so that one device's state and the index cells around it are reused while
     /// they are in the cache, each device's fixes as one run
-    /// (``GeofenceEngine/ingest(_:device:encoder:into:eventEnds:)``; a run also ends where
-    /// the id's bytes change to another spelling of the same device); then writes the events
+    /// (``GeofenceEngine/ingest(_:device:encoder:into:eventEnds:)``); then writes the events
     /// in input order, so the output is the same bytes as taking the fixes one by one.
-    /// - Complexity: O(n) for n fixes: one device-id hash and one byte comparison each for
-    ///   the grouping, and one hash per run in the engine.
+    /// - Complexity: O(n) for n fixes: one device-id hash each for the grouping, and one hash
+    ///   per run in the engine.
     mutating func processBatch() -> Int32 {
       let n = pending.count
       defer { pending.removeAll(keepingCapacity: true) }
@@ -813,7 +814,7 @@ enum StreamCommand {
       groupOfFix.removeAll(keepingCapacity: true)
       groupNext.removeAll(keepingCapacity: true)
       for k in 0..<n {
-        let device = pending[k].deviceID
+        let device = DeviceKey(pending[k].deviceID)
         let g: Int32
         if let known = groupOfDevice[device] {
           g = known
@@ -845,10 +846,6 @@ enum StreamCommand {
       var fixes: [LocationFix] = []
       swap(&fixes, &runFixes)
       defer { swap(&fixes, &runFixes) }
-      // A device's group can hold spellings of its id with other bytes (canonically
-      // equivalent, which `String` compares equal: one device). A new spelling starts a new
-      // run, so that each fix's events carry the id as its line wrote it, whatever the
-      // batches.
       var p = 0
       while p < n {
         let device = pending[Int(order[p])].deviceID
@@ -858,7 +855,6 @@ enum StreamCommand {
         let end = Int(groupNext[Int(groupOfFix[Int(order[p])])])
         while p < end {
           let k = Int(order[p])
-          if !pending[k].deviceID.utf8.elementsEqual(device.utf8) { break }
           p += 1
           if checkpoints, let t = pending[k].fix.time, t <= known {
             counts.alreadySeen += 1
@@ -868,7 +864,7 @@ enum StreamCommand {
           runPositions.append(Int32(k))
         }
         guard !fixes.isEmpty else { continue }
-        if damagedDevices.contains(device) {
+        if damagedDevices.contains(DeviceKey(device)) {
           counts.heldBackFixes += fixes.count
           continue
         }
@@ -883,7 +879,7 @@ enum StreamCommand {
           if case .damagedCheckpoint = error {
             // Starting the device afresh would lose its visits (a pending EXIT) and break
             // the restart promise; the other devices go on.
-            damagedDevices.insert(device)
+            damagedDevices.insert(DeviceKey(device))
             counts.heldBackFixes += fixes.count
             printError(
               "geofence stream: \(error); its fixes are held back and its row is kept")
@@ -908,9 +904,9 @@ enum StreamCommand {
     /// With `--state`: the fix time `device` was checkpointed at when this process first saw
     /// it (its fixes at or before it were taken by an earlier run), or −∞.
     mutating func restoredTime(of device: String) -> Double {
-      if let t = restored[device] { return t }
+      if let t = restored[DeviceKey(device)] { return t }
       let known = (try? engine.deviceState(device))??.lastFixTime ?? -.infinity
-      restored[device] = known
+      restored[DeviceKey(device)] = known
       return known
     }
 

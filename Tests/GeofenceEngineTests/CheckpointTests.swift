@@ -227,4 +227,40 @@ import Testing
     #expect(b?.lastFixTime == Self.t0 + 1)
     #expect(try engine.ingest(fix(-400, 30), device: "b").map(\.type) == [.exit])
   }
+  /// Device ids are keys by their bytes: "café" with U+00E9 and with `e` + U+0301 (equal as
+  /// Swift strings) are two devices in memory, in the state store and after a restart, each
+  /// event carrying its own spelling.
+  @Test func canonicallyEquivalentDeviceIDsAreTwoDevices() throws {
+    let directory = TestScratch.root.appendingPathComponent("nfd-\(UUID().uuidString)")
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let composed = "caf\u{E9}"
+    let decomposed = "cafe\u{301}"
+    #expect(composed == decomposed)  // the premise: `String` equality is canonical
+    func fix(_ east: Double, _ t: Double) -> LocationFix {
+      LocationFix(
+        coordinate: Coordinate(uncheckedLatitude: 0, longitude: east / Self.metersPerDegree),
+        time: Self.t0 + t, horizontalAccuracy: 5)
+    }
+    func engine() throws -> GeofenceEngine {
+      try GeofenceEngine(
+        configuration: .init(checkpoints: .manual), storage: .directory(directory.path),
+        geofences: Self.geofences, clock: TestClock(Self.t0))
+    }
+    var first: GeofenceEngine? = try engine()
+    let enter = try first?.ingest(fix(0, 0), device: composed) ?? []
+    #expect(enter.map(\.type) == [.enter])
+    #expect(enter.first.map { Array($0.deviceID.utf8) } == Array(composed.utf8))
+    // The other spelling, 400 m away 60 s later: a new device, no EXIT for the first one.
+    #expect(try first?.ingest(fix(-400, 60), device: decomposed).isEmpty == true)
+    #expect(first?.inMemoryDeviceCount == 2)
+    try first?.checkpoint()
+    first = nil
+    // After a restart each spelling comes back as itself: the first is still inside A.
+    let second = try engine()
+    #expect(try second.deviceState(composed)?.insideGeofenceIDs == ["A"])
+    #expect(try second.deviceState(decomposed)?.insideGeofenceIDs == [])
+    let exit = try second.ingest(fix(-400, 120), device: composed)
+    #expect(exit.map(\.type) == [.exit])
+    #expect(exit.first.map { Array($0.deviceID.utf8) } == Array(composed.utf8))
+  }
 }
