@@ -13,6 +13,10 @@ public struct GeofenceFileError: Error, Hashable, Sendable, CustomStringConverti
     case empty
     /// The first CSV record is not a header naming the required columns; the names found.
     case missingCSVHeader(found: [String])
+    /// The CSV header names one field in two columns (`lat,latitude`, `radius,radius`):
+    /// which one is meant cannot be told, as a JSON definition that gives a member twice is
+    /// refused. The field's name, the columns (1-based) and their header text.
+    case ambiguousCSVHeader(field: String, columns: [Int], headers: [String])
     /// The JSON text ends inside the list of definitions (a file cut short); the parser's
     /// message. The definitions complete before the end are read all the same (see
     /// ``GeofenceLoadResult/truncations``).
@@ -36,6 +40,11 @@ public struct GeofenceFileError: Error, Hashable, Sendable, CustomStringConverti
     case .empty: return "\(file): the file is empty"
     case .truncated(let why):
       return "\(file): the file ends early (truncated): \(why)"
+    case .ambiguousCSVHeader(let field, let columns, let headers):
+      let named = zip(columns, headers).map { "\($0) (\"\($1)\")" }.joined(separator: ", ")
+      return
+        "\(file): the CSV header names the \(field) more than once, in columns \(named); "
+        + "which one is meant cannot be told"
     case .missingCSVHeader(let found):
       let shown = found.prefix(12).map { "\"\($0)\"" }.joined(separator: ", ")
       return

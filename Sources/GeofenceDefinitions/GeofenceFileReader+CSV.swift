@@ -20,6 +20,9 @@ extension GeofenceFileReader {
   /// - The first record is the header. Names are matched case-insensitively after trimming;
   ///   columns may come in any order. `id`, `latitude` (`lat`) and `longitude` (`lon`, `lng`,
   ///   `long`) are required; `name` and `radius` (`radius_m`, `radius_meters`) are optional.
+  ///   A header that names one of these fields (or `metadata`, `geometry`) twice, `lat,latitude`
+  ///   say, is refused whole (``GeofenceFileError/Reason/ambiguousCSVHeader(field:columns:headers:)``):
+  ///   which column is meant cannot be told.
   /// - Every other column with a non-empty header is kept in the metadata object, keyed by its
   ///   header as written, its value the cell text; empty cells are left out.
   /// - A `metadata` column holds a JSON object (RFC 8259) whose members join the metadata
@@ -165,7 +168,9 @@ extension GeofenceFileReader {
     var hasDetails: Bool { nameColumn != nil || !metadataKeys.isEmpty }
 
     /// - Throws: ``GeofenceFileError/Reason/missingCSVHeader(found:)`` when `id` has no
-    ///   column, or `latitude` or `longitude` has none and neither has `geometry`.
+    ///   column, or `latitude` or `longitude` has none and neither has `geometry`;
+    ///   ``GeofenceFileError/Reason/ambiguousCSVHeader(field:columns:headers:)`` when one field has
+    ///   two columns (`lat,latitude`).
     init(header: [String], file: String) throws(GeofenceFileError) {
       names = header.map { $0.trimmingWhitespace() }
       var columnOf: [DefinitionField: Int] = [:]
@@ -175,10 +180,16 @@ extension GeofenceFileReader {
         if let match = GeofenceFileReader.csvColumnNames.first(where: {
           $0.names.contains(lower)
         }) {
-          if columnOf[match.field] == nil {
-            columnOf[match.field] = index
-            continue
+          if let earlier = columnOf[match.field] {
+            // Two columns for one field: which one is meant cannot be told.
+            throw GeofenceFileError(
+              file: file,
+              reason: .ambiguousCSVHeader(
+                field: match.field.rawValue, columns: [earlier + 1, index + 1],
+                headers: [names[earlier], name]))
           }
+          columnOf[match.field] = index
+          continue
         }
         if !name.isEmpty { metadataColumns.append((index, name)) }
       }

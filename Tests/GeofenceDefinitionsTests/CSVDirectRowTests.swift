@@ -246,8 +246,9 @@ private struct CSVFuzzer {
       directRows += split.direct
       generalRows += split.general
     }
-    // Both paths are exercised: many rows are in the common form, many are not.
-    #expect(directRows > 6_000, "\(directRows) rows direct, \(generalRows) general")
+    // Both paths are exercised: many rows are in the common form, many are not (files whose
+    // extra columns repeat a field's name, "id" or "lat", are refused whole, by both).
+    #expect(directRows > 5_000, "\(directRows) rows direct, \(generalRows) general")
     #expect(generalRows > 3_000, "\(directRows) rows direct, \(generalRows) general")
   }
 

@@ -136,6 +136,30 @@ private func at(_ line: Int) -> DefinitionLocation {
   #expect(error.description.hasPrefix("test.csv: no CSV header"))
 }
 
+/// A header that names one field in two columns is refused, as the track reader and a JSON
+/// definition with a member given twice are: which column is meant cannot be told.
+@Test func csvHeaderNamingAFieldTwiceIsAThrownError() {
+  let cases: [(header: String, field: String, columns: [Int], headers: [String])] = [
+    ("id,name,lat,latitude,lon,radius", "latitude", [3, 4], ["lat", "latitude"]),
+    ("id,name,latitude,longitude,radius,Radius_M", "radius", [5, 6], ["radius", "Radius_M"]),
+    ("id,ID,latitude,longitude", "id", [1, 2], ["id", "ID"]),
+    ("id,lng,latitude,long", "longitude", [2, 4], ["lng", "long"]),
+  ]
+  for c in cases {
+    let error = GeofenceFileError(
+      file: "test.csv",
+      reason: .ambiguousCSVHeader(field: c.field, columns: c.columns, headers: c.headers))
+    #expect(throws: error) { try read(c.header + "\nx,X,50,0,0,100\n", radius: 10) }
+  }
+  let error = GeofenceFileError(
+    file: "t.csv",
+    reason: .ambiguousCSVHeader(field: "latitude", columns: [3, 4], headers: ["lat", "latitude"]))
+  #expect(
+    error.description
+      == #"t.csv: the CSV header names the latitude more than once, in columns 3 ("lat"), "#
+      + #"4 ("latitude"); which one is meant cannot be told"#)
+}
+
 @Test func csvMetadataIsTheCanonicalJSONOfTheExtraColumns() throws {
   let text = #"""
     id,latitude,longitude,zeta,"a""q",Émile,alpha,zeta,
