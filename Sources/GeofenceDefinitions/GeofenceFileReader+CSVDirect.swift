@@ -30,8 +30,8 @@ extension GeofenceFileReader.CSVRowReader {
       layout.metadataColumn == nil, layout.geometryColumn == nil
     else { return false }
     let idCell = fields[layout.idColumn]
-    // A reserved id takes the general path, which rejects it.
-    guard GeofenceFileReader.isPlainCell(idCell), !GeofenceValidator.isReserved(utf8: idCell),
+    // A reserved or long id takes the general path, which rejects it or counts its characters.
+    guard GeofenceFileReader.isPlainCell(idCell), !GeofenceValidator.needsGeneralCheck(id: idCell),
       let latitudeColumn = layout.latitudeColumn, let longitudeColumn = layout.longitudeColumn
     else { return false }
     // The id's bucket is read now, so that its likely cache miss overlaps the work below.

@@ -143,7 +143,7 @@ extension GeofenceFileReader {
     // The id's bucket is read first, so that its likely cache miss overlaps the checks and
     // the circle's trigonometry.
     let probe = accumulator.idProbe(utf8: id)
-    guard !GeofenceValidator.isReserved(utf8: id),
+    guard !GeofenceValidator.needsGeneralCheck(id: id),
       let radius = plain.radius ?? accumulator.defaultRadiusMeters,
       radius <= GeofenceValidator.maximumRadiusMeters,
       let center = try? Coordinate(latitude: plain.latitude, longitude: plain.longitude),

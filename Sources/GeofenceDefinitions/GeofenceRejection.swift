@@ -14,6 +14,8 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
   case emptyID
   /// The id is one the engine gives a region of its own (``GeofenceValidator/reservedIDs``).
   case reservedID(String)
+  /// The id is longer than ``GeofenceValidator/maximumIDLength`` characters; its length.
+  case idTooLong(Int)
   /// A field holds a value of the wrong JSON type, for example a radius given as a string.
   /// `found` is the JSON type name (see ``JSONValue/typeName``).
   case wrongType(DefinitionField, expected: String, found: String)
@@ -49,6 +51,10 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
     switch self {
     case .missing(let field): return "\(field) is missing"
     case .emptyID: return "id is empty"
+    case .idTooLong(let length):
+      return
+        "id is \(length) characters long; at most \(GeofenceValidator.maximumIDLength) are "
+        + "allowed"
     case .reservedID(let id):
       return "id \"\(id)\" is reserved (the region budget planner's refresh circle)"
     case .wrongType(let field, let expected, let found):

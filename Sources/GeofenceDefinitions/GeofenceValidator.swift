@@ -61,6 +61,19 @@ public enum GeofenceValidator {
   /// twice by the planner and taken for the refresh circle by the OS.
   public static let reservedIDs: Set<String> = ["geofence.refresh"]
 
+  /// Longest geofence id, in characters (Unicode scalars): 256, the sync protocol's limit
+  /// (`docs/sync-protocol.md`, `maxLength` in `docs/openapi.yaml`), so that a set read from a
+  /// file can be served, synced and uploaded as it is. A longer id is
+  /// ``DefinitionProblem/idTooLong(_:)``.
+  public static let maximumIDLength = 256
+
+  /// Whether the readers' direct paths must leave an id (UTF-8 `bytes`, trimmed) to the
+  /// general path: a reserved id, or one that may be too long (more bytes than
+  /// ``maximumIDLength``; its characters are counted there).
+  public static func needsGeneralCheck(id bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    bytes.count > maximumIDLength || isReserved(utf8: bytes)
+  }
+
   /// Whether `bytes` (UTF-8) spell one of ``reservedIDs``: for a reader that holds an id's
   /// bytes and no `String`. The reserved ids are ASCII, so byte equality is the same as
   /// `String` equality here. O(n) in the id's length; no allocation.
@@ -79,7 +92,8 @@ public enum GeofenceValidator {
   /// Rules, checked in this order (the first failure is returned):
   /// - **id**: a string, or an integral JSON number (written in decimal, `42`). Surrounding
   ///   whitespace is removed; an empty result is ``DefinitionProblem/emptyID``, one of
-  ///   ``reservedIDs`` is ``DefinitionProblem/reservedID(_:)``. Absent or `null` is
+  ///   ``reservedIDs`` is ``DefinitionProblem/reservedID(_:)``, one of more than
+  ///   ``maximumIDLength`` characters ``DefinitionProblem/idTooLong(_:)``. Absent or `null` is
   ///   `.missing(.id)`.
   /// - **latitude**, **longitude**: numbers in degrees; finite, latitude in [-90, 90],
   ///   longitude in [-180, 180] (both -180 and 180 accepted). Absent or `null` is `.missing`.
@@ -239,6 +253,8 @@ public enum GeofenceValidator {
       let trimmed = s.trimmingWhitespace()
       if trimmed.isEmpty { return .failure(.emptyID) }
       if reservedIDs.contains(trimmed) { return .failure(.reservedID(trimmed)) }
+      let length = trimmed.unicodeScalars.count
+      if length > maximumIDLength { return .failure(.idTooLong(length)) }
       return .success(trimmed)
     case .number(let x)?:
       guard x.isFinite, x == x.rounded(), abs(x) < 9_007_199_254_740_992 else {

@@ -179,6 +179,40 @@ private func at(_ line: Int) -> DefinitionLocation {
   #expect(result.geofences.last?.metadataJSON == nil)
 }
 
+/// Ids up to 256 characters (Unicode scalars, the sync protocol's limit) load in every
+/// format; a longer one is rejected alone. A 256-character id of two-byte characters (512
+/// bytes) is counted by characters, not bytes.
+@Test func idsLongerThanTheProtocolAllowsAreRejectedAlone() throws {
+  let ok = String(repeating: "a", count: 256)
+  let long = String(repeating: "b", count: 257)
+  let wide = String(repeating: "é", count: 256)
+  let csvResult = try read(
+    "id,latitude,longitude,radius\n\(ok),46,7,100\n\(long),46,7,100\n\(wide),46,7,100\n"
+      + "c,46,7,100\n",
+    radius: nil)
+  #expect(csvResult.geofences.map(\.id) == [ok, wide, "c"])
+  #expect(
+    csvResult.rejected == [GeofenceRejection(location: at(3), id: nil, reason: .idTooLong(257))])
+  #expect(
+    csvResult.rejected.first?.reason.description
+      == "id is 257 characters long; at most 256 are allowed")
+  for format in [GeofenceFileFormat.json, .geojson] {
+    let definitions = [ok, long, wide, "c"].map { id in
+      format == .json
+        ? #"{"id":"\#(id)","latitude":46,"longitude":7,"radius":100}"#
+        : #"{"type":"Feature","id":"\#(id)","geometry":{"type":"Point","coordinates":[7,46]},"#
+          + #""properties":{"radius":100}}"#
+    }.joined(separator: ",")
+    let text =
+      format == .json
+      ? "[\(definitions)]" : #"{"type":"FeatureCollection","features":["# + definitions + "]}"
+    let result = try GeofenceFileReader.read(
+      data: Data(text.utf8), format: format, fileName: "t", defaultRadiusMeters: nil)
+    #expect(result.geofences.map(\.id) == [ok, wide, "c"], "\(format)")
+    #expect(result.rejected.map(\.reason) == [.idTooLong(257)], "\(format)")
+  }
+}
+
 @Test func theRefreshCircleIdIsRejectedAsReservedInEveryFormat() throws {
   // The planner names its refresh circle geofence.refresh: a geofence with that id would be
   // listed twice by `plan` and push out the real one.
