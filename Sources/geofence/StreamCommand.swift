@@ -742,6 +742,14 @@ enum StreamCommand {
           $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0xEF && $0 != 0xBB && $0 != 0xBF
         }
         format = first == UInt8(ascii: "{") ? "jsonl" : "csv"
+        if format == "csv" && acceptsRecords {
+          // Checkpoint records are JSON Lines among JSON Lines fixes: in CSV input none could
+          // be told from a row, and every device would start afresh without a word.
+          printError(
+            "geofence stream: \(name):\(number): --state-in - needs JSON Lines input, and "
+              + "this input is CSV; give the records in a file (--state-in FILE)")
+          return ExitStatus.usage
+        }
       }
       let parsed: StreamFix
       if format == "jsonl" {

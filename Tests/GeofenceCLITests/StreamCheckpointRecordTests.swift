@@ -175,4 +175,15 @@ import Testing
     #expect(ok.status == 0, "\(ok.stderr)")
     #expect(FileManager.default.fileExists(atPath: nested + "/state.sqlite"))
   }
+
+  /// `--state-in -` takes records among JSON Lines fixes; CSV input cannot hold them, so it
+  /// is a usage error (64) at its header instead of every device starting afresh silently.
+  @Test func recordsOnStandardInputNeedJSONLines() throws {
+    let input = Data("device_id,time,lat,lon\nd1,1796014800,46.5,6.6\n".utf8)
+    let r = try CLI.run(
+      ["stream", "--quiet"] + Self.regionArguments + ["--state-in", "-"], input: input)
+    #expect(r.status == 64, "\(r.stderr)")
+    #expect(r.stderr.contains("<stdin>:1: --state-in - needs JSON Lines input"), "\(r.stderr)")
+    #expect(r.stdout.isEmpty)
+  }
 }
