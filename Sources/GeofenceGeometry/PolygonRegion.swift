@@ -310,7 +310,9 @@ public struct PolygonRegion: Hashable, Sendable {
   /// `(D/R)² / 6` for a distance D: about 4e-5 (4 cm) at 500 m and 46°, 1e-3 at 10 km and
   /// 60°. Within about 1° of a pole (where cos φ₀ → 0) the distance is an underestimate
   /// of up to the longitude extent times cos φ of the far vertex; polygons there still test
-  /// containment exactly.
+  /// containment exactly. A region cut at the antimeridian (RFC 7946 §3.1.9) is measured to
+  /// its real boundary: the cut edges along ±180 that face each other lie inside it and are
+  /// left out.
   /// - Parameter limit: metres (>= 0, may be `.infinity` to get the exact distance always).
   /// - Complexity: O(k) for the edges of the bands within `limit` of the point's latitude
   ///   (every edge when `limit` covers the whole latitude range); no allocation.
@@ -356,10 +358,15 @@ public struct PolygonRegion: Hashable, Sendable {
     let ps = s.points
     let low = y0 - reachDegrees
     let high = y0 + reachDegrees
+    // A region cut at the antimeridian: its cut edges lie inside it (the parts meet there),
+    // and only the pieces of the meridian in ``PolygonStorage/meridianBoundary`` bound it.
+    if let meridian = s.meridianBoundary {
+      for e in meridian { best2 = Swift.min(best2, segment(e)) }
+    }
     if !(low > minLatitude && high < maxLatitude) || s.bandScale == 0 {
       // The reach covers much of the region (or is infinite): every edge once.
       for r in 0..<(s.ringStarts.count - 1) {
-        for i in s.ringStarts[r]..<(s.ringStarts[r + 1] - 1) {
+        for i in s.ringStarts[r]..<(s.ringStarts[r + 1] - 1) where !s.isCutEdge(ps[i], ps[i + 1]) {
           best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
         }
       }
@@ -370,6 +377,7 @@ public struct PolygonRegion: Hashable, Sendable {
     let table = s.bandTable
     for k in Int(table[first])..<Int(table[last + 1]) {
       let i = Int(table[k])
+      if s.isCutEdge(ps[i], ps[i + 1]) { continue }
       best2 = Swift.min(best2, segment(SIMD4(lowHalf: ps[i], highHalf: ps[i + 1])))
     }
     return best2.squareRoot()

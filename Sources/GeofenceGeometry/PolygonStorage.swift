@@ -60,6 +60,13 @@ final class PolygonStorage: @unchecked Sendable {
   let boundingCap: CircularRegion
   let areaSquareMeters: Double
   let equivalentRadiusMeters: Double
+  /// For a region cut at the antimeridian (edges along both x = 180 and x = −180, the two
+  /// sides of one meridian): the pieces of that meridian that bound the region, as segments
+  /// `(x0, y0, x1, y1)`, where only one side has an edge (the cut edges that face each other
+  /// lie inside the region and bound nothing). Nil for every other region, whose edges are
+  /// all boundary (``isCutEdge(_:_:)`` is then never true). See
+  /// ``meridianBoundary(points:ringStarts:)``.
+  let meridianBoundary: [SIMD4<Double>]?
 
   /// Regions with fewer edges use the bands only: a band then holds a handful of edges, and a
   /// grid would cost more memory than it saves time.
@@ -133,6 +140,63 @@ final class PolygonStorage: @unchecked Sendable {
     self.boundingCap = boundingCap
     self.areaSquareMeters = areaSquareMeters
     self.equivalentRadiusMeters = equivalentRadiusMeters
+    self.meridianBoundary = Self.meridianBoundary(points: points, ringStarts: ringStarts)
+  }
+
+  /// Whether the edge from `a` to `b` lies on the antimeridian (x = ±180) of a region cut
+  /// there (``meridianBoundary`` is not nil): such an edge is not boundary as it stands (its
+  /// bounding pieces are in ``meridianBoundary``).
+  @inline(__always)
+  final func isCutEdge(_ a: SIMD2<Double>, _ b: SIMD2<Double>) -> Bool {
+    meridianBoundary != nil && a.x == b.x && abs(a.x) == 180
+  }
+
+  /// The pieces of the antimeridian that bound a region cut there (RFC 7946 §3.1.9 cuts a
+  /// polygon that crosses it into parts with edges along x = 180 and x = −180): the latitudes
+  /// covered by edges on exactly one of the two sides, as segments on that side; nil when the
+  /// region has no edge on one of the sides (nothing is cut, every edge bounds the region).
+  /// - Complexity: O(n + k log k) for n vertices and k edges on the meridian.
+  static func meridianBoundary(points: [SIMD2<Double>], ringStarts: [Int]) -> [SIMD4<Double>]? {
+    var east: [(Double, Double)] = []
+    var west: [(Double, Double)] = []
+    for r in 0..<(ringStarts.count - 1) {
+      for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
+        let a = points[i]
+        let b = points[i + 1]
+        guard a.x == b.x, abs(a.x) == 180, a.y != b.y else { continue }
+        let span = (Swift.min(a.y, b.y), Swift.max(a.y, b.y))
+        if a.x > 0 { east.append(span) } else { west.append(span) }
+      }
+    }
+    guard !east.isEmpty, !west.isEmpty else { return nil }
+    // Each side's union of latitude intervals, then the parts covered by one side only.
+    func union(_ spans: [(Double, Double)]) -> [(Double, Double)] {
+      var merged: [(Double, Double)] = []
+      for s in spans.sorted(by: { $0.0 < $1.0 }) {
+        if let last = merged.last, s.0 <= last.1 {
+          merged[merged.count - 1].1 = Swift.max(last.1, s.1)
+        } else {
+          merged.append(s)
+        }
+      }
+      return merged
+    }
+    func minus(_ a: [(Double, Double)], _ b: [(Double, Double)]) -> [(Double, Double)] {
+      var out: [(Double, Double)] = []
+      for var piece in a {
+        for cut in b where cut.1 > piece.0 && cut.0 < piece.1 {
+          if cut.0 > piece.0 { out.append((piece.0, cut.0)) }
+          piece.0 = Swift.max(piece.0, cut.1)
+          if piece.0 >= piece.1 { break }
+        }
+        if piece.0 < piece.1 { out.append(piece) }
+      }
+      return out
+    }
+    let e = union(east)
+    let w = union(west)
+    return minus(e, w).map { SIMD4(180, $0.0, 180, $0.1) }
+      + minus(w, e).map { SIMD4(-180, $0.0, -180, $0.1) }
   }
 
   deinit {

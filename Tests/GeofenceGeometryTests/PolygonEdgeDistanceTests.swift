@@ -176,3 +176,50 @@ struct PolygonEdgeDistanceTests {
   #expect(PolygonRegion.shortestCoveringArc([(-10, 10), (20, 30)]) == (-10, 30))
   #expect(PolygonRegion.shortestCoveringArc([(5, 6)]) == (5, 6))
 }
+
+/// A region cut at the antimeridian measures the distance to its real boundary: the cut
+/// edges, which face each other, lie inside it. The oracle is the same shape written as one
+/// polygon past 180 (no cut edges): equal distances at points inside, outside and on the
+/// meridian. Where only one side has an edge along the meridian, that piece bounds the
+/// region, by hand.
+@Test func aRegionCutAtTheAntimeridianMeasuresItsRealBoundary() throws {
+  func box(_ x0: Double, _ x1: Double, _ y0: Double, _ y1: Double) -> [[SIMD2<Double>]] {
+    [[SIMD2(x0, y0), SIMD2(x1, y0), SIMD2(x1, y1), SIMD2(x0, y1), SIMD2(x0, y0)]]
+  }
+  let cut = try PolygonRegion(
+    polygons: PolygonRegion.normalizedPolygons([box(179, 180, 30, 31), box(-180, -179, 30, 31)]))
+  let whole = try PolygonRegion(
+    polygons: PolygonRegion.normalizedPolygons([box(179, 181, 30, 31)]))
+  for latitude in stride(from: 29.5, through: 31.5, by: 0.25) {
+    for longitude in [178.5, 179.5, 179.9, 180, -180, -179.9, -179.5, -178.5] {
+      let p = try Coordinate(latitude: latitude, longitude: longitude)
+      let d = cut.boundaryDistance(to: p, notBeyond: .infinity)
+      let expected = whole.boundaryDistance(to: p, notBeyond: .infinity)
+      #expect(abs(d - expected) <= 1e-6 * expected + 1e-6, "(\(latitude), \(longitude))")
+    }
+  }
+  // The helper's case: (30.5, 179.9) is 0.5° of latitude from the edges at 30 and 31.
+  let metersPerDegree = EarthModel.meanRadiusMeters * Double.pi / 180
+  let p = try Coordinate(latitude: 30.5, longitude: 179.9)
+  #expect(abs(cut.boundaryDistance(to: p, notBeyond: .infinity) - 0.5 * metersPerDegree) < 1e-6)
+  // A reach that holds no real edge finds nothing within it (the cut edge, 0.1° away, is not
+  // one).
+  #expect(cut.boundaryDistance(to: p, notBeyond: 20_000) > 20_000)
+
+  // The west part reaches only 30 … 30.5: the meridian bounds the east part from 30.5 to 31.
+  let partial = try PolygonRegion(
+    polygons: PolygonRegion.normalizedPolygons([
+      box(179, 180, 30, 31), box(-180, -179, 30, 30.5),
+    ]))
+  let q = try Coordinate(latitude: 30.75, longitude: 179.99)
+  let toMeridian = 0.01 * metersPerDegree * cos(30.75 * Double.pi / 180)
+  #expect(abs(partial.boundaryDistance(to: q, notBeyond: .infinity) - toMeridian) < 1e-6)
+  // Below 30.5 the parts meet: the nearest boundary is the edge at 30, 0.25° away.
+  let r = try Coordinate(latitude: 30.25, longitude: 179.99)
+  #expect(
+    abs(partial.boundaryDistance(to: r, notBeyond: .infinity) - 0.25 * metersPerDegree) < 1e-6)
+
+  // An edge along 180 with nothing on the other side bounds the region.
+  let edge = try PolygonRegion(polygons: PolygonRegion.normalizedPolygons([box(179, 180, 30, 31)]))
+  #expect(abs(edge.boundaryDistance(to: q, notBeyond: .infinity) - toMeridian) < 1e-6)
+}
