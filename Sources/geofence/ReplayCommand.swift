@@ -129,8 +129,8 @@ enum ReplayCommand {
       if regionFiles.isEmpty && requiresRegions {
         throw UsageError("give at least one --regions FILE")
       }
-      tracks = args.positionals
-      if tracks.isEmpty { throw UsageError("give at least one TRACK file") }
+      // The options' values first: a file name taken as a value (`--format track.csv`) is
+      // named as a bad value, not as a missing TRACK.
       let formatName = args.last("format") ?? "jsonl"
       guard let f = EventFormat(rawValue: formatName) else {
         throw UsageError("--format must be jsonl, csv or geojson, got '\(formatName)'")
@@ -144,6 +144,11 @@ enum ReplayCommand {
         }
         osBudgets.append(n)
       }
+      if !osBudgets.isEmpty, args.last("format") != nil {
+        throw UsageError("--os-budget writes its own table instead of events; drop --format")
+      }
+      tracks = args.positionals
+      if tracks.isEmpty { throw UsageError("give at least one TRACK file") }
 
       var c = TransitionConfiguration()
       switch args.last("preset") ?? "default" {

@@ -28,6 +28,13 @@ extension StreamCommand {
     /// Records come mixed with the fixes on standard input.
     var inputIsStandardInput: Bool { input == "-" }
 
+    /// Why `--state-out FILE` cannot be written (``outputFileProblem(_:)``), or nil: checked
+    /// before the stream starts, so that a long run's state is not lost at its end.
+    var outputProblem: String? {
+      guard let output, output != "-" else { return nil }
+      return outputFileProblem(output).map { "--state-out \(output): \($0)" }
+    }
+
     init(_ args: CommandLineArguments) throws(UsageError) {
       input = args.last("state-in")
       output = args.last("state-out")
@@ -41,9 +48,8 @@ extension StreamCommand {
       if input == "-", args.positionals.contains(where: { $0 != "-" }) {
         throw UsageError("--state-in - reads standard input; give no input FILE")
       }
-      if let output, output != "-", let problem = outputFileProblem(output) {
-        throw UsageError("--state-out \(output): \(problem)")
-      }
+      // An output that cannot be created is checked before the stream (see
+      // ``outputProblem``), and exits 73 as `replay --svg` does, not as a usage error.
     }
   }
 

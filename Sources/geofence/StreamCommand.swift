@@ -194,6 +194,10 @@ enum StreamCommand {
       printError("geofence stream: \(error.message)")
       return ExitStatus.usage
     }
+    if let problem = records.outputProblem {
+      printError("geofence stream: \(problem)")
+      return ExitStatus.cannotCreate
+    }
     let quiet = args.flag("quiet")
     // A closed pipe is an error to report (exit 74), not a signal that kills the process.
     signal(SIGPIPE, SIG_IGN)

@@ -32,4 +32,16 @@ import Testing
       try enterTime(["--confirm-seconds", "60", "--confirm-fixes", "2"])
         == "2024-01-01T00:00:30.000Z")
   }
+
+  /// A file name taken as an option's value is named as a bad value, not as a missing TRACK;
+  /// `--format` beside `--os-budget` (which writes its own table) is refused, not ignored.
+  @Test func optionValuesAreCheckedBeforeTheTracks() throws {
+    let format = try CLI.run(["replay", "--regions", "r.csv", "--format", "track.csv"])
+    #expect(format.status == 64)
+    #expect(format.stderr.contains("--format must be jsonl, csv or geojson, got 'track.csv'"))
+    let budget = try CLI.run(
+      ["replay", "--regions", "r.csv", "--format", "csv", "--os-budget", "20", "t.csv"])
+    #expect(budget.status == 64)
+    #expect(budget.stderr.contains("--os-budget writes its own table"), "\(budget.stderr)")
+  }
 }

@@ -98,4 +98,21 @@ import Testing
       contentsOfFile: dir.appendingPathComponent("real.svg").path, encoding: .utf8)
     #expect(svg.hasPrefix("<svg") || svg.hasPrefix("<?xml"), "\(svg.prefix(40))")
   }
+
+  /// An output that cannot be created is found before the stream and exits 73 (EX_CANTCREAT),
+  /// as `replay --svg` does.
+  @Test func stateOutInAMissingFolderExits73() throws {
+    let dir = try CLI.scratch("output-missing")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try Self.regions(in: dir)
+    let missing = dir.appendingPathComponent("none/state.jsonl").path
+    let run = try CLI.run(
+      ["stream", "--quiet", "--regions", regions, "--state-out", missing], input: Self.fix)
+    #expect(run.status == 73, "\(run.stderr)")
+    #expect(run.stderr.contains("--state-out \(missing): no such directory"), "\(run.stderr)")
+    #expect(run.stdout.isEmpty)
+    let svg = try CLI.run(
+      ["replay", "--quiet", "--regions", regions, "--svg", missing, regions])
+    #expect(svg.status == 73, "\(svg.stderr)")
+  }
 }
