@@ -44,6 +44,13 @@ struct RowReader {
     if (0..<fields.count).allSatisfy({ DelimitedText.trimmingBlanks(utf8: fields[$0]).isEmpty }) {
       return skip("the row is empty")
     }
+    if fields.count > columns.headerCount,
+      (columns.headerCount..<fields.count).contains(where: {
+        !DelimitedText.trimmingBlanks(utf8: fields[$0]).isEmpty
+      })
+    {
+      return skip("the row has \(fields.count) fields, the header \(columns.headerCount)")
+    }
     let needed = max(columns.latitude, columns.longitude) + 1
     guard fields.count >= needed else {
       return skip("the row has \(fields.count) fields; latitude and longitude need \(needed)")

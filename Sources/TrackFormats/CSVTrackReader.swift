@@ -27,6 +27,8 @@ import NumberText
 ///
 /// A header that names the latitude, the longitude or the accuracy in two columns, or one
 /// device, date or time column name twice, is refused: which column is meant cannot be told.
+/// A row with a non-empty field beyond the header's last is skipped and named (a shifted row,
+/// an unquoted delimiter in a field); empty extra fields (a trailing delimiter) are ignored.
 ///
 /// **Numbers** follow ``NumberText/NumberText`` (RFC 8259's grammar: no hex such as `0x2F.6`,
 /// no `inf` or `nan`, nothing beyond ±1.8e308) with `.`; a decimal comma is accepted when the
@@ -231,6 +233,9 @@ struct CSVColumns {
   var accuracy: Int?
   var device: Int?
   var validity: Int?
+  /// The header's number of fields: a row with a non-empty field beyond it is skipped (a
+  /// shifted row, an unquoted delimiter in a field, whose values cannot be trusted).
+  var headerCount = Int.max
 
   var hasTime: Bool { dateTime != nil || date != nil }
 
@@ -336,6 +341,7 @@ struct CSVColumns {
     accuracy = first(Self.accuracyNames)
     device = first(Self.deviceNames)
     validity = first(Self.validityNames)
+    headerCount = header.count
   }
 }
 

@@ -37,6 +37,11 @@ struct ReferenceRowReader {
     if fields.allSatisfy({ DelimitedText.trimmingBlanks($0).isEmpty }) {
       return skip("the row is empty")
     }
+    if fields.count > columns.headerCount,
+      fields[columns.headerCount...].contains(where: { !DelimitedText.trimmingBlanks($0).isEmpty })
+    {
+      return skip("the row has \(fields.count) fields, the header \(columns.headerCount)")
+    }
     let needed = max(columns.latitude, columns.longitude) + 1
     guard fields.count >= needed else {
       return skip("the row has \(fields.count) fields; latitude and longitude need \(needed)")

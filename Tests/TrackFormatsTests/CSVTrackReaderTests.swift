@@ -81,6 +81,24 @@ import Testing
     #expect(r.warnings.map(\.line) == [7])
   }
 
+  /// A row with a non-empty field beyond the header's is shifted (an unquoted comma in a
+  /// field, say): its values cannot be trusted, so it is skipped and named, as the geofence
+  /// reader does. Empty extra fields (a trailing comma) are no data and the row is read.
+  @Test func rowsWithMoreFieldsThanTheHeaderAreSkipped() throws {
+    let text = """
+      device,lat,lon,time
+      a,47.1,7.1,2020-01-01T00:00:00Z
+      Rue de Bourg, 3,47.2,7.2,2020-01-01T00:00:01Z
+      a,47.3,7.3,2020-01-01T00:00:02Z,
+      a,47.4,7.4,2020-01-01T00:00:03Z, ,
+      """
+    let r = try TrackFixtures.read("shift.csv", text)
+    #expect(r.fixes.map(\.coordinate.latitude) == [47.1, 47.3, 47.4])
+    #expect(r.skippedRows.map(\.description) == [
+      "shift.csv:3: the row has 5 fields, the header 4; row skipped"
+    ])
+  }
+
   @Test func headerWithoutCoordinatesThrows() throws {
     let e = try #require(TrackFixtures.error("nocoords.csv", "id,name,x,y\n1,a,2,3\n"))
     guard case .missingColumns("nocoords.csv", 1, let expected, let header) = e else {
