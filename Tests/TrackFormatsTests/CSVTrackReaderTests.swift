@@ -94,9 +94,10 @@ import Testing
       """
     let r = try TrackFixtures.read("shift.csv", text)
     #expect(r.fixes.map(\.coordinate.latitude) == [47.1, 47.3, 47.4])
-    #expect(r.skippedRows.map(\.description) == [
-      "shift.csv:3: the row has 5 fields, the header 4; row skipped"
-    ])
+    #expect(
+      r.skippedRows.map(\.description) == [
+        "shift.csv:3: the row has 5 fields, the header 4; row skipped"
+      ])
   }
 
   @Test func headerWithoutCoordinatesThrows() throws {
