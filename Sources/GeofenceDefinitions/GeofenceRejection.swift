@@ -83,6 +83,9 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
           : "invalid JSON at \(error.pathText): \(error.message) (\(place))"
       }
       let path = error.pathText
+      // An empty path: the field's own text was read as JSON (a CSV cell), so the place is
+      // in that text.
+      if path.isEmpty { return "\(field): \(error.message) (\(place) of its JSON text)" }
       return path == field.rawValue
         ? "\(field): \(error.message) (\(place))"
         : "\(field): \(error.message) (at \(path), \(place))"

@@ -282,6 +282,9 @@ private func at(_ line: Int) -> DefinitionLocation {
   #expect(loaded.rejected.map(\.id) == ["bad-json", "not-object", "twice", "circle-too"])
   let reasons = loaded.rejected.map(\.reason.description)
   #expect(reasons[0].hasPrefix("metadata: "), "\(reasons[0])")
+  // The cell's own text was read: the place is in it, with no empty path before it.
+  #expect(reasons[0].hasSuffix(" of its JSON text)"), "\(reasons[0])")
+  #expect(!reasons[0].contains("(at ,"), "\(reasons[0])")
   #expect(reasons[1] == "metadata must be a JSON object, found array")
   #expect(
     reasons[2] == #"metadata member "floor" is given by the metadata column and by its own column"#)
