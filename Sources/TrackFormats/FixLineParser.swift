@@ -165,16 +165,18 @@ public enum FixLineParser {
           time = n
         } else {
           return .failure(
-            Failure(description: "time must be an RFC 3339 string or epoch seconds"))
+            Failure(
+              description: p.numberProblem("time", expected: "an RFC 3339 string or epoch seconds"))
+          )
         }
       case .latitude:
         guard let n = p.number() else {
-          return .failure(Failure(description: "latitude must be a number"))
+          return .failure(Failure(description: p.numberProblem("latitude")))
         }
         latitude = n
       case .longitude:
         guard let n = p.number() else {
-          return .failure(Failure(description: "longitude must be a number"))
+          return .failure(Failure(description: p.numberProblem("longitude")))
         }
         longitude = n
       case .accuracy:
@@ -182,7 +184,8 @@ public enum FixLineParser {
           accuracy = nil
         } else {
           guard let n = p.number() else {
-            return .failure(Failure(description: "accuracy must be a number or null"))
+            return .failure(
+              Failure(description: p.numberProblem("accuracy", expected: "a number or null")))
           }
           accuracy = n
         }
@@ -331,6 +334,20 @@ public enum FixLineParser {
       }
       i = end
       return v
+    }
+
+    /// Why ``number()`` found no number at the cursor, for the message of member `name`
+    /// (`expected` says what else the member may hold): a well-formed number out of range or
+    /// longer than 63 characters is named as such, anything else as not a number.
+    func numberProblem(_ name: String, expected: String = "a number") -> String {
+      if let (value, end) = NumberText.prefix(of: bytes, from: i) {
+        let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<end]), as: UTF8.self)
+        if case .failure(.outOfRange) = value {
+          return "\(name) \(text) \(NumberText.Failure.outOfRange)"
+        }
+        if end - i >= 64 { return "\(name) has \(end - i) characters; at most 63 are read" }
+      }
+      return "\(name) must be \(expected)"
     }
 
     /// Skips any JSON value.

@@ -105,6 +105,23 @@ private let t0 = 1_796_014_800.0
     #expect(
       failure(#"{"device_id":"a","time":1,"time":1796014800,"latitude":1,"longitude":3}"#)
         == "time is given twice")
+    // A number out of range or too long is named as such, not as "not a number".
+    #expect(
+      failure(#"{"device_id":"a","time":1796014800,"latitude":1e400,"longitude":3}"#)
+        == "latitude 1e400 is out of range (beyond ±1.8e308)")
+    #expect(
+      failure(#"{"device_id":"a","time":-1e999,"latitude":1,"longitude":3}"#)
+        == "time -1e999 is out of range (beyond ±1.8e308)")
+    let long = "1." + String(repeating: "5", count: 70)
+    #expect(
+      failure(#"{"device_id":"a","time":1796014800,"latitude":1,"longitude":\#(long)}"#)
+        == "longitude has 72 characters; at most 63 are read")
+    #expect(
+      failure(#"{"device_id":"a","time":1796014800,"latitude":"1","longitude":3}"#)
+        == "latitude must be a number")
+    #expect(
+      failure(#"{"device_id":"a","time":1796014800,"latitude":1,"longitude":3,"accuracy":x}"#)
+        == "accuracy must be a number or null")
     // Unknown members may repeat: they are skipped.
     let other = try parsed(
       #"{"x":1,"device_id":"a","x":2,"time":1796014800,"latitude":1,"longitude":3}"#)
