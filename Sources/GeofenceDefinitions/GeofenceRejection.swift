@@ -16,6 +16,8 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
   case reservedID(String)
   /// The id is longer than ``GeofenceValidator/maximumIDLength`` characters; its length.
   case idTooLong(Int)
+  /// The id holds a control character (U+0000–U+001F or U+007F).
+  case controlCharacterInID
   /// A field holds a value of the wrong JSON type, for example a radius given as a string.
   /// `found` is the JSON type name (see ``JSONValue/typeName``).
   case wrongType(DefinitionField, expected: String, found: String)
@@ -51,6 +53,8 @@ public enum DefinitionProblem: Error, Hashable, Sendable, CustomStringConvertibl
     switch self {
     case .missing(let field): return "\(field) is missing"
     case .emptyID: return "id is empty"
+    case .controlCharacterInID:
+      return "id holds a control character (U+0000-U+001F or U+007F)"
     case .idTooLong(let length):
       return
         "id is \(length) characters long; at most \(GeofenceValidator.maximumIDLength) are "

@@ -71,8 +71,15 @@ public enum GeofenceValidator {
   /// general path: a reserved id, or one that may be too long (more bytes than
   /// ``maximumIDLength``; its characters are counted there).
   public static func needsGeneralCheck(id bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-    bytes.count > maximumIDLength || isReserved(utf8: bytes)
+    bytes.count > maximumIDLength || isReserved(utf8: bytes) || bytes.contains(where: isControlByte)
   }
+
+  /// A C0 control character (U+0000–U+001F) or DEL (U+007F) as a UTF-8 byte: a geofence id
+  /// holding one is refused, as a device id is (`TrackFormats.DeviceIDText`): an id is a key
+  /// of the stores, a field of every event and of CSV output, and a line of standard error,
+  /// which a NUL, a line end or a terminal escape would cut, split or take over.
+  @inline(__always)
+  static func isControlByte(_ b: UInt8) -> Bool { b < 0x20 || b == 0x7F }
 
   /// Whether `bytes` (UTF-8) spell one of ``reservedIDs``: for a reader that holds an id's
   /// bytes and no `String`. The reserved ids are ASCII, so byte equality is the same as
@@ -93,7 +100,8 @@ public enum GeofenceValidator {
   /// - **id**: a string, or an integral JSON number (written in decimal, `42`). Surrounding
   ///   whitespace is removed; an empty result is ``DefinitionProblem/emptyID``, one of
   ///   ``reservedIDs`` is ``DefinitionProblem/reservedID(_:)``, one of more than
-  ///   ``maximumIDLength`` characters ``DefinitionProblem/idTooLong(_:)``. Absent or `null` is
+  ///   ``maximumIDLength`` characters ``DefinitionProblem/idTooLong(_:)``, one holding a control
+  ///   character ``DefinitionProblem/controlCharacterInID``. Absent or `null` is
   ///   `.missing(.id)`.
   /// - **latitude**, **longitude**: numbers in degrees; finite, latitude in [-90, 90],
   ///   longitude in [-180, 180] (both -180 and 180 accepted). Absent or `null` is `.missing`.
@@ -255,6 +263,7 @@ public enum GeofenceValidator {
       if reservedIDs.contains(trimmed) { return .failure(.reservedID(trimmed)) }
       let length = trimmed.unicodeScalars.count
       if length > maximumIDLength { return .failure(.idTooLong(length)) }
+      if trimmed.utf8.contains(where: isControlByte) { return .failure(.controlCharacterInID) }
       return .success(trimmed)
     case .number(let x)?:
       guard x.isFinite, x == x.rounded(), abs(x) < 9_007_199_254_740_992 else {

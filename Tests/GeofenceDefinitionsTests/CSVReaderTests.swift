@@ -213,6 +213,26 @@ private func at(_ line: Int) -> DefinitionLocation {
   }
 }
 
+/// An id holding a control character (a NUL, an ESC that would drive a terminal showing the
+/// CSV output, a line end) is rejected alone, in every format, as a device id is.
+@Test func idsWithControlCharactersAreRejectedAlone() throws {
+  let csvResult = try read(
+    "id,latitude,longitude,radius\na\u{1B}[31mb,46,7,100\n\"x\ny\",46,7,100\nc,46,7,100\n",
+    radius: nil)
+  #expect(csvResult.geofences.map(\.id) == ["c"])
+  #expect(csvResult.rejected.map(\.reason) == [.controlCharacterInID, .controlCharacterInID])
+  let json = try GeofenceFileReader.read(
+    data: Data(
+      #"[{"id":"n\u0000l","latitude":46,"longitude":7,"radius":100},{"id":"d\u007f","latitude":46,"longitude":7,"radius":100},{"id":"c","latitude":46,"longitude":7,"radius":100}]"#
+        .utf8),
+    format: .json, fileName: "t.json", defaultRadiusMeters: nil)
+  #expect(json.geofences.map(\.id) == ["c"])
+  #expect(json.rejected.map(\.reason) == [.controlCharacterInID, .controlCharacterInID])
+  #expect(
+    json.rejected.first?.reason.description
+      == "id holds a control character (U+0000-U+001F or U+007F)")
+}
+
 @Test func theRefreshCircleIdIsRejectedAsReservedInEveryFormat() throws {
   // The planner names its refresh circle geofence.refresh: a geofence with that id would be
   // listed twice by `plan` and push out the real one.
