@@ -365,7 +365,22 @@ public struct GeofenceEventEncoder: Sendable {
   /// link that leaks data or runs a command). Such a field is also quoted. The quote is part
   /// of the field for any other reader: a tool reading the file back sees `'=x` for `=x`.
   /// Numbers are written with ``csvField(_:)``, so a negative latitude stays `-33.9`.
+  ///
+  /// A control character other than tab, line feed and carriage return (U+0000–U+001F,
+  /// U+007F: a NUL, a terminal's escape sequence) is written as U+FFFD: RFC 4180's text holds
+  /// none, and a terminal or spreadsheet showing the file would act on it. The JSON forms keep
+  /// such text as written, escaped.
   public static func csvTextField(_ s: String) -> String {
+    let s =
+      s.utf8.contains(where: { ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D) || $0 == 0x7F }
+      )
+      ? String(
+        String.UnicodeScalarView(
+          s.unicodeScalars.map { v in
+            (v.value < 0x20 && v != "\t" && v != "\n" && v != "\r") || v.value == 0x7F
+              ? "\u{FFFD}" : v
+          }))
+      : s
     guard let first = s.unicodeScalars.first,
       first == "=" || first == "+" || first == "-" || first == "@" || first == "\t"
         || first == "\r"

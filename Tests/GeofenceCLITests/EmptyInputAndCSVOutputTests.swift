@@ -51,6 +51,24 @@ import Testing
     // Numbers keep their sign.
     #expect(row.contains(",-33.9,-70.6,"))
   }
+
+  /// A name's control characters (a terminal's escape, a bell) reach CSV output as U+FFFD;
+  /// the JSON Lines output keeps them, escaped.
+  @Test func csvOutputReplacesControlCharacters() throws {
+    let dir = try CLI.scratch("csvcontrol")
+    let regions = dir.appendingPathComponent("r.csv")
+    try "id,latitude,longitude,radius,name\nz,-33.9,-70.6,500,N\u{1B}[31mX\u{7}\tY\n".write(
+      to: regions, atomically: true, encoding: .utf8)
+    let track = dir.appendingPathComponent("t.csv")
+    try "time,lat,lon,device\n1764478800,-33.9,-70.6,d\n".write(
+      to: track, atomically: true, encoding: .utf8)
+    let csv = try CLI.run(["replay", "--format", "csv", "--regions", regions.path, track.path])
+    #expect(csv.status == 0, "\(csv.stderr)")
+    #expect(csv.stdout.contains(",N\u{FFFD}[31mX\u{FFFD}\tY,"), "\(csv.stdout)")
+    #expect(!csv.stdout.unicodeScalars.contains { $0.value == 0x1B || $0.value == 7 })
+    let json = try CLI.run(["replay", "--regions", regions.path, track.path])
+    #expect(json.stdout.contains(#""geofence_name":"N\u001b[31mX\u0007\tY""#), "\(json.stdout)")
+  }
 }
 
 /// `tools/install-deps` writes nothing to standard output, even when apt-get and pip talk.
