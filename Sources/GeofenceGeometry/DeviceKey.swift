@@ -14,7 +14,9 @@ public struct DeviceKey: Hashable, Sendable {
   /// Whether the two ids have the same UTF-8 bytes. O(n).
   @inlinable
   public static func == (a: DeviceKey, b: DeviceKey) -> Bool {
-    a.id.utf8.count == b.id.utf8.count && a.id.utf8.elementsEqual(b.id.utf8)
+    var x = a.id
+    var y = b.id
+    return x.withUTF8 { p in y.withUTF8 { q in p.count == q.count && p.elementsEqual(q) } }
   }
 
   /// Hashes the UTF-8 bytes. O(n).
