@@ -241,7 +241,9 @@ public struct PolygonRegion: Hashable, Sendable {
 
   // MARK: - Containment
 
-  /// Whether the closed region contains `point` (a point on the boundary is inside).
+  /// Whether the closed region contains `point` (a point on the boundary is inside). A pole
+  /// (latitude ±90, any longitude: one point) is inside when the region reaches it, at a
+  /// vertex or along an edge on that latitude.
   /// - Complexity: O(k) for the k edges of the point's band, tried for at most two longitudes
   ///   (λ and λ + 360, or −180 and 180 for a point at 180); a point outside the longitude/latitude box is answered from the box
   ///   alone. No allocation, no trigonometry, no division.

@@ -246,6 +246,9 @@ final class PolygonStorage: @unchecked Sendable {
   @inlinable
   final func contains(x longitude: Double, y: Double) -> Bool {
     guard y >= minY, y <= maxY else { return false }
+    // A pole is one point whatever the longitude: inside when the region reaches it (a vertex
+    // at ±90, so the pole is on its boundary; a ring around a pole is refused at load).
+    if y == 90 || y == -90 { return true }
     var x = longitude
     // The region's frame starts at minX in [−180, 180): λ below it is tried as λ + 360, and
     // 180 in a frame that starts at −180 as −180 (the same meridian; then also as 180).

@@ -216,15 +216,17 @@ public struct RegionSet: Sendable {
   /// once, a point in a part it wholly misses is not a candidate, and each other candidate is
   /// tested with ``PolygonRegion/contains(_:)``.
   /// A point outside latitude [−90, 90] or longitude [−180, 180] (possible with
-  /// `Coordinate(uncheckedLatitude:longitude:)`) is tested against every polygon; NaN finds
-  /// nothing.
+  /// `Coordinate(uncheckedLatitude:longitude:)`), or at a pole, is tested against every
+  /// polygon; NaN finds nothing.
   /// - Complexity: O(c + w) box comparisons for the c entries of the point's grid cell and the
   ///   w of the wide list, plus one polygon test a candidate (see ``PolygonRegion/contains(_:)``).
   @inlinable
   public func forEachPolygon(containing point: Coordinate, _ body: (Int32) -> Void) {
     let x = point.longitude
     let y = point.latitude
-    guard abs(y) <= 90, abs(x) <= 180 else {
+    // A pole (one point at every longitude) is answered by every polygon, as a point out of
+    // range is: the box grid files it by its longitude.
+    guard abs(y) < 90, abs(x) <= 180 else {
       if x.isNaN || y.isNaN { return }
       for (k, polygon) in polygons.enumerated()
       where !index.isRemoved(slotOfPolygon[k]) && polygon.contains(point) {

@@ -182,6 +182,31 @@ private func indexed(_ set: RegionSet, _ point: Coordinate) -> [Int32] {
     }
   }
 
+  /// A pole is one point at every longitude: a polygon with a vertex on it (or an edge along
+  /// its latitude) holds it whatever longitude the fix gives; one that stops short of it
+  /// holds it at none. By hand, through the index and the edge test.
+  @Test func aPoleIsInsideAtEveryLongitudeWhenThePolygonReachesIt() throws {
+    let cap: [SIMD2<Double>] = [[0, 80], [90, 80], [90, 90], [0, 90], [0, 80]]
+    let short: [SIMD2<Double>] = [[0, -85], [0, -89], [90, -89], [90, -85], [0, -85]]
+    let south: [SIMD2<Double>] = [[-10, -80], [-10, -90], [10, -90], [10, -80], [-10, -80]]
+    let set = RegionSet(
+      geofences: try [("cap", cap), ("short", short), ("south", south)].map { id, ring in
+        Geofence(
+          id: id,
+          shape: .polygon(try PolygonRegion(polygons: PolygonRegion.normalizedPolygons([[ring]]))))
+      })
+    let cases: [(latitude: Double, longitude: Double, slots: [Int32])] = [
+      (90, 45, [0]), (90, 120, [0]), (90, -180, [0]), (90, 180, [0]),
+      (89.999, 120, []), (89.999, 45, [0]),
+      (-90, 0, [2]), (-90, 170, [2]), (-90, -95, [2]), (-87, 45, [1]), (-89.5, 45, []),
+    ]
+    for c in cases {
+      let point = Coordinate(uncheckedLatitude: c.latitude, longitude: c.longitude)
+      #expect(bruteForce(set, point) == c.slots, "edge test at \(point)")
+      #expect(indexed(set, point) == c.slots, "index at \(point)")
+    }
+  }
+
   @Test(arguments: [11, 12, 13] as [UInt64])
   func aDenseCityOfStarsEqualsTheEdgeTest(seed: UInt64) throws {
     // Many small, jagged, overlapping polygons in a few kilometres (as the polygon benchmark
