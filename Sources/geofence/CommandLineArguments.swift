@@ -72,10 +72,20 @@ struct CommandLineArguments {
   func all(_ name: String) -> [String] { values[name] ?? [] }
   func last(_ name: String) -> String? { values[name]?.last }
 
-  func double(_ name: String, range: ClosedRange<Double>? = nil) throws(UsageError) -> Double? {
+  /// The last value of `--name` as a number, nil when not given.
+  /// - Parameter positive: the value must also be above 0 (`range` then bounds it from above;
+  ///   one message names both bounds, whichever is broken).
+  /// - Throws: ``UsageError`` for text that is not a number or a value out of range.
+  func double(_ name: String, range: ClosedRange<Double>? = nil, positive: Bool = false)
+    throws(UsageError) -> Double?
+  {
     guard let text = last(name) else { return nil }
     guard let v = NumberText.double(text) else {
       throw UsageError("--\(name) needs a number, got '\(text)'")
+    }
+    if positive, !(v > 0) || !(range?.contains(v) ?? true) {
+      let upper = range.map { " and at most \($0.upperBound)" } ?? ""
+      throw UsageError("--\(name) must be > 0\(upper), got \(v)")
     }
     if let range, !range.contains(v) {
       throw UsageError("--\(name) must be in \(range.lowerBound)...\(range.upperBound), got \(v)")

@@ -118,6 +118,13 @@ enum ReplayCommand {
           radius = try CommandLineArguments.radiusMeters(value)
           radiusUsed = false
         } else if name == "regions" {
+          // The same file twice would reject every row of the second as a duplicate id.
+          func same(_ path: String) -> String {
+            URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
+          }
+          if regionFiles.contains(where: { same($0.path) == same(value) }) {
+            throw UsageError("--regions \(value) is given twice")
+          }
           regionFiles.append((value, radius))
           radiusUsed = true
         }
@@ -168,15 +175,13 @@ enum ReplayCommand {
       if let v = try args.double("hysteresis-fraction", range: 0...10) {
         c.hysteresisRadiusFraction = v
       }
-      if let v = try args.double("max-accuracy", range: 0...1e8) {
-        guard v > 0 else { throw UsageError("--max-accuracy must be > 0") }
+      if let v = try args.double("max-accuracy", range: 0...1e8, positive: true) {
         c.maxAccuracyMeters = v
       }
       if let v = try args.double("loitering-delay", range: 0...1e9) { c.loiteringDelaySeconds = v }
       if args.flag("no-dwell") { c.loiteringDelaySeconds = nil }
       if args.flag("no-initial-trigger") { c.initialTrigger = false }
-      if let v = try args.double("max-speed", range: 0...1e6) {
-        guard v > 0 else { throw UsageError("--max-speed must be > 0") }
+      if let v = try args.double("max-speed", range: 0...1e6, positive: true) {
         if args.flag("no-outlier-filter") {
           throw UsageError("--max-speed and --no-outlier-filter contradict each other")
         }

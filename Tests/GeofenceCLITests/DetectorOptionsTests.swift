@@ -44,4 +44,25 @@ import Testing
     #expect(budget.status == 64)
     #expect(budget.stderr.contains("--os-budget writes its own table"), "\(budget.stderr)")
   }
+
+  /// The same `--regions` file twice (by any spelling of its path) is a usage error, not a
+  /// file whose every row is a duplicate id; a positive option names both bounds whichever
+  /// is broken.
+  @Test func regionsTwiceAndPositiveBoundsAreUsageErrors() throws {
+    let dir = try CLI.scratch("options-twice")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = dir.appendingPathComponent("r.csv").path
+    try "id,latitude,longitude,radius\na,0,0,1000\n".write(
+      toFile: regions, atomically: true, encoding: .utf8)
+    let spelled = dir.path + "/./r.csv"
+    let twice = try CLI.run(["stream", "--regions", regions, "--regions", spelled])
+    #expect(twice.status == 64)
+    #expect(twice.stderr.contains("--regions \(spelled) is given twice"), "\(twice.stderr)")
+    for value in ["0", "-1", "2e6"] {
+      let r = try CLI.run(["replay", "--regions", regions, "--max-speed", value, regions])
+      #expect(r.status == 64)
+      #expect(
+        r.stderr.contains("--max-speed must be > 0 and at most 1000000.0, got"), "\(r.stderr)")
+    }
+  }
 }
