@@ -138,7 +138,7 @@ public enum FixLineParser {
       switch member {
       case .deviceID:
         guard let range = p.stringRange() else {
-          return .failure(Failure(description: "device_id must be a string"))
+          return .failure(Failure(description: p.stringProblem("device_id")))
         }
         guard let s = p.decodedString(range) else {
           return .failure(
@@ -348,6 +348,25 @@ public enum FixLineParser {
         if end - i >= 64 { return "\(name) has \(end - i) characters; at most 63 are read" }
       }
       return "\(name) must be \(expected)"
+    }
+
+    /// Why ``stringRange()`` found no string at the cursor, for member `name`: a string that
+    /// holds a raw control character (RFC 8259 §7 wants them escaped) or is never closed is
+    /// named as such; anything else is not a string.
+    func stringProblem(_ name: String) -> String {
+      guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else {
+        return "\(name) must be a string"
+      }
+      var j = i + 1
+      while j < bytes.count {
+        let b = bytes[j]
+        if b == UInt8(ascii: "\"") { break }
+        if b < 0x20 {
+          return "\(name) holds a raw control character (U+0000-U+001F must be escaped)"
+        }
+        j += b == UInt8(ascii: "\\") ? 2 : 1
+      }
+      return "\(name) is a string that is never closed"
     }
 
     /// Skips any JSON value.

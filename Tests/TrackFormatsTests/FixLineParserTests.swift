@@ -122,6 +122,13 @@ private let t0 = 1_796_014_800.0
     #expect(
       failure(#"{"device_id":"a","time":1796014800,"latitude":1,"longitude":3,"accuracy":x}"#)
         == "accuracy must be a number or null")
+    // A raw control character in a string is named, not taken for another type.
+    #expect(
+      failure("{\"device_id\":\"a\u{0}b\",\"time\":1796014800,\"latitude\":1,\"longitude\":3}")
+        == "device_id holds a raw control character (U+0000-U+001F must be escaped)")
+    #expect(
+      failure(#"{"device_id":7,"time":1796014800,"latitude":1,"longitude":3}"#)
+        == "device_id must be a string")
     // Unknown members may repeat: they are skipped.
     let other = try parsed(
       #"{"x":1,"device_id":"a","x":2,"time":1796014800,"latitude":1,"longitude":3}"#)
