@@ -177,6 +177,15 @@ enum CLI {
     return url.path
   }
 
+  /// Writes `regions.csv` in `dir`: one geofence "a" ("A") of 1 km at (0, 0); returns its
+  /// path.
+  static func writeOneRegion(in dir: URL) throws -> String {
+    let path = dir.appendingPathComponent("regions.csv").path
+    try "id,name,latitude,longitude,radius\na,A,0,0,1000\n".write(
+      toFile: path, atomically: true, encoding: .utf8)
+    return path
+  }
+
   /// Writes the walk east as `track.csv` (time, latitude, longitude) and returns its path.
   static func writeEquatorTrack(in dir: URL) throws -> String {
     var text = "time,latitude,longitude\n"

@@ -11,9 +11,7 @@ import Testing
   @Test func confirmSecondsAloneConfirmsByTime() throws {
     let dir = try CLI.scratch("confirm-seconds")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = dir.appendingPathComponent("regions.csv").path
-    try "id,name,latitude,longitude,radius\na,A,0,0,1000\n".write(
-      toFile: regions, atomically: true, encoding: .utf8)
+    let regions = try CLI.writeOneRegion(in: dir)
     let input = Data(
       [0, 30, 61].map {
         #"{"device_id":"d","time":\#(1_704_067_200 + $0),"latitude":0,"longitude":0}"#
@@ -51,10 +49,8 @@ import Testing
   @Test func regionsTwiceAndPositiveBoundsAreUsageErrors() throws {
     let dir = try CLI.scratch("options-twice")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = dir.appendingPathComponent("r.csv").path
-    try "id,latitude,longitude,radius\na,0,0,1000\n".write(
-      toFile: regions, atomically: true, encoding: .utf8)
-    let spelled = dir.path + "/./r.csv"
+    let regions = try CLI.writeOneRegion(in: dir)
+    let spelled = dir.path + "/./regions.csv"
     let twice = try CLI.run(["stream", "--regions", regions, "--regions", spelled])
     #expect(twice.status == 64)
     #expect(twice.stderr.contains("--regions \(spelled) is given twice"), "\(twice.stderr)")

@@ -8,13 +8,6 @@ import Testing
 @Suite(.waitsOnChildProcesses) struct OutputFileTests {
   static let fix = Data(#"{"device_id":"d1","time":1704067200,"latitude":0,"longitude":0}"#.utf8)
 
-  static func regions(in dir: URL) throws -> String {
-    let path = dir.appendingPathComponent("regions.csv").path
-    try "id,name,latitude,longitude,radius\na,A,0,0,1000\n".write(
-      toFile: path, atomically: true, encoding: .utf8)
-    return path
-  }
-
   static func fileType(_ path: String) -> FileAttributeType? {
     (try? FileManager.default.attributesOfItem(atPath: path))?[.type] as? FileAttributeType
   }
@@ -22,7 +15,7 @@ import Testing
   @Test func stateOutFollowsALinkAndKeepsIt() throws {
     let dir = try CLI.scratch("output-link")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = try Self.regions(in: dir)
+    let regions = try CLI.writeOneRegion(in: dir)
     let target = dir.appendingPathComponent("state.jsonl").path
     try "old\n".write(toFile: target, atomically: true, encoding: .utf8)
     let link = dir.appendingPathComponent("link").path
@@ -49,7 +42,7 @@ import Testing
   @Test func stateOutWritesThroughAFIFO() throws {
     let dir = try CLI.scratch("output-fifo")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = try Self.regions(in: dir)
+    let regions = try CLI.writeOneRegion(in: dir)
     let fifo = dir.appendingPathComponent("records").path
     #expect(mkfifo(fifo, 0o644) == 0)
     // A reader waiting on the FIFO, as a consumer would be.
@@ -74,7 +67,7 @@ import Testing
     guard Self.fileType("/dev/full") == .typeCharacterSpecial else { return }
     let dir = try CLI.scratch("output-full")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = try Self.regions(in: dir)
+    let regions = try CLI.writeOneRegion(in: dir)
     let run = try CLI.run(
       ["stream", "--quiet", "--regions", regions, "--state-out", "/dev/full"], input: Self.fix)
     #expect(run.status == 74, "\(run.stderr)")
@@ -85,7 +78,7 @@ import Testing
   @Test func replaySVGFollowsALink() throws {
     let dir = try CLI.scratch("output-svg")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = try Self.regions(in: dir)
+    let regions = try CLI.writeOneRegion(in: dir)
     let track = dir.appendingPathComponent("track.csv").path
     try "latitude,longitude,time\n0,0,2024-01-01T00:00:00Z\n0,0.02,2024-01-01T00:10:00Z\n"
       .write(toFile: track, atomically: true, encoding: .utf8)
@@ -104,7 +97,7 @@ import Testing
   @Test func stateOutInAMissingFolderExits73() throws {
     let dir = try CLI.scratch("output-missing")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = try Self.regions(in: dir)
+    let regions = try CLI.writeOneRegion(in: dir)
     let missing = dir.appendingPathComponent("none/state.jsonl").path
     let run = try CLI.run(
       ["stream", "--quiet", "--regions", regions, "--state-out", missing], input: Self.fix)
