@@ -19,6 +19,8 @@ import Foundation
 ///   moves a file aside under a process that would go on writing into the moved file.
 /// - `state.lock`: `geofence stream --state DIR` holds it exclusive, so that two streams do
 ///   not overwrite each other's checkpoints.
+/// - `sync.lock`: ``GeofenceEngine/sync(full:)`` holds it exclusive for a whole sync, so that
+///   two processes never stage their listings into each other's.
 ///
 /// The file is created when missing and never removed (removing it would let a third process
 /// lock a new file while a second still holds the old one); it holds nothing.
@@ -27,6 +29,8 @@ public final class DirectoryLock: @unchecked Sendable {
   public static let storeFileName = "store.lock"
   /// The lock file of the one engine (in any process) that delivers from a store's outbox.
   public static let deliveryFileName = "delivery.lock"
+  /// The lock file of a sync in progress on a store (in any process).
+  public static let syncFileName = "sync.lock"
 
   /// The lock file's path.
   public let path: String

@@ -38,10 +38,23 @@ extension GeofenceEngine {
   ///
   /// Devices saved in `state.sqlite` but not in memory pick the change up when they are
   /// restored (visits of removed geofences are then dropped silently).
+  ///
+  /// **Other processes on the same store.** A sync holds the directory's `sync.lock`
+  /// exclusive from before its first request until its change is stored and applied, so two
+  /// syncs of one store (a `geofence sync` from cron beside a `stream --server`) never stage
+  /// their listings into each other; a sync that finds the lock held waits for it, up to its
+  /// deadline (``GeofenceSync/SyncConfiguration/deadlineSeconds``), and then fails as in use.
+  /// When the store holds a set that another process synced since this engine's live set was
+  /// loaded or synced (its generation differs), the live set is first brought to the stored
+  /// one by the same rules (removals end visits, with their EXITs when configured; moved
+  /// geofences are re-evaluated), and the sync's change is applied after it: the changes
+  /// asked for are those since the stored version, so without this step they would land on
+  /// a set that lacks the other process's changes.
   /// - Parameter full: list everything instead of asking for changes.
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` without ``Configuration/sync`` or with
   ///   a fixed set; ``EngineError/sync(_:)`` when the sync failed (the stored and live sets
-  ///   are kept, the stored one marked stale).
+  ///   are kept, the stored one marked stale); ``EngineError/storeInUse(_:)`` when another
+  ///   process's sync of the directory held `sync.lock` until the deadline.
   public func sync(full: Bool = false) async throws(EngineError) -> EngineSyncReport {
     guard var syncConfiguration = configuration.sync else {
       throw .invalidConfiguration("no sync configured")
@@ -50,17 +63,81 @@ extension GeofenceEngine {
       throw .invalidConfiguration("the engine monitors a fixed set; sync is off")
     }
     syncConfiguration.reportsChangedGeofences = true
+    let lock = try await takeSyncLock(until: clock.now() + syncConfiguration.deadlineSeconds)
+    defer { withExtendedLifetime(lock) {} }
+    let caughtUp = try catchUpWithStore()
     let client = GeofenceSyncClient(
       configuration: syncConfiguration, store: geofenceStore, transport: transport,
       clock: clock)
     let report: SyncReport
     do { report = try await client.sync(full: full) } catch { throw .sync(error) }
-    return try apply(report)
+    var applied = try apply(report)
+    if let caughtUp {
+      // The sync's own step counted the visits carried through both steps.
+      applied.events = caughtUp.events + applied.events
+      applied.droppedVisits += caughtUp.dropped
+      applied.rebuiltIndex = applied.rebuiltIndex || caughtUp.rebuilt
+    }
+    return applied
+  }
+
+  /// The directory store's `sync.lock`, taken exclusive (see ``sync(full:)``); nil in memory.
+  /// Waits for another holder, trying every 50 ms, until `deadline` on the engine's clock.
+  private func takeSyncLock(until deadline: Double) async throws(EngineError) -> DirectoryLock? {
+    guard case .directory(let directory) = storage else { return nil }
+    while true {
+      do {
+        return try DirectoryLock(
+          directory: directory, fileName: DirectoryLock.syncFileName, exclusive: true)
+      } catch .held(let path) {
+        if clock.now() >= deadline {
+          throw .storeInUse("\(path): another process is syncing the store")
+        }
+        try? await Task.sleep(nanoseconds: 50_000_000)
+      } catch {
+        throw .store("\(error)")
+      }
+    }
+  }
+
+  /// When the store's set generation is not the live set's (another process synced the
+  /// store), brings the live set to the stored set (``applyChange(_:)``) and returns what
+  /// that did; nil when they agree, in memory and for a fixed set.
+  private func catchUpWithStore() throws(EngineError) -> (
+    events: [GeofenceEvent], carried: Int, dropped: Int, rebuilt: Bool
+  )? {
+    guard let known = liveGeneration else { return nil }
+    let stored: [Geofence]
+    let generation: Int64
+    do {
+      generation = try geofenceStore.setIdentity().generation
+      guard generation != known else { return nil }
+      stored = try geofenceStore.geofences()
+    } catch { throw .store("\(error)") }
+    let change = try applyChange(GeofenceDiff(from: live.geofences, to: stored))
+    liveGeneration = generation
+    return change
   }
 
   /// Applies a synced change to the live set (see ``sync(full:)``).
   func apply(_ report: SyncReport) throws(EngineError) -> EngineSyncReport {
-    let diff = report.diff
+    let change = try applyChange(report.diff)
+    if liveGeneration != nil {
+      do { liveGeneration = try geofenceStore.setIdentity().generation } catch {
+        throw .store("\(error)")
+      }
+    }
+    return EngineSyncReport(
+      sync: report, events: change.events, carriedVisits: change.carried - change.dropped,
+      droppedVisits: change.dropped, rebuiltIndex: change.rebuilt)
+  }
+
+  /// Applies `diff` to the live set and every device (see ``sync(full:)``): the removal
+  /// EXITs (queued in the outbox when there is one), the visits carried before the change,
+  /// the visits dropped with their geofences, and whether the index was rebuilt.
+  func applyChange(_ diff: GeofenceDiff) throws(EngineError) -> (
+    events: [GeofenceEvent], carried: Int, dropped: Int, rebuilt: Bool
+  ) {
     // A device dropped from memory keeps its checkpoint, whose visits name regions by id: one
     // that names a removed geofence is restored now, so that it drops the visit (and gets its
     // removal EXIT) as the devices in memory do. Restored later, it would keep a visit to a
@@ -123,9 +200,7 @@ extension GeofenceEngine {
     try stampSession(&removals, from: 0, at: now)
     try enqueue(removals[...])
     try checkpoint()
-    return EngineSyncReport(
-      sync: report, events: removals, carriedVisits: carriedBefore - dropped,
-      droppedVisits: dropped, rebuiltIndex: change.rebuiltIndex)
+    return (removals, carriedBefore, dropped, change.rebuiltIndex)
   }
 
   // MARK: Upload

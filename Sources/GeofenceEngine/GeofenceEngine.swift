@@ -252,6 +252,11 @@ public final class GeofenceEngine {
   /// The live set. Whatever changes it must also empty ``geofenceText`` (an observer here
   /// would make every read of a slot copy the whole set).
   var live: LiveGeofenceSet
+  /// The stored set's generation (``GeofenceSync/GeofenceStore/setIdentity()``) that ``live``
+  /// was loaded or last synced at, for a synced set in a directory store; nil otherwise. A
+  /// sync that finds another generation in the store (another process synced it) first brings
+  /// the live set to the stored one (see ``sync(full:)``).
+  var liveGeneration: Int64?
   /// Each slot's geofence members as the encoder writes them, made at the slot's first event
   /// of ``ingest(_:device:encoder:into:)``; emptied when ``live`` changes.
   var geofenceText = SlotGeofenceText()
@@ -420,6 +425,9 @@ public final class GeofenceEngine {
         setSource = .given
       } else if case .directory(let d) = storage {
         hasFixedSet = false
+        // The generation is read before the set: a sync by another process in between only
+        // makes the next sync compare the sets once more.
+        liveGeneration = try geofenceStore.setIdentity().generation
         (live, setSource) = try Self.openStoredSet(geofenceStore, directory: d)
       } else {
         hasFixedSet = false
