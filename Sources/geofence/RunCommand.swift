@@ -339,7 +339,11 @@ enum RunCommand {
       if case .accountMismatch = uploadError {
         return fail("\(uploadError)", accountMismatch)
       }
-      return fail("\(uploadError)", ExitStatus.failure)
+      // A store file found damaged only now (a bad page of the outbox read at delivery) is
+      // named with the repair to run, as when the store is opened.
+      printError("geofence run: \(uploadError)")
+      if let status = damagedStoreStatus(upload.store, command: "run") { return status }
+      return ExitStatus.failure
     }
 
     if !quiet {
@@ -553,6 +557,8 @@ enum RunCommand {
     } catch {
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
+      // A damaged page read only now is named with the repair to run (65), as at opening.
+      if let status = damagedStoreStatus(options.store, command: "upload") { return status }
       return ExitStatus.failure
     }
     if !quiet {

@@ -120,6 +120,23 @@ import Testing
     #expect(try CLI.run(["repair", "--store", store.path, "--check"]).status == 0)
   }
 
+  /// A damaged page of the outbox that opening does not read, met when the upload reads the
+  /// queued events, is named with the repair to run (65), not a bare SQL error (1).
+  @Test func aDamagedOutboxPageReadAtUploadIsNamed() throws {
+    let (store, _) = try makeStore()
+    defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
+    let outbox = try FileHandle(
+      forUpdating: store.appendingPathComponent("outbox.sqlite"))
+    try outbox.seek(toOffset: 4096)
+    try outbox.write(contentsOf: Data(repeating: 0xFF, count: 16))
+    try outbox.close()
+    let upload = try CLI.run(
+      ["upload", "--server", "http://127.0.0.1:9", "--key", "k", "--store", store.path])
+    #expect(upload.status == 65, "\(upload.stderr)")
+    #expect(upload.stderr.contains("outbox.sqlite"), "\(upload.stderr)")
+    #expect(upload.stderr.contains("geofence repair --store"), "\(upload.stderr)")
+  }
+
   @Test func truncatedOutboxKeepsItsReadableEvents() throws {
     let (store, run) = try makeStore()
     let outbox = store.appendingPathComponent("outbox.sqlite")
