@@ -131,6 +131,13 @@ public final class Outbox {
     ALTER TABLE events DROP COLUMN in_flight;
     ALTER TABLE events DROP COLUMN attempts;
     """,
+    // Version 4: the account the events belong to, kept with them (``account()``).
+    """
+    CREATE TABLE account (
+      singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+      fingerprint TEXT NOT NULL
+    );
+    """,
   ]
 
   /// Opens (creating when missing) the outbox in the SQLite file at `path`, and puts events
@@ -157,6 +164,28 @@ public final class Outbox {
       "INSERT OR IGNORE INTO events (id, payload, created_at) SELECT ?1, ?2, ?3 "
         + "WHERE NOT EXISTS (SELECT 1 FROM delivered_ids WHERE id = ?1)")
     countStatement = try database.prepare("SELECT count(*) FROM events")
+  }
+
+  // MARK: Account
+
+  /// The account the queued events belong to, as its owner recorded it (for the engine, the
+  /// fingerprint of the upload key, `Networking.KeyFingerprint`), or nil when none is. Kept in
+  /// the outbox's own file, so that the events and their account are repaired, copied and
+  /// lost together.
+  /// - Throws: ``SQLiteError``.
+  public func account() throws -> String? {
+    let statement = try database.prepare("SELECT fingerprint FROM account WHERE singleton = 1")
+    guard try statement.step() else { return nil }
+    return statement.string(at: 0)
+  }
+
+  /// Records the account of the events (``account()``), replacing any other.
+  /// - Throws: ``SQLiteError``.
+  public func setAccount(_ fingerprint: String) throws {
+    try database.execute(
+      "INSERT INTO account (singleton, fingerprint) VALUES (1, ?) "
+        + "ON CONFLICT (singleton) DO UPDATE SET fingerprint = excluded.fingerprint",
+      [.text(fingerprint)])
   }
 
   // MARK: Enqueue

@@ -236,11 +236,14 @@ extension GeofenceEngine {
     }
   }
 
-  /// The fingerprint of the API key the outbox's events belong to, if recorded.
+  /// The fingerprint of the API key the outbox's events belong to, if recorded: the outbox's
+  /// own record (``EventOutbox/Outbox/account()``), else the one an earlier version kept in
+  /// `state.sqlite`.
   public func outboxAccount() throws(EngineError) -> String? {
-    do { return try stateStore.value(String.self, key: "outbox_account") } catch {
-      throw .store("\(error)")
-    }
+    do {
+      if let recorded = try outbox?.account() { return recorded }
+      return try stateStore.value(String.self, key: "outbox_account")
+    } catch { throw .store("\(error)") }
   }
 
   func makeUploader(until deadline: Double?) throws(EngineError) -> OutboxUploader {
@@ -264,20 +267,24 @@ extension GeofenceEngine {
   /// its sync key, else ``Configuration/accountKey``, when it is created.
   /// - Throws: ``EngineError/accountMismatch(stored:given:)`` when events of another account
   ///   are queued; ``EngineError/store(_:)``. Nothing without an outbox.
+  ///
+  /// The record is kept in the outbox's own file (``EventOutbox/Outbox/account()``), so that
+  /// repairing or losing `state.sqlite` does not free its events for another key; a record an
+  /// earlier version kept in `state.sqlite` is read when the outbox has none, and moved.
   func bindOutboxAccount(key: String) throws(EngineError) {
-    guard outbox != nil else { return }
+    guard let outbox else { return }
     let given = GeofenceSyncClient.fingerprint(ofKey: key)
     do {
-      let stored = try stateStore.value(String.self, key: "outbox_account")
-      if stored == given { return }
-      if stored == KeyFingerprint.legacy(key) {
-        try stateStore.setValue(given, key: "outbox_account")
+      let stored =
+        try outbox.account() ?? stateStore.value(String.self, key: "outbox_account")
+      if stored == given || stored == KeyFingerprint.legacy(key) {
+        if try outbox.account() != given { try outbox.setAccount(given) }
         return
       }
-      if let stored, let outbox, try outbox.counts().queued > 0 {
+      if let stored, try outbox.counts().queued > 0 {
         throw EngineError.accountMismatch(stored: stored, given: given)
       }
-      try stateStore.setValue(given, key: "outbox_account")
+      try outbox.setAccount(given)
     } catch let e as EngineError { throw e } catch { throw .store("\(error)") }
   }
 }

@@ -98,12 +98,18 @@ struct OutboxAccountTests {
       try CLI.writeEquatorTrack(in: dir),
     ])
     #expect(run.status == 0, "\(run.stderr)")
+    // The record is kept with the events, in the outbox's own file.
+    let outbox = store.appendingPathComponent("outbox.sqlite")
+    let read = "SELECT fingerprint FROM account"
+    #expect(try CLI.sqlite(outbox, read) == "[[\"\(try Self.fingerprint("account-a"))\"]]\n")
+    // An earlier version kept it in state.sqlite only, as FNV-1a 64 of the key.
     let state = store.appendingPathComponent("state.sqlite")
-    let read = "SELECT value FROM engine_state WHERE key = 'outbox_account'"
-    #expect(try CLI.sqlite(state, read) == "[[\"\\\"\(try Self.fingerprint("account-a"))\\\"\"]]\n")
     let legacy = Self.legacyFingerprint("account-a")
+    try CLI.sqlite(outbox, "DELETE FROM account")
     try CLI.sqlite(
-      state, "UPDATE engine_state SET value = ? WHERE key = 'outbox_account'", ["\"\(legacy)\""])
+      state,
+      "INSERT INTO engine_state (key, value) VALUES ('outbox_account', ?) "
+        + "ON CONFLICT (key) DO UPDATE SET value = excluded.value", ["\"\(legacy)\""])
 
     let upload = ["upload", "--server", server.baseURL.absoluteString, "--store", store.path]
     let refused = try CLI.run(upload + ["--key", "account-b"])
@@ -116,7 +122,38 @@ struct OutboxAccountTests {
     let delivered = try CLI.run(upload + ["--key", "account-a"])
     #expect(delivered.status == 0, "\(delivered.stderr)")
     #expect(try await server.events(key: "account-a")["event_count"] as? Int == 8)
-    #expect(try CLI.sqlite(state, read) == "[[\"\\\"\(try Self.fingerprint("account-a"))\\\"\"]]\n")
+    #expect(try CLI.sqlite(outbox, read) == "[[\"\(try Self.fingerprint("account-a"))\"]]\n")
+  }
+
+  /// The account is kept with the events: a `state.sqlite` repaired to nothing, or holding a
+  /// garbled record, does not free the queued events for another key.
+  @Test func aRepairedOrGarbledStateKeepsTheOutboxBound() async throws {
+    let server = try await ReferenceServer.start(keys: ["account-a", "account-b"])
+    defer { server.stop() }
+    let dir = try CLI.scratch("outbox-account-repair")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let store = dir.appendingPathComponent("store")
+    let run = try CLI.run([
+      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", "account-a",
+      "--store", store.path, "--regions", try CLI.writeEquatorGeofences(in: dir),
+      try CLI.writeEquatorTrack(in: dir),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let state = store.appendingPathComponent("state.sqlite")
+    try CLI.sqlite(
+      state,
+      "INSERT INTO engine_state (key, value) VALUES ('outbox_account', '{') "
+        + "ON CONFLICT (key) DO UPDATE SET value = excluded.value")
+    let upload = ["upload", "--server", server.baseURL.absoluteString, "--store", store.path]
+    #expect(try CLI.run(upload + ["--key", "account-b"]).status == 77)
+    // state.sqlite cut short: repair starts it afresh; the events keep their account.
+    let handle = try FileHandle(forUpdating: state)
+    try handle.truncate(atOffset: 1000)
+    try handle.close()
+    let repair = try CLI.run(["repair", "--store", store.path])
+    #expect(repair.status == 0, "\(repair.stderr)")
+    try await Self.checkAccount(
+      server: server, store: store, owner: "account-a", other: "account-b")
   }
 
   @Test func eventsQueuedWithNoUploadGoOnlyToTheirAccount() async throws {
