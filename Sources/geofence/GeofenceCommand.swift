@@ -67,6 +67,12 @@ enum GeofenceCommand {
 /// is damaged, so that the caller reports its own error. Commands call it when opening a
 /// store fails.
 func damagedStoreStatus(_ directory: String, command: String) -> Int32? {
+  // A store that cannot be written (a read-only mount, another user's files) is not damaged:
+  // SQLite cannot open it, but repairing would not help.
+  if let problem = storeAccessProblem(directory) {
+    printError("geofence \(command): \(problem)")
+    return ExitStatus.ioError
+  }
   let damages = StoreRepair.check(directory: directory)
   guard !damages.isEmpty else { return nil }
   for damage in damages { printError("geofence \(command): \(damage)") }
@@ -74,6 +80,26 @@ func damagedStoreStatus(_ directory: String, command: String) -> Int32? {
     "geofence \(command): run 'geofence repair --store \(directory)' to move the damaged "
       + "file(s) aside as NAME.corrupt-TIME and keep what can still be read")
   return ExitStatus.dataError
+}
+
+/// Why the store folder `directory` cannot be opened for writing, or nil: the folder (where
+/// SQLite makes its journal and shared-memory files) or one of its database files is not
+/// writable by this process, or lies on a read-only file system (the system's reason).
+func storeAccessProblem(_ directory: String) -> String? {
+  var isDirectory: ObjCBool = false
+  guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+    isDirectory.boolValue
+  else { return nil }
+  let files = ["geofences.sqlite", "state.sqlite", "outbox.sqlite"].flatMap {
+    [$0, $0 + "-wal", $0 + "-shm"]
+  }
+  for path in [directory] + files.map({ (directory as NSString).appendingPathComponent($0) })
+  where FileManager.default.fileExists(atPath: path) {
+    if access(path, R_OK | W_OK) != 0 {
+      return "\(path) cannot be written: \(String(cString: strerror(errno)))"
+    }
+  }
+  return nil
 }
 
 /// Writes `message` (a problem with an input: a rejected row or line, a warning) to standard

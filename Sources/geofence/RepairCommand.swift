@@ -42,11 +42,17 @@ enum RepairCommand {
     case .failure(let end): return end.status
     }
     var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
-      isDirectory.boolValue
-    else {
-      printError("geofence repair: \(directory): no such directory")
+    let exists = FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory)
+    guard exists, isDirectory.boolValue else {
+      printError(
+        "geofence repair: \(directory): \(exists ? "not a directory" : "no such directory")")
       return ExitStatus.noInput
+    }
+    // A store that cannot be written is not damaged (SQLite cannot open it for that reason),
+    // and a repair could not write its new files either.
+    if let problem = storeAccessProblem(directory) {
+      printError("geofence repair: \(problem)")
+      return ExitStatus.ioError
     }
     if args.flag("check") {
       let damages = StoreRepair.check(directory: directory)
@@ -65,6 +71,9 @@ enum RepairCommand {
         "geofence repair: \(directory) is in use by another process (it holds \(path)); "
           + "stop it, then repair")
       return ExitStatus.temporaryFailure
+    } catch let failure as DirectoryLock.Failure {
+      printError("geofence repair: \(failure)")
+      return ExitStatus.ioError
     } catch {
       printError("geofence repair: \(error.localizedDescription)")
       return ExitStatus.ioError
