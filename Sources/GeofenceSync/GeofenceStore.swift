@@ -146,9 +146,9 @@ public final class GeofenceStore {
   }
 
   /// The stored set's identity: this store file's random id and the set's generation, which
-  /// every ``commitListing(version:etag:account:area:at:heldBack:details:)`` and
-  /// ``applyChanges(version:etag:upserted:deleted:heldBack:at:details:)`` increments in the
-  /// transaction that changes the set. Two reads give the same identity exactly when the set
+  /// every ``commitListing(version:etag:account:area:at:heldBack:details:)`` and every
+  /// ``applyChanges(version:etag:upserted:deleted:heldBack:at:details:)`` that changes a
+  /// geofence increments, in the transaction that changes the set. Two reads give the same identity exactly when the set
   /// between them is the same (a cache built from the set is current while it holds).
   /// - Throws: ``SQLiteStore/SQLiteError``.
   public func setIdentity() throws(SQLiteError) -> (instance: String, generation: Int64) {
@@ -356,13 +356,15 @@ public final class GeofenceStore {
       diff.sortLists()
       let count = try database.prepare("SELECT count(*) FROM geofence")
       _ = try count.step()
+      // The generation names the set (``setIdentity()``): answers that change nothing keep
+      // it, so that the indexed snapshot and the engines that hold the set stay current.
       try database.execute(
         "UPDATE sync_state SET version = ?, etag = ?, geofence_count = ?, synced_at = ?, "
-          + "attempted_at = ?, stale_reason = NULL, generation = generation + 1 "
+          + "attempted_at = ?, stale_reason = NULL, generation = generation + ? "
           + "WHERE singleton = 1",
         [
           .text(version), etag.map { .text($0) } ?? .null, .integer(count.int64(at: 0)),
-          .real(time), .real(time),
+          .real(time), .real(time), .integer(diff.isEmpty ? 0 : 1),
         ])
       return diff
     }

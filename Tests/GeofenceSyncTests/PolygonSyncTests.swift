@@ -132,6 +132,14 @@ struct PolygonStoreTests {
     // The change moved the set's generation on, in the same store file.
     let after = try store.setIdentity()
     #expect(after.instance == before.instance && after.generation == 1)
+    // An answer that changes nothing (the same geofence again, an unknown id deleted) keeps
+    // the generation, so a snapshot of the set stays current; its version is still stored.
+    _ = try store.applyChanges(
+      version: "v9", etag: nil, upserted: [polygon], deleted: ["unknown"], at: 2)
+    #expect(try store.setIdentity().generation == 1)
+    #expect(try store.state().version == "v9")
+    _ = try store.applyChanges(version: "v10", etag: nil, upserted: [], deleted: ["c"], at: 3)
+    #expect(try store.setIdentity().generation == 2)
   }
 
   @Test func aDamagedGeometryBlobIsReportedAsCorrupt() throws {
