@@ -246,6 +246,28 @@ extension GeofenceEngine {
     } catch { throw .store("\(error)") }
   }
 
+  /// Gives the queued events of the directory store `directory` to `key`'s account: the
+  /// outbox's record of their account becomes `key`'s fingerprint, whatever it was. For a
+  /// user who queued events with a mistyped key (which the server never accepted) and would
+  /// otherwise be refused (``EngineError/accountMismatch(stored:given:)``) for good; a
+  /// deliberate step, since the binding exists so that events of one account never reach
+  /// another. Does nothing when the store has no outbox.
+  /// - Returns: the fingerprint recorded before, if any.
+  /// - Throws: ``EngineError/store(_:)`` when the outbox cannot be opened or written.
+  @discardableResult
+  public static func rebindOutbox(directory: String, key: String) throws(EngineError)
+    -> String?
+  {
+    let path = URL(fileURLWithPath: directory).appendingPathComponent("outbox.sqlite").path
+    guard FileManager.default.fileExists(atPath: path) else { return nil }
+    do {
+      let outbox = try Outbox(path: path, recoverInFlight: false)
+      let before = try outbox.account()
+      try outbox.setAccount(GeofenceSyncClient.fingerprint(ofKey: key))
+      return before
+    } catch { throw .store("outbox: \(error)") }
+  }
+
   func makeUploader(until deadline: Double?) throws(EngineError) -> OutboxUploader {
     guard let outbox else { throw .invalidConfiguration("no outbox configured") }
     guard let upload = configuration.upload else {

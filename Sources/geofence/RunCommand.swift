@@ -163,12 +163,16 @@ enum RunCommand {
       --max-attempts N        sends of one batch before giving up for now [8]
       --deadline S            the bound on the whole command: no request starts and no
                               retry wait begins after it; what is left stays queued [300]
+      --rebind-account        give the queued events to --key's account first (after events
+                              were queued with a mistyped key: see below)
       --quiet                 no summary
 
-    The outbox belongs to the account of the key it was first uploaded with (a fingerprint of
-    the key, PBKDF2-HMAC-SHA256, is kept in DIR/state.sqlite): while it holds queued events,
-    another --key is refused (exit status 77) so that events of one account never reach
-    another. A fingerprint recorded by an earlier version (FNV-1a) is recognised and replaced.
+    The outbox belongs to the account of the key it was first used with (a fingerprint of
+    the key, PBKDF2-HMAC-SHA256, is kept with the events in DIR/outbox.sqlite): while it
+    holds queued events, another --key is refused (exit status 77) so that events of one
+    account never reach another. A fingerprint recorded by an earlier version (FNV-1a, or in
+    DIR/state.sqlite) is recognised and replaced. Events queued with a mistyped key can only
+    be sent with --rebind-account, which says that they belong to --key's account.
 
     A batch the server refuses as a whole (400, 401, 403, 404, ...) stays queued: only the
     server's per-event "rejected" list, or a 413 for a single event, dead-letters an event.
@@ -513,10 +517,13 @@ enum RunCommand {
         argv,
         spec: .init(
           valued: uploadOptions.union(["destination", "webhook-secret", "file-max-bytes"]),
-          flags: ["help", "quiet"]))
+          flags: ["help", "quiet", "rebind-account"]))
       if args.flag("help") {
         print(uploadHelp)
         return ExitStatus.ok
+      }
+      if args.flag("rebind-account") && args.last("key") == nil {
+        throw UsageError("--rebind-account needs --key KEY")
       }
       if !args.positionals.isEmpty {
         throw UsageError("unexpected argument '\(args.positionals[0])'")
@@ -536,6 +543,19 @@ enum RunCommand {
       return ExitStatus.noInput
     }
     let quiet = args.flag("quiet")
+    if args.flag("rebind-account") {
+      do {
+        let before = try GeofenceEngine.rebindOutbox(directory: options.store, key: options.key)
+        if !quiet {
+          printError(
+            "geofence upload: the queued events now belong to this key's account"
+              + (before.map { " (they belonged to key fingerprint \($0))" } ?? ""))
+        }
+      } catch {
+        printError("geofence upload: \(error)")
+        return damagedStoreStatus(options.store, command: "upload") ?? ExitStatus.ioError
+      }
+    }
     let engine: GeofenceEngine
     do {
       engine = try GeofenceEngine(

@@ -173,4 +173,33 @@ struct OutboxAccountTests {
     try await Self.checkAccount(
       server: server, store: store, owner: "account-a", other: "account-b")
   }
+
+  /// Events queued with a mistyped key are refused to the right key (77) until
+  /// `--rebind-account` gives them to its account; then they are delivered there once.
+  @Test func rebindAccountGivesMistypedEventsToTheRightKey() async throws {
+    let server = try await ReferenceServer.start(keys: ["account-a", "account-b"])
+    defer { server.stop() }
+    let dir = try CLI.scratch("outbox-account-rebind")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let store = dir.appendingPathComponent("store")
+    let run = try CLI.run([
+      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", "acount-a",
+      "--store", store.path, "--regions", try CLI.writeEquatorGeofences(in: dir),
+      try CLI.writeEquatorTrack(in: dir),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    let upload = [
+      "upload", "--server", server.baseURL.absoluteString, "--store", store.path, "--key",
+      "account-a",
+    ]
+    #expect(try CLI.run(upload).status == 77)
+    let rebound = try CLI.run(upload + ["--rebind-account"])
+    #expect(rebound.status == 0, "\(rebound.stderr)")
+    #expect(
+      rebound.stderr.contains(
+        "the queued events now belong to this key's account (they belonged to key "
+          + "fingerprint \(try Self.fingerprint("acount-a")))"), "\(rebound.stderr)")
+    #expect(try await server.events(key: "account-a")["event_count"] as? Int == 8)
+    #expect(try CLI.run(["upload", "--rebind-account", "--store", store.path]).status == 64)
+  }
 }
