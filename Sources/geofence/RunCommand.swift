@@ -384,8 +384,11 @@ enum RunCommand {
     do { _ = try await engine.sync() } catch { failure = "\(error)" }
     do {
       let state = try engine.setState()
-      if failure != nil && state.version == nil {
-        printError("geofence run: the geofence sync failed and no earlier set is stored")
+      if let failure, state.version == nil {
+        // The reason may hold the server's text: shown as such (one line, escaped).
+        printError(
+          "geofence run: the geofence sync failed and no earlier set is stored: "
+            + ServerText.displayable(failure, limit: 1_000))
         return ExitStatus.unavailable
       }
       // As 'geofence sync' does: the next engine on this store opens the set indexed.
