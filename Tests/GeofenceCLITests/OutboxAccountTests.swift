@@ -39,6 +39,19 @@ struct OutboxAccountTests {
     return String(repeating: "0", count: 16 - hex.count) + hex
   }
 
+  /// A store in `dir` whose outbox holds the 8 events of the walk east over the equator
+  /// geofences, queued by `run --no-upload` with `key` (nothing is sent).
+  static func queueEvents(server: ReferenceServer, key: String, in dir: URL) throws -> URL {
+    let store = dir.appendingPathComponent("store")
+    let run = try CLI.run([
+      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", key,
+      "--store", store.path, "--regions", try CLI.writeEquatorGeofences(in: dir),
+      try CLI.writeEquatorTrack(in: dir),
+    ])
+    #expect(run.status == 0, "\(run.stderr)")
+    return store
+  }
+
   /// Checks that `upload --key other` is refused and sends nothing, then that `upload --key
   /// owner` delivers every queued event once.
   static func checkAccount(
@@ -91,13 +104,7 @@ struct OutboxAccountTests {
     defer { server.stop() }
     let dir = try CLI.scratch("outbox-account-legacy")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let store = dir.appendingPathComponent("store")
-    let run = try CLI.run([
-      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", "account-a",
-      "--store", store.path, "--regions", try CLI.writeEquatorGeofences(in: dir),
-      try CLI.writeEquatorTrack(in: dir),
-    ])
-    #expect(run.status == 0, "\(run.stderr)")
+    let store = try Self.queueEvents(server: server, key: "account-a", in: dir)
     // The record is kept with the events, in the outbox's own file.
     let outbox = store.appendingPathComponent("outbox.sqlite")
     let read = "SELECT fingerprint FROM account"
@@ -132,13 +139,7 @@ struct OutboxAccountTests {
     defer { server.stop() }
     let dir = try CLI.scratch("outbox-account-repair")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let store = dir.appendingPathComponent("store")
-    let run = try CLI.run([
-      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", "account-a",
-      "--store", store.path, "--regions", try CLI.writeEquatorGeofences(in: dir),
-      try CLI.writeEquatorTrack(in: dir),
-    ])
-    #expect(run.status == 0, "\(run.stderr)")
+    let store = try Self.queueEvents(server: server, key: "account-a", in: dir)
     let state = store.appendingPathComponent("state.sqlite")
     try CLI.sqlite(
       state,
@@ -161,14 +162,7 @@ struct OutboxAccountTests {
     defer { server.stop() }
     let dir = try CLI.scratch("outbox-account-no-upload")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let regions = try CLI.writeEquatorGeofences(in: dir)
-    let track = try CLI.writeEquatorTrack(in: dir)
-    let store = dir.appendingPathComponent("store")
-    let run = try CLI.run([
-      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", "account-a",
-      "--store", store.path, "--regions", regions, track,
-    ])
-    #expect(run.status == 0, "\(run.stderr)")
+    let store = try Self.queueEvents(server: server, key: "account-a", in: dir)
     #expect(try await server.events(key: "account-a")["event_count"] as? Int == 0)
     try await Self.checkAccount(
       server: server, store: store, owner: "account-a", other: "account-b")
@@ -181,13 +175,7 @@ struct OutboxAccountTests {
     defer { server.stop() }
     let dir = try CLI.scratch("outbox-account-rebind")
     defer { try? FileManager.default.removeItem(at: dir) }
-    let store = dir.appendingPathComponent("store")
-    let run = try CLI.run([
-      "run", "--no-upload", "--server", server.baseURL.absoluteString, "--key", "acount-a",
-      "--store", store.path, "--regions", try CLI.writeEquatorGeofences(in: dir),
-      try CLI.writeEquatorTrack(in: dir),
-    ])
-    #expect(run.status == 0, "\(run.stderr)")
+    let store = try Self.queueEvents(server: server, key: "acount-a", in: dir)
     let upload = [
       "upload", "--server", server.baseURL.absoluteString, "--store", store.path, "--key",
       "account-a",

@@ -2,10 +2,6 @@ import Foundation
 import GeofenceTestSupport
 import Testing
 
-#if canImport(Glibc)
-  import Glibc
-#endif
-
 /// Several processes syncing one store directory, against the reference server.
 @Suite(
   .waitsOnChildProcesses,
@@ -65,48 +61,22 @@ struct SharedStoreSyncTests {
     let sync = ["sync", "--server", url, "--key", key, "--store", store]
     #expect(try CLI.run(sync).status == 0)
 
-    let process = Process()
-    process.executableURL = CLI.executable
-    process.arguments = [
+    let stream = try RunningStream([
       "stream", "--store", store, "--server", url, "--key", key, "--sync-interval", "2",
       "--exit-on-removal",
-    ]
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    let collected = StreamLiveSyncTests.Collected()
-    output.fileHandleForReading.readabilityHandler = { collected.append($0.availableData) }
-    try process.run()
-    defer {
-      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-      process.waitUntilExit()
-      output.fileHandleForReading.readabilityHandler = nil
-    }
-    func fix(_ t: Int) {
-      input.fileHandleForWriting.write(
-        Data(
-          #"{"device_id":"d1","time":\#(1_796_014_800 + t),"latitude":0,"longitude":0}"#.utf8
-            + [10]))
-    }
-    fix(0)
-    #expect(collected.waitFor(1, seconds: 10).count == 1)
+    ])
+    stream.fix(0)
+    #expect(stream.collected.waitFor(1, seconds: 10).count == 1)
     try await server.patchGeofences(
       key: key, upsert: [ReferenceServer.geofence("Q", latitude: 0, longitude: 0, radius: 800)],
       delete: ["X"])
     #expect(try CLI.run(sync).status == 0)
     // The stream's own sync (every 2 s) runs before the next fix.
     try await Task.sleep(nanoseconds: 3_000_000_000)
-    fix(60)
-    let lines = collected.waitFor(3, seconds: 10)
-    try input.fileHandleForWriting.close()
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    let events = CLI.objects(lines.joined(separator: "\n")).map {
-      "\($0["type"] ?? "") \($0["geofence_id"] ?? "")"
-        + ($0["removal"] as? Bool == true ? " (removed)" : "")
-    }
-    #expect(events == ["enter X", "exit X (removed)", "enter Q"], "\(lines)")
+    stream.fix(60)
+    let lines = stream.collected.waitFor(3, seconds: 10)
+    #expect(try stream.finish() == 0)
+    #expect(
+      RunningStream.summaries(lines) == ["enter X", "exit X (removed)", "enter Q"], "\(lines)")
   }
 }

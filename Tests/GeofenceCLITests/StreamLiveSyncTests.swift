@@ -47,53 +47,73 @@ struct StreamLiveSyncTests {
     let sync = try CLI.run(["sync", "--server", url, "--key", key, "--store", store])
     #expect(sync.status == 0, "\(sync.stderr)")
 
-    let process = Process()
-    process.executableURL = CLI.executable
-    process.arguments =
+    let stream = try RunningStream(
       [
         "stream", "--store", store, "--server", url, "--key", key, "--sync-interval", "1",
-      ] + (exitOnRemoval ? ["--exit-on-removal"] : [])
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = FileHandle.nullDevice
-    let collected = Collected()
-    output.fileHandleForReading.readabilityHandler = { handle in
-      collected.append(handle.availableData)
-    }
-    try process.run()
-    defer {
-      if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-      process.waitUntilExit()
-      output.fileHandleForReading.readabilityHandler = nil
-    }
-    func fix(_ t: Int) {
-      input.fileHandleForWriting.write(
-        Data(
-          #"{"device_id":"d1","time":\#(1_796_014_800 + t),"latitude":0,"longitude":0}"#.utf8
-            + [10]))
-    }
-    fix(0)
-    #expect(collected.waitFor(1, seconds: 10).count == 1)
+      ] + (exitOnRemoval ? ["--exit-on-removal"] : []))
+    stream.fix(0)
+    #expect(stream.collected.waitFor(1, seconds: 10).count == 1)
     // X is deleted and Q (800 m) added where d1 is; the input stays idle for 2.5 s.
     try await server.patchGeofences(
       key: key, upsert: [ReferenceServer.geofence("Q", latitude: 0, longitude: 0, radius: 800)],
       delete: ["X"])
     try await Task.sleep(nanoseconds: 2_500_000_000)
-    fix(60)
-    let lines = collected.waitFor(exitOnRemoval ? 3 : 2, seconds: 10)
+    stream.fix(60)
+    let lines = stream.collected.waitFor(exitOnRemoval ? 3 : 2, seconds: 10)
+    #expect(try stream.finish() == 0)
+    let expected =
+      ["enter X"] + (exitOnRemoval ? ["exit X (removed)"] : []) + ["enter Q"]
+    #expect(RunningStream.summaries(lines) == expected, "\(lines)")
+    let snapshot = try CLI.run(["snapshot", "--store", store, "--check"])
+    #expect(snapshot.status == 0, "\(snapshot.stdout) \(snapshot.stderr)")
+  }
+}
+
+/// `geofence stream` running with its input on a pipe and its output collected as it comes;
+/// killed when released while still running.
+final class RunningStream: @unchecked Sendable {
+  let process = Process()
+  let input = Pipe()
+  private let output = Pipe()
+  let collected = StreamLiveSyncTests.Collected()
+
+  init(_ arguments: [String]) throws {
+    process.executableURL = CLI.executable
+    process.arguments = arguments
+    process.standardInput = input
+    process.standardOutput = output
+    process.standardError = FileHandle.nullDevice
+    let collected = self.collected
+    output.fileHandleForReading.readabilityHandler = { collected.append($0.availableData) }
+    try process.run()
+  }
+
+  /// Writes a fix of device d1 at (0, 0), `t` seconds after 1,796,014,800.
+  func fix(_ t: Int) {
+    input.fileHandleForWriting.write(
+      Data(
+        #"{"device_id":"d1","time":\#(1_796_014_800 + t),"latitude":0,"longitude":0}"#.utf8
+          + [10]))
+  }
+
+  /// Ends the input and waits for the process: its exit status.
+  func finish() throws -> Int32 {
     try input.fileHandleForWriting.close()
     process.waitUntilExit()
-    #expect(process.terminationStatus == 0)
-    let events = CLI.objects(lines.joined(separator: "\n")).map {
+    return process.terminationStatus
+  }
+
+  /// Each event line as "type geofence_id", with " (removed)" for a removal EXIT.
+  static func summaries(_ lines: [String]) -> [String] {
+    CLI.objects(lines.joined(separator: "\n")).map {
       "\($0["type"] ?? "") \($0["geofence_id"] ?? "")"
         + ($0["removal"] as? Bool == true ? " (removed)" : "")
     }
-    let expected =
-      ["enter X"] + (exitOnRemoval ? ["exit X (removed)"] : []) + ["enter Q"]
-    #expect(events == expected, "\(lines)")
-    let snapshot = try CLI.run(["snapshot", "--store", store, "--check"])
-    #expect(snapshot.status == 0, "\(snapshot.stdout) \(snapshot.stderr)")
+  }
+
+  deinit {
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
+    output.fileHandleForReading.readabilityHandler = nil
   }
 }
