@@ -63,7 +63,7 @@ extension GeofenceEngine {
       throw .invalidConfiguration("the engine monitors a fixed set; sync is off")
     }
     syncConfiguration.reportsChangedGeofences = true
-    let lock = try await takeSyncLock(until: clock.now() + syncConfiguration.deadlineSeconds)
+    let lock = try await takeSyncLock(waitingAtMost: syncConfiguration.deadlineSeconds)
     defer { withExtendedLifetime(lock) {} }
     let caughtUp = try catchUpWithStore()
     let client = GeofenceSyncClient(
@@ -82,15 +82,19 @@ extension GeofenceEngine {
   }
 
   /// The directory store's `sync.lock`, taken exclusive (see ``sync(full:)``); nil in memory.
-  /// Waits for another holder, trying every 50 ms, until `deadline` on the engine's clock.
-  private func takeSyncLock(until deadline: Double) async throws(EngineError) -> DirectoryLock? {
+  /// Waits for another holder, trying every 50 ms, at most `seconds` of real (monotonic) time:
+  /// the wait is real, whatever the engine's clock says.
+  private func takeSyncLock(waitingAtMost seconds: Double) async throws(EngineError)
+    -> DirectoryLock?
+  {
     guard case .directory(let directory) = storage else { return nil }
+    let end = DispatchTime.now().uptimeNanoseconds + UInt64(max(0, min(seconds, 86_400)) * 1e9)
     while true {
       do {
         return try DirectoryLock(
           directory: directory, fileName: DirectoryLock.syncFileName, exclusive: true)
       } catch .held(let path) {
-        if clock.now() >= deadline {
+        if DispatchTime.now().uptimeNanoseconds >= end {
           throw .storeInUse("\(path): another process is syncing the store")
         }
         try? await Task.sleep(nanoseconds: 50_000_000)
