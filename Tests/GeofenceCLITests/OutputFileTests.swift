@@ -54,6 +54,11 @@ import Testing
     try reader.run()
     let run = try CLI.run(
       ["stream", "--quiet", "--regions", regions, "--state-out", fifo], input: Self.fix)
+    // A stream that never opened the FIFO leaves the reader waiting for a writer: it is
+    // stopped, so that the test fails instead of hanging.
+    let end = Date().addingTimeInterval(10)
+    while reader.isRunning && Date() < end { Thread.sleep(forTimeInterval: 0.05) }
+    if reader.isRunning { reader.terminate() }
     let received = String(
       decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     reader.waitUntilExit()
