@@ -186,18 +186,12 @@ public enum JSONText {
   public static func appendNumber(
     _ x: Double, style: NumberStyle = .integersWithoutFraction, to out: inout [UInt8]
   ) {
-    guard x.isFinite else {
-      append("null", to: &out)
-      return
+    // One formatter: the writer's, into a buffer on the stack.
+    withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Writer.numberBound) { buffer in
+      var w = Writer(buffer)
+      w.writeNumber(x, style: style)
+      out.append(contentsOf: w.written)
     }
-    if style == .integersWithoutFraction, x == x.rounded(), abs(x) < exactIntegerLimit {
-      appendInteger(Int64(x), to: &out)
-      return
-    }
-    var sink = ByteSink()
-    swap(&sink.bytes, &out)
-    x.write(to: &sink)
-    swap(&sink.bytes, &out)
   }
 
   /// Appends the decimal digits of `n` (with `-` when negative).
@@ -235,17 +229,6 @@ public enum JSONText {
   public static func append(_ literal: StaticString, to out: inout [UInt8]) {
     out.append(
       contentsOf: UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
-  }
-
-  /// Collects the ASCII text `Double.write(to:)` hands over in one piece.
-  private struct ByteSink: TextOutputStream {
-    var bytes: [UInt8] = []
-    mutating func write(_ string: String) { bytes.append(contentsOf: string.utf8) }
-    // The standard library writes a number's text through this requirement of
-    // `TextOutputStream` (a buffer on the stack); taking it here avoids a `String`.
-    mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
-      bytes.append(contentsOf: buffer)
-    }
   }
 
   /// `x` rounded half away from zero to `decimals` decimal places: `(x · 10^d).rounded() / 10^d`
