@@ -18,8 +18,9 @@ extension GeofenceEngine {
   /// The snapshot's file in a store directory.
   public static let snapshotFileName = "geofences.snapshot"
   /// Format version of the snapshot's payload; raised whenever a type written as bytes
-  /// (the index's tables, the set's records) changes its layout.
-  static let snapshotFormatVersion: UInt32 = 3
+  /// (the index's tables, the set's records) changes its layout or the arithmetic that makes
+  /// its values (4: unit vectors from `UnitVector.quarterDegreeTable`).
+  static let snapshotFormatVersion: UInt32 = 4
 
   /// Writes the indexed snapshot of the stored set to the store directory: the set as a
   /// fresh engine would build it from the store, with the store's identity

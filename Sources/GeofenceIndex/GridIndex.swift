@@ -74,9 +74,9 @@ import GeofenceGeometry
 /// entry whose quarter masks miss the point's quarter (an AND and a compare), and tests the
 /// other slots filed in the point's cell with one squared-chord comparison (three
 /// multiplies), plus one per region in the everywhere list when the latitude band (degrees,
-/// two comparisons) of one of them holds the point. The point's unit vector (one paired
-/// ``sineCosine(degrees:)-(SIMD2<Double>)`` of latitude and longitude) is computed at the
-/// first entry that passes its masks, so a point whose cells hold no box reaching its
+/// two comparisons) of one of them holds the point. The point's unit vector
+/// (``UnitVector/init(_:)``: two reads of a 23 KB table and about 20 floating-point operations)
+/// is computed at the first entry that passes its masks, so a point whose cells hold no box reaching its
 /// quarter, or far from every everywhere-list region, costs only the lookups and no
 /// trigonometry.
 /// When a single dense level holds every filed region (most sets once folded), its record is
@@ -117,6 +117,9 @@ public struct GridIndex: Sendable {
   /// The smallest band holding every band of `everywhereBands` (empty, `+∞ ... −∞`, when there
   /// are none): a query outside it skips the list with two comparisons.
   @usableFromInline internal var everywhereSpan: LatitudeBand
+  /// ``UnitVector/quarterDegreeTable``, held here so that a query reads it without the
+  /// global's lazy-initialisation check (shared storage: one reference a copy of the index).
+  @usableFromInline internal var unitVectorTable = UnitVector.quarterDegreeTable
   /// Storage indices `0 ..< filedEnd` are filed in cells; `filedEnd ..< everywhereStart` are
   /// slots removed before the last build.
   internal var filedEnd = 0
@@ -385,6 +388,17 @@ public struct GridIndex: Sendable {
     result._endAnswer(held: held)
   }
 
+  /// `UnitVector(point)` for a point in range (latitude in [−90, 90], longitude in
+  /// [−180, 180]), from the index's own reference to ``UnitVector/quarterDegreeTable``.
+  @inlinable @inline(__always)
+  internal func tabulatedVector(_ point: Coordinate) -> UnitVector {
+    unitVectorTable.withUnsafeBufferPointer {
+      UnitVector(
+        inRangeLatitude: point.latitude, longitude: point.longitude,
+        table: $0.baseAddress.unsafelyUnwrapped)
+    }
+  }
+
   /// Empties `result`, keeping its capacity. `removeAll(keepingCapacity:)` costs about 110
   /// instructions whatever the count and `removeLast()` about 20, so short answers (the usual
   /// case: about one region per fix) are popped one by one.
@@ -436,9 +450,8 @@ public struct GridIndex: Sendable {
     discs.withUnsafeBufferPointer { discBuffer in
       slotOfStored.withUnsafeBufferPointer { slotOf in
         // The unit vector waits for the first candidate: a point in empty cells, or far from
-        // every everywhere-list region, costs only the lookups. Its latitude's and longitude's
-        // sines and cosines come from one paired evaluation (two lanes for the price of one),
-        // the same values as `UnitVector(point)`.
+        // every everywhere-list region, costs only the lookups. In range it comes from the
+        // index's reference to the quarter-degree table, the same bits as `UnitVector(point)`.
         var v = knownVector ?? UnitVector(x: 0, y: 0, z: 0)
         var haveVector = knownVector != nil
         let listEnd = discBuffer.count
@@ -460,8 +473,7 @@ public struct GridIndex: Sendable {
         }
         // The list (every region when out of range).
         if i < listEnd && !haveVector {
-          v = UnitVector(
-            sineCosine: sineCosine(degrees: SIMD2(point.latitude, point.longitude)))
+          v = inRange ? tabulatedVector(point) : UnitVector(point)
           haveVector = true
         }
         if i < listEnd { reserve(listEnd &- i) }
@@ -487,8 +499,7 @@ public struct GridIndex: Sendable {
                   // No trigonometry until an entry's box reaches the point's quarter.
                   while e < end && stored[e] & bits != bits { e &+= 1 }
                   if e == end { return }
-                  v = UnitVector(
-                    sineCosine: sineCosine(degrees: SIMD2(point.latitude, point.longitude)))
+                  v = tabulatedVector(point)
                   haveVector = true
                 }
                 reserve(end &- e)

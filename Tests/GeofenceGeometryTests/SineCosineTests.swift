@@ -95,8 +95,8 @@ import Testing
       same(pair.sin[1], single.sin) && same(pair.cos[1], single.cos), "\(d)° beside \(other)°")
     #expect(same(pair.sin[0], first.sin) && same(pair.cos[0], first.cos), "\(other)° beside \(d)°")
   }
-  // The unit vector is the pair of the latitude and the longitude.
-  let c = Coordinate(uncheckedLatitude: 47.376_888, longitude: 8.541_694)
+  // Out of range, the unit vector is the pair of the latitude and the longitude.
+  let c = Coordinate(uncheckedLatitude: 47.376_888, longitude: 188.541_694)
   let (sl, cl) = sineCosine(degrees: c.latitude)
   let (sg, cg) = sineCosine(degrees: c.longitude)
   #expect(UnitVector(c) == UnitVector(x: cl * cg, y: cl * sg, z: sl))
