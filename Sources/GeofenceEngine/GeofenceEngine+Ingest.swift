@@ -98,6 +98,9 @@ extension GeofenceEngine {
   func gate(_ fix: LocationFix, device: String, usesTime: Bool) throws(EngineError) -> (
     GateOutcome, timed: Bool
   ) {
+    // The last fix's transitions, of whatever device, are never this fix's: cleared before
+    // any return, a dropped fix included.
+    if !gated.isEmpty { gated.removeAll(keepingCapacity: true) }
     if device.isEmpty { throw .emptyDeviceID }
     report.fixes += 1
     // Events carry RFC 3339 times, which name the years 0000-9999 only.
@@ -115,7 +118,6 @@ extension GeofenceEngine {
     guard let slot else { preconditionFailure("the device was just added") }
     // Engine-level order: never reorder, relative to every fix taken (not only accepted).
     // One in-place access to the device: copying it would retain its detector's buffers.
-    if !gated.isEmpty { gated.removeAll(keepingCapacity: true) }
     var timed = usesTime
     useCount &+= 1
     let use = useCount

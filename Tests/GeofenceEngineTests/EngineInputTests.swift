@@ -25,6 +25,25 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
   #expect(later.first?.time == 1.8e9)
 }
 
+/// A fix dropped for its time gives no event: the transitions of the fix before it (here
+/// another device's ENTER) are not handed out again under the dropped fix's device.
+@Test(arguments: [Double.nan, .infinity, 1e300, 253_402_300_800.0])
+func aFixDroppedForItsTimeRepeatsNoEarlierEvent(time: Double) throws {
+  let cafe = Geofence(
+    id: "cafe",
+    region: try CircularRegion(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))
+  let engine = try GeofenceEngine(geofences: [cafe])
+  let first = try engine.ingest(
+    LocationFix(coordinate: Coordinate(latitude: 0, longitude: 0), time: 1.8e9), device: "one")
+  #expect(first.map(\.type) == [.enter])
+  var events: [GeofenceEvent] = []
+  let far = try Coordinate(latitude: 4.5, longitude: 0)
+  let outcome = try engine.ingest(
+    LocationFix(coordinate: far, time: time), device: "two", into: &events)
+  #expect(outcome == .evaluated(.dropped(.missingTime)))
+  #expect(events.isEmpty, "\(events.map { "\($0.type) \($0.deviceID)" })")
+}
+
 /// An API key with a line break would make URLSession drop the `Authorization` header and
 /// send the request without it: the engine refuses the configuration before opening anything.
 @Test func anAPIKeyWithALineBreakIsAnInvalidConfiguration() throws {
@@ -71,7 +90,8 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
 }
 
 /// What the definition readers refuse is refused in geofences made in code too, before
-/// anything is opened: an empty or reserved id, an id given twice, metadata that is not a JSON
+/// anything is opened: an empty or reserved id, an id of more than 256 characters or with a
+/// control character, an id given twice, metadata that is not a JSON
 /// object (events carry it verbatim); and an empty device id, store path or API key.
 @Test func geofencesMadeInCodeAreCheckedAsFilesAre() throws {
   let circle = try CircularRegion(
@@ -99,6 +119,16 @@ func aFixTimeBeyondTheYear9999IsDroppedNotATrap(time: Double) throws {
     refusal([Geofence(id: "bad", region: circle, metadataJSON: "{not json")])?.hasPrefix(
       #"invalid configuration: geofence "bad": the metadata is not JSON: "#) == true)
   #expect(refusal([Geofence(id: "ok", region: circle, metadataJSON: #"{"u":1}"#)]) == nil)
+  #expect(
+    refusal([Geofence(id: "x\n\u{1B}[31m", region: circle)])
+      == #"invalid configuration: geofence "x\n\u001b[31m": "#
+      + "the id holds a control character (U+0000-U+001F or U+007F)")
+  let long = String(repeating: "é", count: 257)
+  #expect(
+    refusal([Geofence(id: long, region: circle)])
+      == "invalid configuration: geofence \"\(long)\": "
+      + "the id is 257 characters long; at most 256 are allowed")
+  #expect(refusal([Geofence(id: String(repeating: "é", count: 256), region: circle)]) == nil)
 
   let engine = try GeofenceEngine(geofences: [Geofence(id: "a", region: circle)])
   let fix = LocationFix(coordinate: try Coordinate(latitude: 46, longitude: 7), time: 1000)
