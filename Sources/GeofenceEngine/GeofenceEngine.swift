@@ -459,9 +459,10 @@ public final class GeofenceEngine {
   }
 
   /// Why `geofence` cannot be monitored, or nil: what the definition readers and the sync
-  /// client refuse in a definition, checked for a geofence made in code. Its id is empty or
-  /// reserved (``GeofenceDefinitions/GeofenceValidator/reservedIDs``),
-  /// or its metadata is not the text of a JSON object (events carry it verbatim, so it must be
+  /// client refuse in a definition, checked for a geofence made in code. Its id is empty,
+  /// reserved (``GeofenceDefinitions/GeofenceValidator/reservedIDs``), longer than
+  /// ``GeofenceDefinitions/GeofenceValidator/maximumIDLength`` characters (Unicode scalars)
+  /// or holds a control character (U+0000-U+001F, U+007F), or its metadata is not the text of a JSON object (events carry it verbatim, so it must be
   /// valid JSON). The shape is valid by construction.
   /// - Complexity: O(m) in the metadata's length.
   public static func problem(of geofence: Geofence) -> String? {
@@ -469,6 +470,15 @@ public final class GeofenceEngine {
     if id.isEmpty { return "the id is empty" }
     if GeofenceValidator.reservedIDs.contains(id) {
       return "the id is reserved (the region budget planner's refresh circle)"
+    }
+    let length = id.unicodeScalars.count
+    if length > GeofenceValidator.maximumIDLength {
+      return
+        "the id is \(length) characters long; at most \(GeofenceValidator.maximumIDLength) are "
+        + "allowed"
+    }
+    if id.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+      return "the id holds a control character (U+0000-U+001F or U+007F)"
     }
     if let metadata = geofence.metadataJSON {
       do {
