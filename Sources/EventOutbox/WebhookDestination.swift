@@ -136,9 +136,11 @@ extension WebhookConfiguration {
 ///   good: dead-lettered for the webhook with the status.
 /// - `401`, `403` and any other status: the receiver refuses the sender (a wrong secret, a
 ///   wrong URL): the call stops, the event pending, nothing dead-lettered.
-/// - A redirect within the URL's origin is followed; one to another origin (scheme, host or
-///   port) is not (`HTTPRequest.followsCrossOriginRedirects`): the signed body is for the
-///   configured receiver alone. Its 3xx stops the call as a refusal does.
+/// - A 307 or 308 within the URL's origin is followed, the post sent again whole; one to
+///   another origin (scheme, host or port) is not (`HTTPRequest.followsCrossOriginRedirects`):
+///   the signed body is for the configured receiver alone. Nor is a 301, 302 or 303, which
+///   would turn the post into a `GET` without its body. Such a 3xx stops the call as a refusal
+///   does.
 ///
 /// Every request has a total deadline (``WebhookConfiguration/timeoutSeconds``, cut to the
 /// time left before ``deadline``) and the transport's response size cap.
@@ -236,8 +238,9 @@ public final class WebhookDestination: EventDestination {
       case .succeeded(.refusedSender(let status)):
         answer.failure =
           (300..<400).contains(status)
-          ? "webhook redirected the post to another origin (HTTP \(status)), which a signed "
-            + "post does not follow: give the URL it should go to"
+          ? "webhook redirected the post (HTTP \(status)) to another origin or as a GET "
+            + "without its body, which a signed post does not follow: give the URL it should "
+            + "go to"
           : "webhook refused the request: HTTP \(status)"
         return answer
       case .failed(let f), .attemptsExhausted(let f):

@@ -25,7 +25,8 @@ import RetryTiming
 ///   are checked against the cap only through `Content-Length`; they are never held, and a
 ///   stream of them that decodes to little is ended by the deadline.
 /// - **Redirects** are followed (libcurl's limit applies); one to another origin loses its
-///   `Authorization` header, so the API key never leaves the server it was given for.
+///   `Authorization` header, so the API key never leaves the server it was given for. A
+///   request with a body follows 307 and 308 only, and is sent again whole.
 ///
 /// Uses an ephemeral session (no cookies, no URL cache), so a conditional request and its
 /// `304` reach the caller as sent and received. Thread-safe: one transport may serve many
@@ -85,11 +86,60 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     return sa == sb && ha == hb && pa == pb
   }
 
+  /// Most 307 and 308 redirects a request with a body follows (each sent again whole, within
+  /// the one deadline): 10, well past any real chain.
+  public static let maximumBodyRedirects = 10
+
   /// Sends `request` and collects the whole answer (see the type's discussion for the
-  /// deadline, the size cap and cancellation).
+  /// deadline, the size cap and cancellation). The deadline covers the whole send, redirects
+  /// included.
   /// - Throws: ``TransportError``.
   /// - Complexity: O(n) memory in the body's size, at most ``maximumResponseBytes``.
   public func send(_ request: HTTPRequest) async throws(TransportError) -> HTTPResponse {
+    let deadline = SendDeadline()
+    let clock = self.clock
+    let timer = Task {
+      do { try await clock.sleep(seconds: request.timeoutSeconds) } catch { return }
+      deadline.expire()
+    }
+    defer { timer.cancel() }
+    var current = request
+    var hops = 0
+    while true {
+      let response = try await transfer(current, deadline: deadline)
+      guard hops < Self.maximumBodyRedirects, let next = Self.redirect(current, by: response)
+      else { return response }
+      current = next
+      hops += 1
+    }
+  }
+
+  /// The request a 307 or 308 answer to `request`, which has a body, asks for: the same
+  /// method, headers and body at its `Location` (resolved against the request's URL), without
+  /// `Authorization` when that is another origin. Nil when the answer is not such a redirect,
+  /// the request has no body (libcurl follows its redirects itself), the location is not an
+  /// http or https URL, or it is another origin and the request does not follow such
+  /// redirects: the answer is then the 3xx itself.
+  static func redirect(_ request: HTTPRequest, by response: HTTPResponse) -> HTTPRequest? {
+    guard let body = request.body, !body.isEmpty,
+      response.statusCode == 307 || response.statusCode == 308,
+      let location = response.header("location"),
+      let target = URL(string: location, relativeTo: request.url)?.absoluteURL,
+      let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https"
+    else { return nil }
+    var next = request
+    next.url = target
+    if !sameOrigin(request.url, target) {
+      if !request.followsCrossOriginRedirects { return nil }
+      next.headers = next.headers.filter { $0.key.lowercased() != "authorization" }
+    }
+    return next
+  }
+
+  /// One transfer of `request`, ended early by `deadline` when it expires.
+  private func transfer(_ request: HTTPRequest, deadline: SendDeadline) async throws(TransportError)
+    -> HTTPResponse
+  {
     var urlRequest = URLRequest(url: request.url)
     urlRequest.httpMethod = request.method
     urlRequest.timeoutInterval = request.timeoutSeconds
@@ -98,16 +148,13 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
     urlRequest.httpBody = request.body
 
     let task = session.dataTask(with: urlRequest)
+    let hasBody = !(request.body?.isEmpty ?? true)
     let transfer = Transfer(
       task: task, limit: maximumResponseBytes,
-      followsCrossOriginRedirects: request.followsCrossOriginRedirects)
+      followsCrossOriginRedirects: request.followsCrossOriginRedirects,
+      followsRedirects: !hasBody)
     delegate.register(transfer, for: task.taskIdentifier)
-    let clock = self.clock
-    let deadline = Task {
-      do { try await clock.sleep(seconds: request.timeoutSeconds) } catch { return }
-      transfer.finish(.failure(.timedOut))
-    }
-    defer { deadline.cancel() }
+    guard deadline.attach(transfer) else { throw .timedOut }
     let result = await withTaskCancellationHandler {
       await withCheckedContinuation { continuation in
         transfer.wait(continuation)
@@ -117,6 +164,31 @@ public final class URLSessionTransport: HTTPTransport, @unchecked Sendable {
       transfer.finish(.failure(.cancelled))
     }
     return try result.get()
+  }
+}
+
+/// The one deadline of a send: when it expires, the transfer in progress fails with
+/// ``TransportError/timedOut`` and no later one starts.
+private final class SendDeadline: @unchecked Sendable {
+  private let lock = NSLock()
+  private var expired = false
+  private var current: Transfer?
+
+  /// Makes `transfer` the one the deadline ends; false when it has expired already.
+  func attach(_ transfer: Transfer) -> Bool {
+    lock.withLock {
+      if expired { return false }
+      current = transfer
+      return true
+    }
+  }
+
+  func expire() {
+    let transfer: Transfer? = lock.withLock {
+      expired = true
+      return current
+    }
+    transfer?.finish(.failure(.timedOut))
   }
 }
 
@@ -133,11 +205,18 @@ private final class Transfer: @unchecked Sendable {
 
   /// ``HTTPRequest/followsCrossOriginRedirects`` of the request.
   let followsCrossOriginRedirects: Bool
+  /// Whether libcurl follows the answer's redirects: false for a request with a body, whose
+  /// 3xx is the transfer's answer (``URLSessionTransport/send(_:)`` sends a 307 or 308 again
+  /// whole).
+  let followsRedirects: Bool
 
-  init(task: URLSessionTask, limit: Int, followsCrossOriginRedirects: Bool) {
+  init(
+    task: URLSessionTask, limit: Int, followsCrossOriginRedirects: Bool, followsRedirects: Bool
+  ) {
     self.task = task
     self.limit = limit
     self.followsCrossOriginRedirects = followsCrossOriginRedirects
+    self.followsRedirects = followsRedirects
   }
 
   /// Resumes `continuation` with the outcome, now if it is known.
@@ -259,11 +338,21 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
   /// one server never reaches another; a request that does not follow such redirects
   /// (``HTTPRequest/followsCrossOriginRedirects``) ends with the 3xx instead. A redirect
   /// within the origin keeps every header.
+  ///
+  /// A request with a body is not followed here: libcurl would send a 307's or 308's body
+  /// empty, and turn a 301, 302 or 303 into a `GET` without it. Its 3xx is the transfer's
+  /// answer; ``URLSessionTransport/send(_:)`` sends it again whole on a 307 or 308 (which keep
+  /// the method and the body, RFC 9110 §15.4.8 and §15.4.9), and no caller takes another 3xx
+  /// for a delivery.
   func urlSession(
     _ session: URLSession, task: URLSessionTask,
     willPerformHTTPRedirection response: HTTPURLResponse,
     newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
   ) {
+    if transfer(task.taskIdentifier)?.followsRedirects == false {
+      completionHandler(nil)
+      return
+    }
     var next = request
     let from = task.originalRequest?.url
     if let from, let to = request.url, !URLSessionTransport.sameOrigin(from, to) {

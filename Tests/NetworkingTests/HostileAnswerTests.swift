@@ -68,6 +68,41 @@ import GeofenceTestSupport
     #expect(heads.last?.contains("Bearer secret-key") == true)
   }
 
+  /// A 307 or 308 keeps the method and the body: the post arrives again whole at the new
+  /// place, not empty (an empty post answered 200 would count events delivered that never
+  /// arrived).
+  @Test(arguments: [307, 308])
+  func aPostRedirectedWithinItsOriginIsSentAgainWhole(status: Int) async throws {
+    let listener = try RecordingListener { head in
+      head.hasPrefix("POST /v1/thing ") ? Self.redirect(to: "/v1/moved", status: status) : Self.ok
+    }
+    defer { listener.stop() }
+    let body = Data(#"{"events":[1,2,3]}"#.utf8)
+    let response = try await URLSessionTransport().send(
+      HTTPRequest(
+        url: listener.url, method: "POST", headers: ["Content-Type": "application/json"],
+        body: body, timeoutSeconds: 20))
+    #expect(response.statusCode == 200)
+    let heads = listener.heads.map { $0.lowercased() }
+    #expect(heads.count == 2)
+    #expect(heads.last?.hasPrefix("post /v1/moved ") == true)
+    #expect(heads.last?.contains("content-length: \(body.count)\r\n") == true, "\(heads)")
+  }
+
+  /// A 301, 302 or 303 would make a post a `GET` without its body: not followed, the 3xx is
+  /// the answer, and the new place gets nothing.
+  @Test(arguments: [301, 302, 303])
+  func aPostIsNotTurnedIntoAnEmptyGet(status: Int) async throws {
+    let listener = try RecordingListener { head in
+      head.hasPrefix("POST /v1/thing ") ? Self.redirect(to: "/v1/moved", status: status) : Self.ok
+    }
+    defer { listener.stop() }
+    let response = try await URLSessionTransport().send(
+      HTTPRequest(url: listener.url, method: "POST", body: Data("{}".utf8), timeoutSeconds: 20))
+    #expect(response.statusCode == status)
+    #expect(listener.heads.count == 1)
+  }
+
   @Test(arguments: [
     ("http://a.example/x", "http://a.example:80/y", true),
     ("https://A.example/x", "https://a.EXAMPLE:443/", true),
@@ -112,9 +147,9 @@ import GeofenceTestSupport
 
   static let ok = Data("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok".utf8)
 
-  static func redirect(to location: String) -> Data {
+  static func redirect(to location: String, status: Int = 307) -> Data {
     Data(
-      "HTTP/1.1 307 Temporary Redirect\r\nLocation: \(location)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+      "HTTP/1.1 \(status) Redirect\r\nLocation: \(location)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
         .utf8)
   }
 
