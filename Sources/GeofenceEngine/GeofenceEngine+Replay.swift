@@ -1,3 +1,4 @@
+import Foundation
 import GeofenceGeometry
 import GeofenceTransitions
 import LocationAuthorization
@@ -5,14 +6,22 @@ import TrackFormats
 
 /// One track file to replay.
 public struct ReplayInput: Sendable {
-  /// The file as named on input; fixes without a device id belong to a device of this name.
+  /// The file as named on input, for reports and warnings.
   public var file: String
   /// What ``TrackFormats/TrackReader`` returned for it.
   public var track: TrackReadResult
+  /// The device of the fixes without a device id: the file's name without its folders, so
+  /// that one track given as `t.csv`, `./t.csv` or by its absolute path is one device (and
+  /// its events keep their ids) whatever the working directory.
+  public var device: String
 
-  public init(file: String, track: TrackReadResult) {
+  /// - Parameter device: the device of fixes without one; nil (the default) for the last
+  ///   component of `file` (`file` itself when it has none, as `-`).
+  public init(file: String, track: TrackReadResult, device: String? = nil) {
     self.file = file
     self.track = track
+    let name = (file as NSString).lastPathComponent
+    self.device = device ?? (name.isEmpty ? file : name)
   }
 }
 
@@ -109,7 +118,7 @@ extension GeofenceEngine {
           if track.usesTime { timed.append(item) } else { untimed.append(item) }
         }
         groupInput.append(i)
-        groupDevice.append(track.deviceID ?? input.file)
+        groupDevice.append(track.deviceID ?? input.device)
         groupFixes.append(track.fixes)
       }
       reports.append(

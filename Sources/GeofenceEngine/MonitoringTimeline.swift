@@ -3,6 +3,7 @@ import Foundation
 import GeofenceDefinitions
 import LocationAuthorization
 import NumberText
+import GeofenceTransitions
 import TrackFormats
 
 /// Authorization states over time, to replay a track through the gate as the permissions
@@ -74,6 +75,11 @@ extension AuthorizationTimeline {
   /// every line after it; it is an error naming both lines rather than a silent sort.
   /// - Throws: ``AuthorizationTimelineError`` naming the first bad line (1-based).
   /// - Complexity: O(n) in the text's length.
+  /// A time for a message: RFC 3339 when a date can name it, else the seconds.
+  static func shown(_ t: Double) -> String {
+    DetectorCheckpoint.representableTimes.contains(t) ? RFC3339.format(t) : "\(t) s"
+  }
+
   public static func parse(_ text: String) throws(AuthorizationTimelineError)
     -> AuthorizationTimeline
   {
@@ -87,8 +93,8 @@ extension AuthorizationTimeline {
         throw AuthorizationTimelineError(
           line: line,
           message:
-            "time \(change.time) is before line \(lines[lines.count - 1])'s time \(last.time);"
-            + " lines must be in time order")
+            "time \(Self.shown(change.time)) is before line \(lines[lines.count - 1])'s time "
+            + "\(Self.shown(last.time)); lines must be in time order")
       }
       changes.append(change)
       lines.append(line)

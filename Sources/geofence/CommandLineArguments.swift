@@ -12,6 +12,16 @@ struct CommandLineArguments {
     var flags: Set<String>
     /// Options that take one or more values up to the next option (e.g. `--regions A B`).
     var multiValued: Set<String> = []
+    /// Valued options that may be given more than once; any other given twice is a usage
+    /// error (a repeated `--key` or `--store` is a script's mistake more often than an
+    /// override, and the last one silently winning would send to the wrong place).
+    var repeatable: Set<String> = Spec.repeatedOptions
+
+    /// The options every command takes more than once: geofence files and the radius before
+    /// them (their order matters), destinations, OS budgets and the `plan` registrations.
+    static let repeatedOptions: Set<String> = [
+      "regions", "radius", "destination", "os-budget", "registered",
+    ]
   }
 
   private(set) var values: [String: [String]] = [:]
@@ -64,6 +74,13 @@ struct CommandLineArguments {
         }
       } else {
         throw UsageError("unknown option \(arg)")
+      }
+    }
+    // The values are not shown: one of them may be a key.
+    for (name, _) in ordered
+    where !spec.repeatable.contains(name) && !spec.multiValued.contains(name) {
+      if ordered.lazy.filter({ $0.name == name }).count > 1 {
+        throw UsageError("option --\(name) is given more than once; give it once")
       }
     }
   }

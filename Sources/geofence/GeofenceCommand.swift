@@ -161,6 +161,23 @@ func outputFileProblem(_ named: String) -> String? {
   return nil
 }
 
+/// The input among `inputs` that writing the output `output` would replace or append to: the
+/// same existing regular file once links are followed (same device and inode), whatever the
+/// names. Nil when there is none, or when `output` does not exist yet or is not a regular file
+/// (`/dev/stdout`, a FIFO).
+/// - Complexity: one `stat` a path.
+func inputWrittenOver(by output: String, inputs: [String]) -> String? {
+  var out = stat()
+  guard output != "-", stat(output, &out) == 0, out.st_mode & S_IFMT == S_IFREG else { return nil }
+  for input in inputs where input != "-" {
+    var info = stat()
+    if stat(input, &info) == 0, info.st_dev == out.st_dev, info.st_ino == out.st_ino {
+      return input
+    }
+  }
+  return nil
+}
+
 /// The path `path` names once its symbolic links are followed (up to 40, as `open(2)`): the
 /// file an output written to `path` lands in, which may not exist yet (a dangling link).
 /// - Throws: `ELOOP` past 40 links, or the error reading a link.

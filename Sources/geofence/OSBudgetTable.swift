@@ -48,6 +48,7 @@ struct OSBudgetTable {
   {
     tracks += 1
     let prepared = ReplayPreparation(track.fixes).tracks
+    let fileDevice = ReplayInput(file: file, track: track).device
     var text = ""
     for (b, budget) in budgets.enumerated() {
       var comparison = OSBudgetComparison()
@@ -55,7 +56,7 @@ struct OSBudgetTable {
       var peak = 0
       var usesTime = true
       for device in prepared {
-        let id = device.deviceID ?? file
+        let id = device.deviceID ?? fileDevice
         usesTime = usesTime && device.usesTime
         var simulator = OSRegionMonitorSimulator(planner: planners[b])
         let result = simulator.simulate(device.fixes)

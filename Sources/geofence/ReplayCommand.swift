@@ -90,6 +90,7 @@ enum ReplayCommand {
         return ExitStatus.ok
       }
       options = try Options(args)
+      try options.checkTrackNames()
     } catch {
       printError("geofence replay: \(error.message)\nRun 'geofence replay --help' for usage.")
       return ExitStatus.usage
@@ -108,6 +109,27 @@ enum ReplayCommand {
     var ignoringAccuracy = false
     /// `--os-budget` values: simulate the OS region budget instead of writing events.
     var osBudgets: [Int] = []
+
+    /// Every file read: the geofence files and the tracks.
+    var inputPaths: [String] { regionFiles.map(\.path) + tracks }
+
+    /// Refuses two different track files of one name (`replay` and `run`): the fixes without a
+    /// device id are the device of their file's name, so the two would be one device, their
+    /// fixes mixed.
+    func checkTrackNames() throws(UsageError) {
+      var byName: [String: String] = [:]
+      for track in tracks where track != "-" {
+        let name = (track as NSString).lastPathComponent
+        let resolved = URL(fileURLWithPath: track).standardizedFileURL.resolvingSymlinksInPath()
+          .path
+        if let earlier = byName[name], earlier != resolved {
+          throw UsageError(
+            "two tracks are named \(name) (\(earlier), \(resolved)): fixes without a device id "
+              + "are the device of their file's name; rename one")
+        }
+        byName[name] = resolved
+      }
+    }
 
     /// - Parameter requiresRegions: false when the geofences may come from elsewhere (a sync).
     init(_ args: CommandLineArguments, requiresRegions: Bool = true) throws(UsageError) {
@@ -156,6 +178,9 @@ enum ReplayCommand {
       }
       tracks = args.positionals
       if tracks.isEmpty { throw UsageError("give at least one TRACK file") }
+      if let svg, let input = inputWrittenOver(by: svg, inputs: inputPaths) {
+        throw UsageError("--svg \(svg) is the input file \(input): the map would replace it")
+      }
 
       var c = TransitionConfiguration()
       switch args.last("preset") ?? "default" {

@@ -50,7 +50,9 @@ enum RunCommand {
                               goes on from where the last run left it (a consent withdrawn
                               stays withdrawn until an --auth line grants it again). Fixes
                               while monitoring is off are dropped (notAuthorized); consent
-                              off deletes the queued events.
+                              off deletes the queued events. Each line states a change, so
+                              one bad or out-of-order line refuses the whole file (65),
+                              naming it.
       --user ID               sign in as user ID: the events of this run and of the runs
                               after it carry it (the store keeps it), until another --user
                               or --reset-identity; else the store's anonymous id
@@ -207,6 +209,7 @@ enum RunCommand {
         return ExitStatus.ok
       }
       replayOptions = try ReplayCommand.Options(args, requiresRegions: false)
+      try replayOptions.checkTrackNames()
       delivery = try DeliveryOptions(
         args, secretFromEnvironment: ProcessInfo.processInfo.environment["GEOFENCE_WEBHOOK_SECRET"])
       upload = try UploadOptions(
@@ -214,6 +217,14 @@ enum RunCommand {
         needsServer: (delivery.server && !args.flag("no-upload"))
           || replayOptions.regionFiles.isEmpty)
       upload.delivery = delivery
+      let inputs = replayOptions.inputPaths + args.all("auth")
+      for case .jsonLinesFile(let file) in delivery.destinations {
+        if let input = inputWrittenOver(by: file.path, inputs: inputs) {
+          throw UsageError(
+            "--destination file=\(file.path) is the input file \(input): events would be "
+              + "appended to it")
+        }
+      }
       if let user = args.last("user") {
         do { _ = try GeofenceEngine.validUserID(user) } catch {
           if case .invalidUserID(let why) = error { throw UsageError("--user: \(why)") }

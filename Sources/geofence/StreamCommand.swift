@@ -172,6 +172,15 @@ enum StreamCommand {
           "--exit-on-removal needs --server URL --key KEY (removals come from syncs)")
       }
       records = try CheckpointRecordOptions(args)
+      // The checkpoint file may be read and then rewritten (--state-in F --state-out F); the
+      // geofences and the fixes may not.
+      if let output = records.output,
+        let input = inputWrittenOver(
+          by: output, inputs: detector.regionFiles.map(\.path) + args.positionals)
+      {
+        throw UsageError(
+          "--state-out \(output) is the input file \(input): the records would replace it")
+      }
     } catch {
       printError("geofence stream: \(error.message)\nRun 'geofence stream --help' for usage.")
       return ExitStatus.usage

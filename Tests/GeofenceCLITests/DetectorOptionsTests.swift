@@ -54,6 +54,26 @@ import Testing
     let twice = try CLI.run(["stream", "--regions", regions, "--regions", spelled])
     #expect(twice.status == 64)
     #expect(twice.stderr.contains("--regions \(spelled) is given twice"), "\(twice.stderr)")
+    // Any other option given twice is refused, not overridden by the last, and a repeated
+    // key is not echoed.
+    let repeated: [[String]] = [
+      [
+        "run", "--server", "http://127.0.0.1:9", "--server", "http://127.0.0.1:8", "--key", "k",
+        "--store", dir.path, "t.csv",
+      ],
+      [
+        "run", "--server", "http://127.0.0.1:9", "--key", "secret-one", "--key", "secret-two",
+        "--store", dir.path, "t.csv",
+      ],
+      ["stream", "--regions", regions, "--input-format", "csv", "--input-format", "jsonl"],
+      ["replay", "--regions", regions, "--svg", "a.svg", "--svg=b.svg", regions],
+    ]
+    for arguments in repeated {
+      let r = try CLI.run(arguments)
+      #expect(r.status == 64, "\(arguments): \(r.stderr)")
+      #expect(r.stderr.contains("is given more than once; give it once"), "\(r.stderr)")
+      #expect(!r.stderr.contains("secret-"), "\(r.stderr)")
+    }
     for value in ["0", "-1", "2e6"] {
       let r = try CLI.run(["replay", "--regions", regions, "--max-speed", value, regions])
       #expect(r.status == 64)

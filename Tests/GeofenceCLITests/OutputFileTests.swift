@@ -39,6 +39,57 @@ import Testing
     }
   }
 
+  /// An output that names an input (by any path: here through a link) would destroy it: a
+  /// usage error (64) before anything is read or written, the input left as it was. The
+  /// checkpoint file alone may be read and rewritten.
+  @Test func anOutputThatNamesAnInputIsRefused() throws {
+    let dir = try CLI.scratch("output-input")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeOneRegion(in: dir)
+    let track = try CLI.writeEquatorTrack(in: dir)
+    let alias = dir.appendingPathComponent("alias.csv").path
+    try FileManager.default.createSymbolicLink(atPath: alias, withDestinationPath: track)
+    let before = try Data(contentsOf: URL(fileURLWithPath: track))
+    let regionsBefore = try Data(contentsOf: URL(fileURLWithPath: regions))
+    let store = dir.appendingPathComponent("store").path
+    let cases: [([String], String)] = [
+      (
+        ["replay", "--regions", regions, track, "--svg", alias],
+        "--svg \(alias) is the input file \(track)"
+      ),
+      (
+        ["replay", "--regions", regions, track, "--svg", regions],
+        "--svg \(regions) is the input file \(regions)"
+      ),
+      (
+        ["run", "--store", store, "--regions", regions, track, "--destination", "file=" + alias],
+        "is the input file \(track): events would be appended to it"
+      ),
+      (
+        ["stream", "--regions", regions, track, "--state-out", regions],
+        "--state-out \(regions) is the input file \(regions)"
+      ),
+    ]
+    for (arguments, message) in cases {
+      let run = try CLI.run(arguments)
+      #expect(run.status == 64, "\(arguments): \(run.stderr)")
+      #expect(run.stderr.contains(message), "\(run.stderr)")
+    }
+    #expect(try Data(contentsOf: URL(fileURLWithPath: track)) == before)
+    #expect(try Data(contentsOf: URL(fileURLWithPath: regions)) == regionsBefore)
+    #expect(!FileManager.default.fileExists(atPath: store))
+    // The checkpoint file is read, then rewritten.
+    let state = dir.appendingPathComponent("state.jsonl").path
+    let first = try CLI.run(
+      ["stream", "--quiet", "--regions", regions, "--state-out", state], input: Self.fix)
+    #expect(first.status == 0, "\(first.stderr)")
+    let again = try CLI.run(
+      ["stream", "--quiet", "--regions", regions, "--state-in", state, "--state-out", state],
+      input: Data())
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(try String(contentsOfFile: state, encoding: .utf8).contains(#""device_id":"d1""#))
+  }
+
   @Test func stateOutWritesThroughAFIFO() throws {
     let dir = try CLI.scratch("output-fifo")
     defer { try? FileManager.default.removeItem(at: dir) }

@@ -200,3 +200,30 @@ private func temporaryDirectory() throws -> URL {
   #expect(r.stdout.contains(#""type":"enter","geofence_id":"A""#))
   #expect(r.stdout.contains(#""fix_index":1"#))
 }
+
+/// A track without a device column is the device of its file's name, whatever path names it:
+/// `track.csv`, `./track.csv` and the absolute path give the same events with the same ids.
+/// Two files of one name in a run would be one device, and are refused.
+@Test(.waitsOnChildProcesses) func aTrackIsTheDeviceOfItsFileNameWhateverPathNamesIt() throws {
+  let dir = try temporaryDirectory()
+  defer { try? FileManager.default.removeItem(at: dir) }
+  let regions = try CLI.writeOneRegion(in: dir)
+  let track = try CLI.writeEquatorTrack(in: dir)
+  var outputs: [String] = []
+  for spelling in ["track.csv", "./track.csv", track] {
+    let r = try CommandRunner.run(["replay", "--quiet", "--regions", regions, spelling], in: dir)
+    #expect(r.status == 0, "\(r.stderr)")
+    outputs.append(r.stdout.replacingOccurrences(of: #""track":"\#(spelling)""#, with: ""))
+  }
+  #expect(outputs.allSatisfy { $0 == outputs[0] })
+  let events = CLI.objects(outputs[0])
+  #expect(events.count >= 2)
+  #expect(events.allSatisfy { $0["device_id"] as? String == "track.csv" })
+
+  let sub = dir.appendingPathComponent("sub")
+  try FileManager.default.createDirectory(at: sub, withIntermediateDirectories: true)
+  let other = try CLI.writeEquatorTrack(in: sub)
+  let twice = try CommandRunner.run(["replay", "--regions", regions, track, other])
+  #expect(twice.status == 64)
+  #expect(twice.stderr.contains("two tracks are named track.csv"), "\(twice.stderr)")
+}

@@ -120,9 +120,10 @@ struct TrackFixes {
   /// user_id, latitude, longitude, accuracy, tracked_at; a time without a zone is UTC, as
   /// replay reads it) or a GPX file (track and route points, else waypoints; points without
   /// `<time>` are left out: replay drops them as `missingTime`). A fix without a device
-  /// column belongs to the device named by the path, as in replay.
+  /// column belongs to the device named by the file's name, as in replay.
   static func read(_ path: String) throws -> [TrackFixes] {
     let url = TestPaths.packageRoot.appendingPathComponent(path)
+    let fileDevice = url.lastPathComponent
     let data = try Data(contentsOf: url)
     var fixes: [TrackFixes] = []
     if path.hasSuffix(".csv") {
@@ -144,7 +145,7 @@ struct TrackFixes {
         }
         fixes.append(
           TrackFixes(
-            device: device.map { row[$0] } ?? path, time: t, latitude: row[lat],
+            device: device.map { row[$0] } ?? fileDevice, time: t, latitude: row[lat],
             longitude: row[lon], accuracy: accuracy.map { row[$0] }))
       }
     } else {
@@ -176,7 +177,7 @@ struct TrackFixes {
         else { continue }
         fixes.append(
           TrackFixes(
-            device: path, time: b.substring(with: m.range(at: 1)), latitude: lat,
+            device: fileDevice, time: b.substring(with: m.range(at: 1)), latitude: lat,
             longitude: lon, accuracy: nil))
       }
     }

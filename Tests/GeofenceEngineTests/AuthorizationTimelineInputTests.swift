@@ -23,7 +23,8 @@ import Testing
       throws: AuthorizationTimelineError(
         line: 3,
         message:
-          "time 1796014810.0 is before line 2's time 1796014830.0; lines must be in time order")
+          "time 2026-11-30T05:00:10.000Z is before line 2's time 2026-11-30T05:00:30.000Z; "
+          + "lines must be in time order")
     ) { try AuthorizationTimeline.parse(text) }
     #expect(throws: AuthorizationTimelineError.self) {
       try AuthorizationTimeline.parse("time,status\n20,always\n10,denied\n")
