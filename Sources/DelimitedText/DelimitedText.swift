@@ -40,9 +40,14 @@ public enum DelimitedText {
   /// Candidate delimiters, in the order ties are broken: comma, semicolon, tab.
   public static let candidateDelimiters: [UInt8] = [UInt8(ascii: ","), UInt8(ascii: ";"), 9]
 
-  /// Decodes file bytes as text: UTF-8, or ISO-8859-1 when the bytes are not valid UTF-8
-  /// (every byte sequence is valid ISO-8859-1). NUL bytes (padding some loggers write) are
-  /// removed, and so is every UTF-8 byte-order mark (U+FEFF), not only a leading one: files
+  /// Decodes file bytes as text: UTF-16 when they start with its byte-order mark
+  /// (``utf16Text(_:)``), else UTF-8, or ISO-8859-1 when the bytes are not valid UTF-8
+  /// (every byte sequence is valid ISO-8859-1). A run of NUL bytes at the start of a line (the
+  /// padding a logger leaves in a preallocated file when it stops, before the lines it writes
+  /// after a restart) is removed; a NUL inside a line is kept, so the field holding it is
+  /// refused by its own rules (not a number, a control character in an id) instead of being
+  /// joined silently with its neighbours (`0<NUL>.5` read as 0.5). Every UTF-8 byte-order
+  /// mark is removed (U+FEFF), not only a leading one: files
   /// joined with `cat` carry one at the start of each part, and U+FEFF as a zero-width
   /// no-break space inside text is deprecated (Unicode §23.8), so it would only end up,
   /// invisible, inside an id or a header name.
@@ -53,16 +58,16 @@ public enum DelimitedText {
     return (String(decoding: utf8, as: UTF8.self), usedLatin1)
   }
 
-  /// ``decode(_:)`` as bytes: valid UTF-8, without NUL bytes and byte-order marks, for the
+  /// ``decode(_:)`` as bytes: valid UTF-8, without line-leading NUL bytes and byte-order marks, for the
   /// readers that split and parse bytes without making a `String` of the whole file.
   /// - Returns: the UTF-8 bytes and whether the ISO-8859-1 fallback was used.
   /// - Complexity: O(n) in the data's size: one copy, one pass for NULs and marks, one
   ///   ASCII scan of 8 bytes a step (the full UTF-8 validation only when a byte is not ASCII).
   public static func decodedUTF8(_ data: Data) -> (utf8: [UInt8], usedLatin1: Bool) {
+    if let text = utf16Text(data) { return (Array(text.utf8), false) }
     var bytes = [UInt8](data)
-    if bytes.contains(0) { bytes.removeAll { $0 == 0 } }
+    if bytes.contains(0) { removeLineLeadingNULs(&bytes) }
     removeByteOrderMarks(&bytes)
-    // NULs are gone, so plain ASCII is every byte below 0x80.
     let ascii = bytes.withUnsafeBytes { isPlainASCII($0) }
     if ascii || String(validating: bytes, as: UTF8.self) != nil {
       return (bytes, false)
@@ -79,6 +84,57 @@ public enum DelimitedText {
       }
     }
     return (utf8, true)
+  }
+
+  /// The text of data that starts with a UTF-16 byte-order mark (`FF FE` little-endian, `FE
+  /// FF` big-endian, as spreadsheet programs write "Unicode text"), without the mark; nil for
+  /// other data. Unpaired surrogates become U+FFFD, and so does an odd last byte.
+  /// - Complexity: O(n).
+  public static func utf16Text(_ data: Data) -> String? {
+    guard data.count >= 2 else { return nil }
+    let first = data[data.startIndex]
+    let second = data[data.startIndex + 1]
+    let little: Bool
+    if first == 0xFF && second == 0xFE {
+      little = true
+    } else if first == 0xFE && second == 0xFF {
+      little = false
+    } else {
+      return nil
+    }
+    let units = data.withUnsafeBytes { raw -> [UInt16] in
+      let count = (raw.count - 2) / 2
+      var units = [UInt16](repeating: 0, count: count + (raw.count % 2))
+      for k in 0..<count {
+        let a = UInt16(raw[2 + 2 * k])
+        let b = UInt16(raw[3 + 2 * k])
+        units[k] = little ? a | b << 8 : a << 8 | b
+      }
+      // An odd last byte is no code unit: a lone surrogate decodes to U+FFFD.
+      if raw.count % 2 == 1 { units[count] = 0xD800 }
+      return units
+    }
+    var text = String(decoding: units, as: UTF16.self)
+    // A second mark (files joined with `cat`) is dropped as ``decode(_:)`` drops UTF-8 ones.
+    if text.unicodeScalars.contains("\u{FEFF}") {
+      text.unicodeScalars.removeAll { $0 == "\u{FEFF}" }
+    }
+    return text
+  }
+
+  /// Removes every NUL byte that stands at the start of the data or of a line (after LF or
+  /// CR), runs of them included; keeps the others. O(n), in place.
+  static func removeLineLeadingNULs(_ bytes: inout [UInt8]) {
+    var kept = 0
+    var atLineStart = true
+    for i in bytes.indices {
+      let b = bytes[i]
+      if b == 0 && atLineStart { continue }
+      atLineStart = b == 0x0A || b == 0x0D
+      bytes[kept] = b
+      kept += 1
+    }
+    bytes.removeSubrange(kept...)
   }
 
   /// Calls `body` with the bytes of ``decodedUTF8(_:)``: with `data`'s own bytes when they are

@@ -5,8 +5,8 @@ import NumberText
 
 /// Reads tracks from delimited text: CSV with a header row, and GeoLife / OziExplorer `.plt`.
 ///
-/// **Layout.** Bytes are decoded by ``DelimitedText/decode(_:)`` (UTF-8, else ISO-8859-1; NUL
-/// padding removed). Empty lines and lines starting with `#` before the header are skipped. The
+/// **Layout.** Bytes are decoded by ``DelimitedText/decode(_:)`` (UTF-16 with its mark, UTF-8,
+/// else ISO-8859-1; NUL padding at line starts removed). Empty lines and lines starting with `#` before the header are skipped. The
 /// delimiter (`,` `;` or tab) is detected from the header; fields follow RFC 4180. A file whose
 /// first line starts with `Geolife trajectory` or `OziExplorer Track Point File` is read as
 /// PLT (see ``TrackFileFormat/plt``), one whose first line is a `$V0…` marker as a 70mai

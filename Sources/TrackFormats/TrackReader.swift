@@ -11,8 +11,9 @@ public enum TrackReader {
 
   /// Reads the file at `url`, choosing the reader by content and extension.
   ///
-  /// - GPX when the content starts with `<` (after a byte-order mark and white space), or the
-  ///   extension is `gpx` (any case; the GPX reader then reports why it is not XML).
+  /// - GPX when the content starts with `<` (after a byte-order mark and white space; UTF-16
+  ///   text judged by its characters), or the extension is `gpx` (any case; the GPX reader
+  ///   then reports why it is not XML).
   /// - Delimited text (CSV reader, which also recognises PLT headers) when the extension is
   ///   `csv`, `txt`, `tsv` or `plt` (any case), or when the first line holds a comma,
   ///   semicolon or tab.
@@ -52,8 +53,10 @@ public enum TrackReader {
   static func sniff(data: Data, fileName: String) -> TrackFileFormat? {
     let ext = (fileName as NSString).pathExtension.lowercased()
     var bytes = data.prefix(4096)
+    // UTF-16 text is judged by its characters: XML (GPX, which libxml2 decodes itself) or
+    // delimited text (which the CSV reader transcodes).
+    if let text = DelimitedText.utf16Text(Data(bytes)) { bytes = Data(text.utf8) }
     if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
-    if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) { return .gpx }
     let first = bytes.first { !($0 == 32 || $0 == 9 || $0 == 10 || $0 == 13) }
     if first == UInt8(ascii: "<") { return .gpx }
     switch ext {

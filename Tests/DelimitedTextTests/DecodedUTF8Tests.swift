@@ -55,7 +55,8 @@ import Testing
     let cases: [([UInt8], [UInt8], Bool)] = [
       (Array("Zürich".utf8), Array("Zürich".utf8), false),
       ([0xEF, 0xBB, 0xBF] + Array("Zü".utf8), Array("Zü".utf8), false),
-      (Array("Zü".utf8) + [0x00, 0x61], Array("Züa".utf8), false),
+      (Array("Zü".utf8) + [0x00, 0x61], Array("Zü".utf8) + [0x00, 0x61], false),
+      ([0x00, 0x00] + Array("Zü\n".utf8) + [0x00], Array("Zü\n".utf8), false),
       ([0x56, 0xE9, 0x7A], Array("Véz".utf8), true),
       (Array("\u{EFFF}ü".utf8), Array("\u{EFFF}ü".utf8), false),
     ]

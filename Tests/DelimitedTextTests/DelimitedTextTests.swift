@@ -53,11 +53,19 @@ import Testing
   #expect(DelimitedText.detectDelimiter(in: "single") == UInt8(ascii: ","))
 }
 
-@Test func decodesLatin1AndDropsBOMAndNULs() {
+@Test func decodesLatin1AndDropsBOMAndLineLeadingNULs() {
   let latin1 = Data([0x56, 0xE9, 0x7A, 0x65, 0x6C, 0x61, 0x79])  // "Vézelay" in ISO-8859-1
   #expect(DelimitedText.decode(latin1) == ("Vézelay", true))
+  // A NUL inside a line is kept: its field is then refused by its own rules.
   let bom = Data([0xEF, 0xBB, 0xBF, 0x61, 0x00, 0x62])
-  #expect(DelimitedText.decode(bom) == ("ab", false))
+  #expect(DelimitedText.decode(bom) == ("a\u{0}b", false))
+  // A logger's padding: NUL runs at the start of a line (at the end of the file, or before
+  // the lines written after a restart) are removed, after LF, CR or CRLF.
+  let padded =
+    Data("t,1\n".utf8) + Data(repeating: 0, count: 9) + Data("t,2\r\n".utf8)
+    + Data(repeating: 0, count: 3) + Data("t,0\u{0}.5\r".utf8) + Data(repeating: 0, count: 4)
+  #expect(DelimitedText.decode(padded) == ("t,1\nt,2\r\nt,0\u{0}.5\r", false))
+  #expect(DelimitedText.decode(Data([0, 0, 0x41])) == ("A", false))
 }
 
 @Test func parsesDecimalCommaOnlyWhenAsked() {

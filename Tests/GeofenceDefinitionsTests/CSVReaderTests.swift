@@ -213,6 +213,24 @@ private func at(_ line: Int) -> DefinitionLocation {
   }
 }
 
+/// A geofence file saved as UTF-16 with its mark (either byte order) reads as its UTF-8 twin.
+@Test func utf16GeofenceFilesReadAsTheirUTF8Twin() throws {
+  let text = "id,name,latitude,longitude,radius\ncafé,Café Zürich,47.37,8.54,150\nb,📍,0,0,10\n"
+  let plain = try read(text, radius: nil)
+  for little in [true, false] {
+    var data = Data(little ? [0xFF, 0xFE] : [0xFE, 0xFF])
+    for unit in text.utf16 {
+      data +=
+        little ? [UInt8(unit & 0xFF), UInt8(unit >> 8)] : [UInt8(unit >> 8), UInt8(unit & 0xFF)]
+    }
+    let wide = try GeofenceFileReader.read(
+      data: data, format: .csv, fileName: "test.csv", defaultRadiusMeters: nil)
+    #expect(wide.geofences == plain.geofences)
+    #expect(wide.geofences.map(\.id) == ["café", "b"])
+    #expect(wide.rejected.isEmpty)
+  }
+}
+
 /// An id holding a control character (a NUL, an ESC that would drive a terminal showing the
 /// CSV output, a line end) is rejected alone, in every format, as a device id is.
 @Test func idsWithControlCharactersAreRejectedAlone() throws {

@@ -23,6 +23,36 @@ import Testing
     #expect(r.fixes.count == 1)
   }
 
+  /// UTF-16 with its byte-order mark ("Unicode text" from a spreadsheet) is judged by its
+  /// characters: delimited text is transcoded and read as its UTF-8 twin is, XML stays GPX.
+  @Test(arguments: [true, false])
+  func utf16TextIsReadByItsCharacters(littleEndian: Bool) throws {
+    func utf16(_ text: String) -> Data {
+      var data = Data(littleEndian ? [0xFF, 0xFE] : [0xFE, 0xFF])
+      for unit in text.utf16 {
+        data +=
+          littleEndian
+          ? [UInt8(unit & 0xFF), UInt8(unit >> 8)] : [UInt8(unit >> 8), UInt8(unit & 0xFF)]
+      }
+      return data
+    }
+    let csv =
+      "time,latitude,longitude,name\n2024-01-01T00:00:00Z,47.5,8.25,Zürich\n2024-01-01T00:00:10Z,-33.5,151.25,📍\n"
+    for name in ["t.csv", "t.dat"] {
+      let wide = try TrackReader.read(data: utf16(csv), fileName: name)
+      let plain = try TrackReader.read(data: Data(csv.utf8), fileName: name)
+      #expect(wide.format == .csv)
+      #expect(wide.fixes == plain.fixes)
+      #expect(wide.fixes.map(\.coordinate.longitude) == [8.25, 151.25])
+      #expect(wide.warnings.isEmpty, "\(wide.warnings)")
+    }
+    let xml =
+      "<?xml version=\"1.0\" encoding=\"UTF-16\"?>\n<gpx version=\"1.1\"><trk><trkseg><trkpt lat=\"1\" lon=\"2\"/></trkseg></trk></gpx>"
+    let gpx = try TrackReader.read(data: utf16(xml), fileName: "t.csv")
+    #expect(gpx.format == .gpx)
+    #expect(gpx.fixes.count == 1)
+  }
+
   @Test func gpxExtensionWithTextContentReportsNotXML() throws {
     let e = try #require(TrackFixtures.error("a.gpx", "lat,lon\n1,2\n"))
     guard case .malformed("a.gpx", 1, _, 0) = e else {
