@@ -43,7 +43,7 @@ extension GeofenceEngine {
   /// - Parameter record: the record's UTF-8 bytes (one JSON object; surrounding spaces allowed).
   /// - Returns: the restored device's id.
   /// - Throws: ``EngineError/invalidCheckpoint(_:)`` when the bytes are not a record, the
-  ///   checkpoint is inconsistent (a coordinate out of range, a negative count), or the engine
+  ///   checkpoint is inconsistent (a coordinate or time out of range, a negative count), or the engine
   ///   already holds the device; ``EngineError/store(_:)`` when the store cannot be read.
   @discardableResult
   public func restoreDevice(fromCheckpointRecord record: some Collection<UInt8>)

@@ -154,7 +154,7 @@ extension GeofenceEngine {
   /// Fix times an event can carry: RFC 3339 years 0000 to 9999, seconds since the Unix epoch
   /// (``TrackFormats/RFC3339/format(_:)``). A fix outside is dropped as
   /// ``GeofenceTransitions/DropReason/missingTime``.
-  static let representableTimes: Range<Double> = -62_167_219_200..<253_402_300_799
+  static let representableTimes = DetectorCheckpoint.representableTimes
 
   /// Mutates the device at `slot` of ``devices`` in place.
   func modifyDevice<T>(at slot: [DeviceKey: Device].Index, _ body: (inout Device) -> T) -> T {
@@ -190,7 +190,7 @@ extension GeofenceEngine {
       guard let d = restoredDevice(from: saved) else {
         throw .damagedCheckpoint(
           device: device,
-          reason: "inconsistent checkpoint (a coordinate out of range, a negative count)")
+          reason: "inconsistent checkpoint (a coordinate or time out of range, a negative count)")
       }
       return d
     }
@@ -200,6 +200,11 @@ extension GeofenceEngine {
   /// inconsistent (see ``GeofenceTransitions/TransitionDetector/init(regions:configuration:checkpoint:slotOfID:)``).
   func restoredDevice(from saved: DeviceCheckpoint) -> Device? {
     let live = self.live
+    if let seen = saved.lastSeenTime, seen.isFinite,
+      !DetectorCheckpoint.representableTimes.contains(seen)
+    {
+      return nil
+    }
     guard
       let detector = TransitionDetector(
         regions: live.regions, configuration: configuration.transitions,

@@ -40,7 +40,8 @@ extension StoreRepair {
           damaged.append(
             .init(
               device: device,
-              reason: "inconsistent checkpoint (a coordinate out of range, a negative count)"))
+              reason:
+                "inconsistent checkpoint (a coordinate or time out of range, a negative count)"))
         }
       } catch {
         damaged.append(.init(device: device, reason: error.description))

@@ -69,6 +69,26 @@ public struct DetectorCheckpoint: Hashable, Sendable, Codable {
     }
   }
 
+  /// Finite times a checkpoint may hold, seconds since the Unix epoch: those of RFC 3339 years
+  /// 0000 to 9999, the times an event can carry. NaN and ±∞ are the detector's own markers
+  /// (no time, before any) and are always allowed.
+  public static let representableTimes: Range<Double> = -62_167_219_200..<253_402_300_799
+
+  /// Whether every finite time is in ``representableTimes`` and no visit was entered after the
+  /// last accepted fix.
+  var timesAreConsistent: Bool {
+    func valid(_ t: Double) -> Bool { !t.isFinite || Self.representableTimes.contains(t) }
+    let anchors = [lastAccepted, candidate, stayStart].compactMap { $0 }
+    guard anchors.allSatisfy({ valid($0.time) }), valid(speedReferenceTime),
+      valid(lastFilteredTime), pendingEnters.allSatisfy({ valid($0.since) }),
+      visits.allSatisfy({ valid($0.enterTime) && valid($0.exitSince) })
+    else { return false }
+    if let last = lastAccepted?.time, last.isFinite {
+      return visits.allSatisfy { !($0.enterTime > last) }
+    }
+    return true
+  }
+
   /// Whether the detector uses fix times (false for a track without any).
   public var usesTime: Bool
   /// The regions the device is inside, by id.
@@ -150,8 +170,9 @@ extension TransitionDetector {
   ///   - checkpoint: the saved state.
   ///   - slotOfID: the live slot of a region id, or `nil`.
   /// - Returns: `nil` when the checkpoint is inconsistent (a coordinate out of range, a
-  ///   negative count, or the wrong number of drop counts): the caller starts the device
-  ///   afresh.
+  ///   finite time outside ``DetectorCheckpoint/representableTimes``, a visit entered after
+  ///   the last accepted fix, a negative count, or the wrong number of drop counts): the
+  ///   caller starts the device afresh.
   /// - Complexity: O(m + p) lookups of `slotOfID`.
   public init?(
     regions: RegionSet, configuration: TransitionConfiguration, checkpoint c: DetectorCheckpoint,
@@ -164,7 +185,7 @@ extension TransitionDetector {
       return .some(Anchor(coordinate: coordinate, time: a.time, accuracy: a.accuracy))
     }
     guard c.dropCounts.count == DropReason.allCases.count, c.candidateCount >= 0,
-      c.acceptedFixCount >= 0, case .some(let last) = anchor(c.lastAccepted),
+      c.acceptedFixCount >= 0, c.timesAreConsistent, case .some(let last) = anchor(c.lastAccepted),
       case .some(let candidate) = anchor(c.candidate), case .some(let stay) = anchor(c.stayStart)
     else { return nil }
     self.init(regions: regions, configuration: configuration, usesTime: c.usesTime)

@@ -224,3 +224,37 @@ func aFixDroppedForItsTimeRepeatsNoEarlierEvent(time: Double) throws {
   while try rows.step() { kept.insert(rows.int64(at: 0)) }
   #expect(kept == readable)
 }
+
+/// A checkpoint record whose times no event can carry (a visit entered in 1e300 s, a device
+/// last seen then), or a visit entered after the device's last accepted fix, is refused as
+/// inconsistent, not restored to write `visit_s: -1e300` or to drop every later fix as stale.
+@Test func checkpointRecordsWithImpossibleTimesAreRefused() throws {
+  let cafe = Geofence(
+    id: "cafe",
+    region: try CircularRegion(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))
+  let engine = try GeofenceEngine(geofences: [cafe])
+  let at = try Coordinate(latitude: 0, longitude: 0)
+  for t in [1.8e9, 1.8e9 + 10] {
+    try engine.ingest(LocationFix(coordinate: at, time: t), device: "p1")
+  }
+  let record = try #require(try engine.checkpointRecord(device: "p1"))
+  #expect(record.contains(#""enterTime":1800000000"#), "\(record)")
+  #expect(record.contains(#""lastSeenTime":1800000010"#), "\(record)")
+  let edits = [
+    (#""enterTime":1800000000"#, #""enterTime":1e300"#),
+    (#""enterTime":1800000000"#, #""enterTime":1800000020"#),
+    (#""lastSeenTime":1800000010"#, #""lastSeenTime":1e300"#),
+  ]
+  for (from, to) in edits {
+    let other = try GeofenceEngine(geofences: [cafe])
+    let edited = record.replacingOccurrences(of: from, with: to)
+    #expect(edited != record)
+    let refused = #expect(throws: EngineError.self) {
+      try other.restoreDevice(fromCheckpointRecord: Array(edited.utf8))
+    }
+    #expect(refused?.description.contains("inconsistent checkpoint") == true, "\(to)")
+  }
+  // The record as written restores.
+  let fresh = try GeofenceEngine(geofences: [cafe])
+  #expect(try fresh.restoreDevice(fromCheckpointRecord: Array(record.utf8)) == "p1")
+}
