@@ -66,7 +66,10 @@ import Testing
         "--store", dir.path, "t.csv",
       ],
       ["stream", "--regions", regions, "--input-format", "csv", "--input-format", "jsonl"],
-      ["replay", "--regions", regions, "--svg", "a.svg", "--svg=b.svg", regions],
+      [
+        "replay", "--regions", regions, "--svg", dir.path + "/a.svg",
+        "--svg=" + dir.path + "/b.svg", regions,
+      ],
     ]
     for arguments in repeated {
       let r = try CLI.run(arguments)
