@@ -133,6 +133,37 @@ import Testing
 
   /// A negative zero (`-0`, `-0.0`) in a coordinate or the accuracy is written 0.0: the same
   /// value, without a sign that reads like a mistake.
+  /// The stream widens the pipes it reads fixes from and writes events to (1 MiB, the
+  /// default most for an unprivileged process), and its output is unchanged.
+  @Test func theStreamWidensItsPipes() throws {
+    let dir = try CLI.scratch("stream-pipes")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeOneRegion(in: dir)
+    let executable = try #require(CommandRunner.executable)
+    let input = Pipe()
+    let output = Pipe()
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = ["stream", "--quiet", "--regions", regions]
+    process.standardInput = input
+    process.standardOutput = output
+    try process.run()
+    let line = #"{"device_id":"d","time":1704067200,"latitude":0,"longitude":0}"# + "\n"
+    input.fileHandleForWriting.write(Data(line.utf8))
+    // F_GETPIPE_SZ = 1032 (<linux/fcntl.h>); the pipes are this process's too.
+    let deadline = Date().addingTimeInterval(20)
+    while fcntl(output.fileHandleForReading.fileDescriptor, 1032) < 1 << 20 && Date() < deadline {
+      Thread.sleep(forTimeInterval: 0.02)
+    }
+    #expect(fcntl(input.fileHandleForWriting.fileDescriptor, 1032) == 1 << 20)
+    #expect(fcntl(output.fileHandleForReading.fileDescriptor, 1032) == 1 << 20)
+    try input.fileHandleForWriting.close()
+    let events = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 0)
+    #expect(String(decoding: events, as: UTF8.self).contains(#""type":"enter""#))
+  }
+
   @Test func aNegativeZeroIsWrittenAsZero() throws {
     let dir = try CLI.scratch("stream-negative-zero")
     defer { try? FileManager.default.removeItem(at: dir) }
