@@ -18,6 +18,8 @@ public struct GEOSError: Error, Hashable, Sendable, CustomStringConvertible {
     /// A GEOS function signalled an exception; the C function's name, for example
     /// `"GEOSContains_r"`.
     case operationFailed(String)
+    /// The operation ran past its time budget (seconds) and was interrupted.
+    case timeBudgetExceeded(Double)
   }
 
   public var code: Code
@@ -36,6 +38,8 @@ public struct GEOSError: Error, Hashable, Sendable, CustomStringConvertible {
     case .invalidWKT: what = "invalid WKT"
     case .unexpectedGeometryType(let type): what = "unexpected geometry type \(type)"
     case .operationFailed(let function): what = "\(function) failed"
+    case .timeBudgetExceeded(let seconds):
+      return "GEOS gave up after \(seconds) s: the geometry is too complex to check in time"
     }
     return messages.isEmpty ? what : "\(what): \(messages.joined(separator: "; "))"
   }

@@ -14,7 +14,7 @@ import GeofenceGeometry
 ///    rejected; the region is moved into one longitude frame (a polygon cut at ±180 and one
 ///    written with longitudes past 180 are both accepted).
 /// 3. **GEOS** (`GEOSGeom_createLinearRing_r`, then `GEOSisValidReason_r` on the moved
-///    coordinates): rings closed, at least 4 positions, no self-intersection, no two rings
+///    coordinates, within ``validationBudgetSeconds``): rings closed, at least 4 positions, no self-intersection, no two rings
 ///    crossing or touching along a line, holes inside their shell and not nested, polygons
 ///    of a MultiPolygon not overlapping. The rejection carries GEOS's reason text, which names
 ///    the place of the fault, for example `Self-intersection[5 5]`.
@@ -25,6 +25,12 @@ import GeofenceGeometry
 /// Owns one GEOS context, created at the first polygon; not `Sendable` (the context's thread
 /// rule): use one validator per load or sync.
 public final class PolygonValidator {
+  /// Wall-clock seconds GEOS may spend checking one geometry: 5. A 100,000-vertex outline of
+  /// ordinary shape takes well under a second; a pathological one (many long spikes, where
+  /// GEOS's check is quadratic) is rejected with ``PolygonProblem/geos(_:)`` instead of
+  /// stalling a load or a sync for minutes.
+  public static let validationBudgetSeconds = 5.0
+
   private var context: GEOSContext?
   /// Rings whose winding order was reversed so far.
   public private(set) var windingFixes = 0
@@ -62,7 +68,9 @@ public final class PolygonValidator {
         self.context = context
       }
       let geometry = try context.polygon(rings: normalized)
-      if case .invalid(let reason) = try geometry.validity() {
+      if case .invalid(let reason) = try geometry.validity(
+        timeBudgetSeconds: Self.validationBudgetSeconds)
+      {
         return .failure(.geos(reason))
       }
     } catch {

@@ -87,8 +87,8 @@ final class PolygonStorage: @unchecked Sendable {
     bandTable: [Int32], points: [SIMD2<Double>], ringStarts: [Int], polygonStarts: [Int],
     boundingCap: CircularRegion, areaSquareMeters: Double, equivalentRadiusMeters: Double
   ) -> PolygonStorage {
-    let layout = gridLayout(
-      edgeCount: points.count - (ringStarts.count - 1), width: maxX - minX, height: maxY - minY)
+    let layout = boundedGridLayout(
+      points: points, ringStarts: ringStarts, minX: minX, maxX: maxX, minY: minY, maxY: maxY)
     func storage(grid: [UInt32]) -> PolygonStorage {
       PolygonStorage(
         minX: minX, maxX: maxX, minY: minY, maxY: maxY, bandScale: bandScale,
@@ -202,6 +202,57 @@ final class PolygonStorage: @unchecked Sendable {
   deinit {
     // The vertices start the allocation (see `init`); every element is plain data.
     UnsafeMutableRawPointer(mutating: points.baseAddress)?.deallocate()
+  }
+
+  /// Most grid entries a region may have, per edge: 64 (256 bytes an edge). A region whose
+  /// edges are short next to its box files each in a few cells (the bench's stars average
+  /// about 4); one whose many edges each span much of the box (a star of 50,000 long spikes)
+  /// would file each in a share of all its cells, O(n²) entries, gigabytes and minutes to
+  /// build. Its grid is coarsened until it fits (``boundedGridLayout``).
+  static let gridEntriesPerEdge = 64
+
+  /// ``gridLayout(edgeCount:width:height:)``, coarsened by steps of √2 a side while the
+  /// entries it would hold (each edge's widened box counted in cells, as `buildGrid` files it)
+  /// exceed ``gridEntriesPerEdge`` a edge: a build linear in the edges whatever their shape.
+  /// Regions within the bound keep the plain layout.
+  /// - Complexity: O(n) a layout tried, at most about 20 layouts.
+  static func boundedGridLayout(
+    points: [SIMD2<Double>], ringStarts: [Int], minX: Double, maxX: Double, minY: Double,
+    maxY: Double
+  ) -> (columns: Int, rows: Int) {
+    let edgeCount = points.count - (ringStarts.count - 1)
+    let width = maxX - minX
+    let height = maxY - minY
+    var layout = gridLayout(edgeCount: edgeCount, width: width, height: height)
+    let budget = gridEntriesPerEdge * edgeCount
+    while layout.columns > 0 {
+      // The same cell arithmetic as `cell(x:y:)` on the same widened boxes.
+      let scaleX = Double(layout.columns) / width
+      let scaleY = Double(layout.rows) / height
+      func index(_ v: Double, _ low: Double, _ scale: Double, _ count: Int) -> Int {
+        let u = (v - low) * scale
+        return !(u > 0) ? 0 : (u < Double(count) ? Int(u) : count - 1)
+      }
+      let margin = gridMarginDegrees
+      var entries = 0
+      for r in 0..<(ringStarts.count - 1) where entries <= budget {
+        for i in ringStarts[r]..<(ringStarts[r + 1] - 1) {
+          let a = points[i]
+          let b = points[i + 1]
+          let c0 = index(Swift.min(a.x, b.x) - margin, minX, scaleX, layout.columns)
+          let c1 = index(Swift.max(a.x, b.x) + margin, minX, scaleX, layout.columns)
+          let r0 = index(Swift.min(a.y, b.y) - margin, minY, scaleY, layout.rows)
+          let r1 = index(Swift.max(a.y, b.y) + margin, minY, scaleY, layout.rows)
+          entries += (c1 - c0 + 1) * (r1 - r0 + 1)
+        }
+      }
+      if entries <= budget || (layout.columns == 1 && layout.rows == 1) { return layout }
+      layout = (
+        Swift.max(1, Int(Double(layout.columns) / 2.0.squareRoot())),
+        Swift.max(1, Int(Double(layout.rows) / 2.0.squareRoot()))
+      )
+    }
+    return layout
   }
 
   /// The grid's size: about one cell an edge, in the box's proportions (in degrees), at most

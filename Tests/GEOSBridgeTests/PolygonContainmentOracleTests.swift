@@ -558,3 +558,63 @@ private func segmentMeetsBox(
   }
   #expect(decided > 10_000, "\(decided) decided")
 }
+
+/// A star of long spikes (every edge spans about half the box) would file each edge in a
+/// share of all the grid's cells, O(n²) entries: the grid is coarsened until it holds at most
+/// 64 entries an edge, and the answers still equal GEOS's (prepared covers).
+@Test func aStarOfLongSpikesKeepsItsGridLinearAndEqualsGEOS() throws {
+  let geos = try GEOSContext()
+  let n = 6_000
+  var ring = (0..<n).map { i -> SIMD2<Double> in
+    let a = Double(i) / Double(n) * 2 * Double.pi
+    let r = i % 2 == 0 ? 0.1 : 0.01
+    return SIMD2(7 + r * cos(a), 47 + r * sin(a))
+  }
+  ring.append(ring[0])
+  let region = try PolygonRegion(polygons: [[ring]])
+  // Vertices (16 B), bands and grid (4 B an entry): far below n² entries (144 MB).
+  #expect(region.memoryBytes < n * (16 + 4 * (64 + 8)), "\(region.memoryBytes) bytes")
+  let geometry = try geos.polygon(rings: [[ring]])
+  #expect(try geometry.validity() == .valid)
+  let prepared = try geometry.prepared()
+  let boundary = try geometry.boundary()
+  var rng = SeededGenerator(seed: 6_000)
+  var disagreements = 0
+  for _ in 0..<4_000 {
+    let x = Double.random(in: 6.89...7.11, using: &rng)
+    let y = Double.random(in: 46.89...47.11, using: &rng)
+    let expected = try prepared.covers(x: x, y: y)
+    if region.contains(Coordinate(uncheckedLatitude: y, longitude: x)) != expected {
+      disagreements += 1
+      #expect(try boundary.distance(to: geos.point(x: x, y: y)) <= toleranceDegrees)
+    }
+  }
+  #expect(disagreements <= 2)
+}
+
+/// GEOS's validity check is quadratic on such a star; with a budget it is interrupted and
+/// reports so, and the next check (budgeted or not) runs normally.
+@Test func aValidityCheckPastItsBudgetIsInterrupted() throws {
+  let geos = try GEOSContext()
+  let n = 40_000
+  var ring = (0..<n).map { i -> SIMD2<Double> in
+    let a = Double(i) / Double(n) * 2 * Double.pi
+    let r = i % 2 == 0 ? 0.1 : 0.01
+    return SIMD2(7 + r * cos(a), 47 + r * sin(a))
+  }
+  ring.append(ring[0])
+  let star = try geos.polygon(rings: [[ring]])
+  let start = Date()
+  #expect(throws: GEOSError(code: .timeBudgetExceeded(0.2))) {
+    try star.validity(timeBudgetSeconds: 0.2)
+  }
+  #expect(Date().timeIntervalSince(start) < 3)
+  let square = try geos.polygon(fromWKT: "POLYGON ((0 0, 1 0, 1 1, 0 1, 0 0))")
+  #expect(try square.validity(timeBudgetSeconds: 0.2) == .valid)
+  #expect(try square.validity() == .valid)
+  let bowTie = try geos.polygon(fromWKT: "POLYGON ((0 0, 1 1, 1 0, 0 1, 0 0))")
+  guard case .invalid = try bowTie.validity(timeBudgetSeconds: 5) else {
+    Issue.record("a bow tie is invalid")
+    return
+  }
+}
