@@ -155,7 +155,8 @@ public final class Outbox {
   ) throws {
     self.configuration = configuration
     self.clock = clock
-    database = try Database(path: path, options: .init(writeAheadLogging: true))
+    database = try Database(
+      path: path, options: .init(writeAheadLogging: true, refusesEmptyFile: true))
     try database.migrate(Self.migrations)
     if recoverInFlight {
       try database.execute("UPDATE marks SET state = 0 WHERE state = 1")

@@ -56,7 +56,7 @@ final class DeviceStateStore {
     database =
       path == ":memory:"
       ? try Database.inMemory()
-      : try Database(path: path, options: .init(writeAheadLogging: true))
+      : try Database(path: path, options: .init(writeAheadLogging: true, refusesEmptyFile: true))
     _ = try database.migrate([
       """
       CREATE TABLE device_state (device_id TEXT PRIMARY KEY, checkpoint TEXT NOT NULL);

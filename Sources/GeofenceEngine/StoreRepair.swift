@@ -33,8 +33,9 @@ public struct StoreRepairOutcome: Hashable, Sendable, CustomStringConvertible {
 /// `identity.json`, `outbox.sqlite`, `state.sqlite` and `geofences.sqlite`.
 ///
 /// **Check.** A SQLite file is damaged when SQLite refuses it (`file is not a database`) or
-/// `PRAGMA quick_check` reports anything but `ok` (a truncated file, torn pages). An empty
-/// SQLite file is a valid empty database, not damage. `identity.json` is damaged when it is
+/// `PRAGMA quick_check` reports anything but `ok` (a truncated file, torn pages), or when it
+/// is empty (0 bytes, with no write-ahead log): the store never leaves one so, and SQLite
+/// would take it for a new database, the rows it held lost without a word. `identity.json` is damaged when it is
 /// not a JSON object with string `device_id` and `anonymous_id` (an empty file included).
 /// `state.sqlite` is also damaged when a device row holds a checkpoint the engine cannot
 /// restore (see `StoreRepair+Checkpoints.swift`), and `geofences.sqlite` when a geofence row
@@ -140,6 +141,7 @@ public enum StoreRepair {
   }
 
   static func sqliteProblem(_ path: String) -> String? {
+    if Database.isEmptyFile(path) { return "empty file (0 bytes): the rows it held are gone" }
     do {
       let database = try Database(path: path, options: .init(readOnly: true))
       let statement = try database.prepare("PRAGMA quick_check")

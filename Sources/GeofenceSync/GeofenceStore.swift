@@ -119,7 +119,8 @@ public final class GeofenceStore {
   /// - Parameter path: a file path, or `:memory:`.
   /// - Throws: ``SQLiteStore/SQLiteError``.
   public init(path: String) throws(SQLiteError) {
-    database = try Database(path: path, options: Database.Options(writeAheadLogging: true))
+    database = try Database(
+      path: path, options: Database.Options(writeAheadLogging: true, refusesEmptyFile: true))
     try database.migrate(Self.migrations)
   }
 

@@ -1,5 +1,11 @@
 import CSQLite
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// One SQLite connection (`sqlite3 *`), opened in `init` and closed in `deinit`
 /// (`sqlite3_close_v2`).
 ///
@@ -24,15 +30,34 @@ public final class Database {
     /// Open read-only (`SQLITE_OPEN_READONLY`); the file must exist. Default: `false` (read and
     /// write, creating the file when missing).
     public var readOnly: Bool
+    /// Refuse an existing file of 0 bytes (``isEmptyFile(_:)``) with
+    /// ``SQLiteError/Code/corrupt``, instead of taking it for a new, empty database: a store
+    /// file that once held rows and was truncated (a failed restore, a full disk, a careless
+    /// `: > file`) would otherwise lose them without a word. Default: `false`.
+    public var refusesEmptyFile: Bool
 
     public init(
       writeAheadLogging: Bool = false, busyTimeoutMilliseconds: Int32 = 5_000,
-      readOnly: Bool = false
+      readOnly: Bool = false, refusesEmptyFile: Bool = false
     ) {
       self.writeAheadLogging = writeAheadLogging
       self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
       self.readOnly = readOnly
+      self.refusesEmptyFile = refusesEmptyFile
     }
+  }
+
+  /// Whether `path` is an existing database file of 0 bytes whose write-ahead log (`-wal`) is
+  /// missing or empty too: a database SQLite would open as new. (A database in WAL mode may
+  /// keep its main file empty while its log holds the first transactions.)
+  /// - Complexity: two `stat` calls.
+  public static func isEmptyFile(_ path: String) -> Bool {
+    func size(_ p: String) -> Int64? {
+      var info = stat()
+      return stat(p, &info) == 0 ? Int64(info.st_size) : nil
+    }
+    guard size(path) == 0 else { return false }
+    return (size(path + "-wal") ?? 0) == 0
   }
 
   let handle: OpaquePointer
@@ -45,6 +70,11 @@ public final class Database {
   ///   - options: see ``Options``.
   /// - Throws: ``SQLiteError`` when the file cannot be opened or an option cannot be applied.
   public init(path: String, options: Options = Options()) throws(SQLiteError) {
+    if options.refusesEmptyFile && path != ":memory:" && Database.isEmptyFile(path) {
+      throw SQLiteError(
+        extendedCode: SQLITE_CORRUPT,
+        message: "empty file (0 bytes): the rows it held are gone (opening \(path))")
+    }
     var pointer: OpaquePointer?
     let flags =
       (options.readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)

@@ -120,6 +120,40 @@ import Testing
     #expect(try CLI.run(["repair", "--store", store.path, "--check"]).status == 0)
   }
 
+  /// A store file emptied to 0 bytes (a failed restore, a full disk) is damage, not a new
+  /// database: SQLite would open it as empty, and the queued event, the device's state or the
+  /// synced set would be gone without a word. Reading commands refuse it (65) and leave it as
+  /// it was; repair moves it aside and starts it afresh.
+  @Test(arguments: ["outbox.sqlite", "state.sqlite", "geofences.sqlite"])
+  func aStoreFileEmptiedToZeroBytesIsDamage(name: String) throws {
+    let (store, run) = try makeStore()
+    defer { try? FileManager.default.removeItem(at: store.deletingLastPathComponent()) }
+    let file = store.appendingPathComponent(name)
+    try Data().write(to: file)
+    for suffix in ["-wal", "-shm"] {
+      try? FileManager.default.removeItem(atPath: file.path + suffix)
+    }
+    // The commands that open the file: the outbox is read by `outbox` and written by `run`,
+    // the device state by `run`, the synced set (none here: an empty file in its place) by
+    // `regions`.
+    let commands: [String: [[String]]] = [
+      "outbox.sqlite": [["outbox", "--store", store.path], run],
+      "state.sqlite": [run],
+      "geofences.sqlite": [["regions", "--store", store.path]],
+    ]
+    for arguments in commands[name] ?? [] {
+      let r = try CLI.run(arguments)
+      #expect(r.status == 65, "\(arguments): \(r.stderr)")
+      #expect(r.stderr.contains("\(file.path) is damaged: empty file (0 bytes)"), "\(r.stderr)")
+      #expect(try Data(contentsOf: file).isEmpty)
+    }
+    let check = try CLI.run(["repair", "--store", store.path, "--check"])
+    #expect(check.status == 65, "\(check.stderr)")
+    #expect(try CLI.run(["repair", "--store", store.path]).status == 0)
+    #expect(try corruptCopies(store, name).count == 1)
+    #expect(try CLI.run(["repair", "--store", store.path, "--check"]).status == 0)
+  }
+
   /// A damaged page of the outbox that opening does not read, met when the upload reads the
   /// queued events, is named with the repair to run (65), not a bare SQL error (1).
   @Test func aDamagedOutboxPageReadAtUploadIsNamed() throws {
