@@ -50,7 +50,9 @@ extension GeofenceEngine {
   /// geofences are re-evaluated), and the sync's change is applied after it: the changes
   /// asked for are those since the stored version, so without this step they would land on
   /// a set that lacks the other process's changes.
-  /// - Parameter full: list everything instead of asking for changes.
+  /// - Parameter full: list everything, unconditionally (no `If-None-Match`), instead of asking
+  ///   for changes: the stored set is replaced by the server's, which puts right a set that
+  ///   drifted from it under one version name.
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` without ``Configuration/sync`` or with
   ///   a fixed set; ``EngineError/sync(_:)`` when the sync failed (the stored and live sets
   ///   are kept, the stored one marked stale); ``EngineError/storeInUse(_:)`` when another

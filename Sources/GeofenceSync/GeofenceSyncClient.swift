@@ -99,7 +99,8 @@ public struct SyncReport: Sendable {
 ///    (any code) falls back to a full listing.
 /// 2. Otherwise, or when `full` is set, lists `GET /v1/geofences` page by page. The first page
 ///    carries `If-None-Match` with the stored version when the stored set is readable and was
-///    listed for the same key and area; a `304` only freshens the sync time. Pages are
+///    listed for the same key and area, unless `full` is set; a `304` only freshens the sync
+///    time. Pages are
 ///    staged in the store; the set is replaced at the last page, in one transaction.
 /// 3. Every definition is validated with ``GeofenceDefinitions/GeofenceValidator`` (the rules of
 ///    the file readers). Rejected ones are reported with a reason; copies of one id that
@@ -218,8 +219,12 @@ public final class GeofenceSyncClient {
       case .gone(let code): reason = "410 " + ServerText.displayable(code ?? "gone", limit: 80)
       }
     }
+    // A requested full sync asks unconditionally: it is how a store whose set has drifted
+    // from the server's under the same version (a server reset that reuses version names)
+    // is put right, and a 304 would keep the drift.
     let conditional =
-      readable && state.accountFingerprint == account && state.area == configuration.area
+      !full && readable && state.accountFingerprint == account
+        && state.area == configuration.area
       ? state.version : nil
     return try await listing(
       state: state, account: account, conditionalVersion: conditional,
@@ -252,6 +257,12 @@ public final class GeofenceSyncClient {
             + "\(configuration.maximumGeofences) one sync takes")
       }
       try SyncWire.checkETag(response, version: changes.version, what: "changes answer")
+      // `since` equal to the current version gives two empty lists (docs/sync-protocol.md):
+      // changes under an unchanged version would leave two different sets of one name.
+      if changes.version == since && received > 0 {
+        throw .protocolViolation(
+          "the changes answer lists \(received) changes but keeps version \(since)")
+      }
       var validated = SyncWire.validate(changes.upserted, source: "changes")
       let upsertedIDs = Set(validated.geofences.map(\.id))
       for id in changes.deleted where upsertedIDs.contains(id) || validated.heldBack.contains(id) {
@@ -316,7 +327,8 @@ public final class GeofenceSyncClient {
           }
           if let etag = response.header("etag"), etag != "\"\(version)\"" {
             throw .invalidBody(
-              "304 carries ETag \(SyncWire.shown(etag)), not the \"\(version)\" it was asked about")
+              "304 carries ETag \(ServerText.displayable(etag, limit: 60)), not the "
+                + "\"\(version)\" it was asked about")
           }
           do { try store.markCurrent(at: clock.now()) } catch { throw .store(error.description) }
           return SyncReport(

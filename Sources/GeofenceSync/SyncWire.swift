@@ -95,9 +95,10 @@ enum SyncWire {
   static func page(_ data: Data) -> Result<Page, SyncError> {
     do {
       let body = try Body(data)
-      guard case .string(let version)? = try body.value("version"), !version.isEmpty else {
+      guard case .string(let version)? = try body.value("version") else {
         return .failure(.invalidBody("listing has no \"version\" string"))
       }
+      if version.isEmpty { return .failure(.invalidBody("listing's \"version\" is empty")) }
       if let problem = lengthProblem(version, "version", maximumVersionLength) {
         return .failure(problem)
       }
@@ -113,6 +114,7 @@ enum SyncWire {
           return .failure(problem)
         }
         cursor = s
+      case .string?: return .failure(.invalidBody("\"next_cursor\" is empty (null ends a listing)"))
       default: return .failure(.invalidBody("\"next_cursor\" is neither a string nor null"))
       }
       return .success(Page(version: version, definitions: list, nextCursor: cursor))
@@ -124,9 +126,10 @@ enum SyncWire {
   static func changes(_ data: Data) -> Result<Changes, SyncError> {
     do {
       let body = try Body(data)
-      guard case .string(let version)? = try body.value("version"), !version.isEmpty else {
+      guard case .string(let version)? = try body.value("version") else {
         return .failure(.invalidBody("changes have no \"version\" string"))
       }
+      if version.isEmpty { return .failure(.invalidBody("the changes' \"version\" is empty")) }
       if let problem = lengthProblem(version, "version", maximumVersionLength) {
         return .failure(problem)
       }
@@ -164,7 +167,10 @@ enum SyncWire {
     throws(SyncError)
   {
     guard let etag = response.header("etag"), etag != "\"\(version)\"" else { return }
-    throw .invalidBody("\(what) has ETag \(shown(etag)) but version \(shown(version))")
+    // The ETag is shown as sent (it carries its own quotes), made safe to print.
+    throw .invalidBody(
+      "\(what) has ETag \(ServerText.displayable(etag, limit: 60)) but version "
+        + "\(shown(version)); the ETag must be the version in double quotes")
   }
 
   /// `text` for a message: quoted, cut to its first 40 characters when longer, with its length.

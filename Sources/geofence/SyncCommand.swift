@@ -22,7 +22,8 @@ enum SyncCommand {
                           or other control character, or starts or ends with a blank is a
                           usage error
       --store DIR         folder of the local store
-      --full              list everything instead of asking for changes
+      --full              list everything, unconditionally (no If-None-Match), instead of
+                          asking for changes: the stored set is replaced by the server's
       --near LAT,LON      only geofences near this point (degrees) ...
       --radius-m R        ... within R metres of it (plus their own radius), R in [0, 20037509]
       --page-size N       geofences per page, 1-10000 [1000]

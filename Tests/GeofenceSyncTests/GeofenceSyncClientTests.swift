@@ -70,7 +70,12 @@ struct GeofenceSyncClientTests {
     _ = try await client.sync()
     let before = try client.store.state()
     clock.advance(by: 600)
-    let report = try await client.sync(full: true)
+    // The conditional listing of a sync whose changes request the server can no longer
+    // answer (410); a requested full sync asks unconditionally.
+    server.script(
+      result: .success(FakeSyncServer.error(410, "history_pruned")),
+      matching: { $0.url.path == "/v1/geofences/changes" })
+    let report = try await client.sync()
     #expect(report.kind == .notModified)
     #expect(report.diff.isEmpty)
     #expect(server.requests.last?.headers["If-None-Match"] == "\"v1\"")
@@ -470,7 +475,8 @@ struct SyncServerTextTests {
     let reason = try #require(try client.store.state().staleReason)
     #expect(
       reason
-        == #"invalid response body: listing page 1 has ETag ""v0"" but version "v1\u{1B}[2J\nforged""#
+        == #"invalid response body: listing page 1 has ETag "v0" but version "v1\u{1B}[2J\nforged"; "#
+        + "the ETag must be the version in double quotes"
     )
   }
 }

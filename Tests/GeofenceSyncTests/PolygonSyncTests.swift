@@ -260,7 +260,9 @@ struct PolygonReferenceServerSyncTests {
       square.polygons == [[[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]].map(SIMD2.init)]])
     #expect(try store.state().etag == "\"\(changes.version)\"")
 
-    // Nothing changed since: 304 on a full listing.
-    #expect(try await sync.sync(full: true).kind == .notModified)
+    // Nothing changed since: a full listing (unconditional) changes nothing.
+    let again = try await sync.sync(full: true)
+    #expect(again.kind == .full)
+    #expect(again.diff.isEmpty)
   }
 }

@@ -69,9 +69,12 @@ struct ReferenceServerSyncTests {
     #expect(try store.state().etag == "\"\(version)\"")
     #expect(try store.geofence(id: "p0007")?.name == "place 7")
 
+    // A requested full sync lists unconditionally: the same set again, nothing changed.
     let unchanged = try await sync.sync(full: true)
-    #expect(unchanged.kind == .notModified)
-    #expect(unchanged.requestCount == 1)
+    #expect(unchanged.kind == .full)
+    #expect(unchanged.requestCount == 3)
+    #expect(unchanged.diff.isEmpty)
+    #expect(unchanged.version == version)
 
     try await server.patchGeofences(
       key: Self.key,

@@ -114,7 +114,9 @@ struct SyncProtocolLimitTests {
     server.script(
       result: .success(Self.page("v9", [], next: nil, etag: "\"v2\"")), matching: Self.listing)
     await #expect(
-      throws: SyncError.invalidBody("listing page 1 has ETag \"\"v2\"\" but version \"v9\"")
+      throws: SyncError.invalidBody(
+        "listing page 1 has ETag \"v2\" but version \"v9\"; the ETag must be the version in "
+          + "double quotes")
     ) { try await client.sync(full: true) }
     try expectUnchanged(client, before)
   }
@@ -154,10 +156,48 @@ struct SyncProtocolLimitTests {
     server.script(
       result: .success(HTTPResponse(statusCode: 304, headers: ["ETag": "\"v7\""])),
       matching: Self.listing)
+    // A changes request is answered with a listing's 304 here, so the listing is the
+    // conditional one a sync asks after a 410.
+    server.script(
+      result: .success(HTTPResponse(statusCode: 410, body: Data(#"{"code":"gone"}"#.utf8))),
+      matching: { $0.url.path == "/v1/geofences/changes" })
     await #expect(
-      throws: SyncError.invalidBody(
-        "304 carries ETag \"\"v7\"\", not the \"v1\" it was asked about")
-    ) { try await client.sync(full: true) }
+      throws: SyncError.invalidBody("304 carries ETag \"v7\", not the \"v1\" it was asked about")
+    ) { try await client.sync() }
+    try expectUnchanged(client, before)
+  }
+
+  /// A requested full sync lists unconditionally (no `If-None-Match`) and replaces the set,
+  /// so that a store whose set drifted from the server's under one version name (a server
+  /// reset that reuses names) is put right; a 304 to it is a protocol break.
+  @Test func aFullSyncAsksUnconditionally() async throws {
+    let (server, client, _) = try await storedClient()
+    let sent = server.requestCount
+    _ = try await client.sync(full: true)
+    let first = server.requests[sent]
+    #expect(first.url.path == "/v1/geofences")
+    #expect(first.headers["If-None-Match"] == nil)
+    #expect(try client.store.geofences().count == 30)
+    server.script(
+      result: .success(HTTPResponse(statusCode: 304, headers: ["ETag": "\"v2\""])),
+      matching: Self.listing)
+    await #expect(throws: SyncError.invalidBody("unexpected 304 on listing page 1")) {
+      try await client.sync(full: true)
+    }
+  }
+
+  /// `since` equal to the current version gives two empty lists: changes under an unchanged
+  /// version are a protocol break, and the stored set stays as it was.
+  @Test func changesUnderTheSameVersionAreRefused() async throws {
+    let (server, client, before) = try await storedClient { $0.retry.maximumAttempts = 1 }
+    let body = #"{"version":"v1","upserted":[\#(FakeSyncServer.json("new", 1, 2))],"deleted":[]}"#
+    server.script(
+      result: .success(
+        HTTPResponse(statusCode: 200, headers: ["ETag": "\"v1\""], body: Data(body.utf8))),
+      matching: { $0.url.path == "/v1/geofences/changes" })
+    await #expect(
+      throws: SyncError.protocolViolation("the changes answer lists 1 changes but keeps version v1")
+    ) { try await client.sync() }
     try expectUnchanged(client, before)
   }
 
