@@ -157,19 +157,22 @@ public struct SVGMap {
     return out
   }
 
-  private func escape(_ s: String) -> String {
-    var r = ""
-    for ch in s {
-      switch ch {
-      case "&": r += "&amp;"
-      case "<": r += "&lt;"
-      case ">": r += "&gt;"
-      case "\"": r += "&quot;"
-      case _ where ch.unicodeScalars.contains(where: { $0.value < 0x20 }):
-        r += " "  // XML 1.0 forbids control characters
-      default: r.append(ch)
+  /// `s` as XML 1.0 character data or attribute text: markup characters as entities, control
+  /// characters as a space, and U+FFFE and U+FFFF (outside XML's `Char` production, yet valid
+  /// in JSON, CSV and UTF-8 names) as U+FFFD, so the map is always well-formed.
+  func escape(_ s: String) -> String {
+    var r = String.UnicodeScalarView()
+    for scalar in s.unicodeScalars {
+      switch scalar {
+      case "&": r.append(contentsOf: "&amp;".unicodeScalars)
+      case "<": r.append(contentsOf: "&lt;".unicodeScalars)
+      case ">": r.append(contentsOf: "&gt;".unicodeScalars)
+      case "\"": r.append(contentsOf: "&quot;".unicodeScalars)
+      case _ where scalar.value < 0x20: r.append(" ")
+      case "\u{FFFE}", "\u{FFFF}": r.append("\u{FFFD}")
+      default: r.append(scalar)
       }
     }
-    return r
+    return String(r)
   }
 }
