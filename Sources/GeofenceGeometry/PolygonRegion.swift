@@ -527,13 +527,17 @@ public enum PolygonError: Error, Hashable, Sendable, CustomStringConvertible {
     case .longitudeSpanTooWide(let span):
       return "the polygon spans \(span)° of longitude, more than 360°"
     case .ringAroundPole(let p, let r, let north):
+      let pole = north ? "90" : "-90"
       return
         "\(at(p, r)) winds around the \(north ? "North" : "South") Pole; cut it at ±180 and"
-        + " close it along latitude \(north ? "90" : "-90")"
+        + " close it along latitude \(pole) in steps of at most 180° of longitude (edges are"
+        + " straight in longitude: [180, \(pole)], [0, \(pole)], [-180, \(pole)])"
     case .edgeSpansAntimeridian(let p, let r, let i):
       return
         "\(at(p, r)), position \(i): the edge to the next position steps more than 180° of"
-        + " longitude; cut the polygon at ±180 (RFC 7946 3.1.9) or write longitudes past 180"
+        + " longitude (edges are straight in longitude, so it runs the long way round); cut the"
+        + " polygon at ±180 (RFC 7946 3.1.9), write longitudes past 180, or, for a band all the"
+        + " way round, add a vertex at least every 180°"
     }
   }
 }

@@ -18,9 +18,11 @@ enum ReplayCommand {
 
     geofences:
       --regions FILE          a geofence file; repeat for several. JSON
-                              [{"id","latitude","longitude","radius","name"?,"metadata"?}],
-                              GeoJSON Point features with a "radius" property (metres), or CSV
-                              id,name,latitude,longitude[,radius].
+                              [{"id","latitude","longitude","radius","name"?,"metadata"?}]
+                              (a "geometry" GeoJSON Polygon or MultiPolygon instead of the
+                              circle's fields), GeoJSON features (Point with a "radius"
+                              property in metres, Polygon, MultiPolygon), or CSV
+                              id,name,latitude,longitude[,radius] (or a "geometry" column).
       --radius METRES         default radius for the --regions files AFTER it that lack one
                               (e.g. --radius 1500 --regions towns.csv --radius 3000
                               --regions airports.csv).

@@ -65,11 +65,16 @@ private let cases: [(id: String, coordinates: String, type: String, reason: Stri
   ),
   (
     "around-the-pole", "[[[0,80],[90,80],[180,80],[-90,80],[0,80]]]", "Polygon",
-    "polygon 0, ring 0 winds around the North Pole; cut it at ±180 and close it along latitude 90"
+    "polygon 0, ring 0 winds around the North Pole; cut it at ±180 and close it along latitude 90 in steps of at most 180° of longitude (edges are straight in longitude: [180, 90], [0, 90], [-180, 90])"
+  ),
+  (
+    "pole-cap-closed-in-one-edge",
+    "[[[-180,80],[-90,80],[0,80],[90,80],[180,80],[180,90],[-180,90],[-180,80]]]", "Polygon",
+    "polygon 0, ring 0 winds around the North Pole; cut it at ±180 and close it along latitude 90 in steps of at most 180° of longitude (edges are straight in longitude: [180, 90], [0, 90], [-180, 90])"
   ),
   (
     "jump-across-the-antimeridian", "[[[179,0],[-179,0],[-179,1],[179,1],[179,0]]]", "Polygon",
-    "polygon 0, ring 0, position 0: the edge to the next position steps more than 180° of longitude; cut the polygon at ±180 (RFC 7946 3.1.9) or write longitudes past 180"
+    "polygon 0, ring 0, position 0: the edge to the next position steps more than 180° of longitude (edges are straight in longitude, so it runs the long way round); cut the polygon at ±180 (RFC 7946 3.1.9), write longitudes past 180, or, for a band all the way round, add a vertex at least every 180°"
   ),
   (
     "structure", "[[[0,0],[1,0],\"x\",[0,0]]]", "Polygon",
@@ -78,6 +83,17 @@ private let cases: [(id: String, coordinates: String, type: String, reason: Stri
   // Accepted: wrong winding (fixed), longitudes past 180 (normalised), cut at ±180.
   ("clockwise", "[[[0,0],[0,1],[1,1],[1,0],[0,0]]]", "Polygon", nil),
   ("past-180", "[[[170,0],[190,0],[190,5],[170,5],[170,0]]]", "Polygon", nil),
+  // The two the messages point to: a polar cap closed along 90 in steps of 180°, and a band
+  // all the way round with a vertex every 180°.
+  (
+    "pole-cap-in-steps",
+    "[[[-180,80],[-90,80],[0,80],[90,80],[180,80],[180,90],[0,90],[-180,90],[-180,80]]]",
+    "Polygon", nil
+  ),
+  (
+    "band-all-round", "[[[-180,-10],[0,-10],[180,-10],[180,10],[0,10],[-180,10],[-180,-10]]]",
+    "Polygon", nil
+  ),
   ("in-0-360", "[[[350,0],[355,0],[355,5],[350,5],[350,0]]]", "Polygon", nil),
   (
     "cut-at-180",
