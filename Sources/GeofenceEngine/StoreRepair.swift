@@ -59,7 +59,13 @@ public enum StoreRepair {
   /// The damaged files of `directory` (missing files are not damage).
   /// - Complexity: O(n) in the files' sizes (`quick_check` reads every page).
   public static func check(directory: String) -> [StoreDamage] {
-    fileNames.compactMap { name in
+    check(directory: directory, files: fileNames)
+  }
+
+  /// ``check(directory:)`` of the named files only (of ``fileNames``): for a command that
+  /// reads one file whole before it acts on it (`upload` checks the outbox before it sends).
+  public static func check(directory: String, files: [String]) -> [StoreDamage] {
+    files.compactMap { name in
       let path = URL(fileURLWithPath: directory).appendingPathComponent(name).path
       guard FileManager.default.fileExists(atPath: path) else { return nil }
       var problem = name.hasSuffix(".json") ? identityProblem(path) : sqliteProblem(path)

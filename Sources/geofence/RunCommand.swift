@@ -582,6 +582,16 @@ enum RunCommand {
       if case .accountMismatch = error { return accountMismatch }
       return ExitStatus.failure
     }
+    // A damaged page that opening did not read would be met only after a batch was sent
+    // (its bookkeeping failing): the outbox is checked whole first (PRAGMA quick_check).
+    let damages = StoreRepair.check(directory: options.store, files: ["outbox.sqlite"])
+    if !damages.isEmpty {
+      for damage in damages { printError("geofence upload: \(damage)") }
+      printError(
+        "geofence upload: run 'geofence repair --store \(options.store)' to move the damaged "
+          + "file(s) aside as NAME.corrupt-TIME and keep what can still be read")
+      return ExitStatus.dataError
+    }
     // Every destination given (the server alone by default), each from its own cursor, as
     // at the end of 'run'.
     let delivery: DeliveryReport

@@ -169,6 +169,12 @@ import Testing
     #expect(upload.status == 65, "\(upload.stderr)")
     #expect(upload.stderr.contains("outbox.sqlite"), "\(upload.stderr)")
     #expect(upload.stderr.contains("geofence repair --store"), "\(upload.stderr)")
+    // Found by the check before anything is read for sending (a batch sent first would be
+    // counted by the server, then its bookkeeping would fail on the damaged page).
+    #expect(
+      CLI.lines(upload.stderr).first?.hasPrefix(
+        "geofence upload: \(store.path)/outbox.sqlite is damaged")
+        == true, "\(upload.stderr)")
   }
 
   @Test func truncatedOutboxKeepsItsReadableEvents() throws {
