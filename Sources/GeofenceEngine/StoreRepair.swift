@@ -147,7 +147,9 @@ public enum StoreRepair {
   }
 
   static func sqliteProblem(_ path: String) -> String? {
-    if Database.isEmptyFile(path) { return "empty file (0 bytes): the rows it held are gone" }
+    if Database.staysEmpty(path, seconds: Database.creationWaitSeconds) {
+      return "empty file (0 bytes): the rows it held are gone"
+    }
     do {
       let database = try Database(path: path, options: .init(readOnly: true))
       let statement = try database.prepare("PRAGMA quick_check")

@@ -47,6 +47,24 @@ public final class Database {
     }
   }
 
+  /// How long an empty file is watched before ``Options/refusesEmptyFile`` refuses it: 2 s.
+  /// Another process creating the database holds it at 0 bytes from `sqlite3_open_v2` until
+  /// its first write (a fraction of a millisecond: `PRAGMA journal_mode = WAL` writes the
+  /// header); a truncated file stays empty.
+  public static let creationWaitSeconds = 2.0
+
+  /// Whether `path` is an empty file (``isEmptyFile(_:)``) and stays so for `seconds`, looked
+  /// at every 10 ms; false at once for a missing or non-empty file.
+  public static func staysEmpty(_ path: String, seconds: Double) -> Bool {
+    var waited = 0.0
+    while isEmptyFile(path) {
+      if waited >= seconds { return true }
+      usleep(10_000)
+      waited += 0.01
+    }
+    return false
+  }
+
   /// Whether `path` is an existing database file of 0 bytes whose write-ahead log (`-wal`) is
   /// missing or empty too: a database SQLite would open as new. (A database in WAL mode may
   /// keep its main file empty while its log holds the first transactions.)
@@ -70,7 +88,9 @@ public final class Database {
   ///   - options: see ``Options``.
   /// - Throws: ``SQLiteError`` when the file cannot be opened or an option cannot be applied.
   public init(path: String, options: Options = Options()) throws(SQLiteError) {
-    if options.refusesEmptyFile && path != ":memory:" && Database.isEmptyFile(path) {
+    if options.refusesEmptyFile && path != ":memory:"
+      && Database.staysEmpty(path, seconds: Database.creationWaitSeconds)
+    {
       throw SQLiteError(
         extendedCode: SQLITE_CORRUPT,
         message: "empty file (0 bytes): the rows it held are gone (opening \(path))")

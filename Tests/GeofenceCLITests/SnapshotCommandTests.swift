@@ -20,14 +20,14 @@ import Testing
   @Test func checkReportsATruncatedOrAlteredSnapshotAsDamaged() throws {
     let dir = try CLI.scratch("snapshot-damaged")
     defer { try? FileManager.default.removeItem(at: dir) }
-    // A store with a (never synced, empty) set: an empty file is an empty SQLite database,
-    // which the store gives its schema when it opens it.
+    // A store with a (never synced, empty) set: a SQLite database without tables, which the
+    // store gives its schema when it opens it. (An empty file would be damage: a truncated
+    // store.)
     let store = dir.appendingPathComponent("store").path
     try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true)
-    #expect(
-      FileManager.default.createFile(
-        atPath: URL(fileURLWithPath: store).appendingPathComponent("geofences.sqlite").path,
-        contents: Data()))
+    try CLI.sqlite(
+      URL(fileURLWithPath: store).appendingPathComponent("geofences.sqlite"),
+      "PRAGMA application_id = 1")
     let written = try CLI.run(["snapshot", "--store", store])
     #expect(written.status == 0, "\(written.stderr)")
     let current = try CLI.run(["snapshot", "--store", store, "--check"])
