@@ -47,6 +47,35 @@ public final class Database {
     }
   }
 
+  /// Makes the database at `path`, when it does not exist, so that it is never seen empty:
+  /// written under a temporary name (its header, in WAL mode), then linked into place
+  /// (`link(2)`: atomic, and a no-op when another process made the file first) and the
+  /// temporary name removed. A process killed on the way leaves no file, or a whole one, at
+  /// `path`, never the 0-byte file that ``Options/refusesEmptyFile`` takes for a truncated
+  /// store.
+  /// - Throws: ``SQLiteError`` when the file cannot be made (the folder missing or not
+  ///   writable).
+  static func createWhole(_ path: String) throws(SQLiteError) {
+    var info = stat()
+    if stat(path, &info) == 0 { return }
+    let temporary = path + ".new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+    defer {
+      unlink(temporary)
+      unlink(temporary + "-wal")
+      unlink(temporary + "-shm")
+    }
+    do {
+      let database = try Database(path: temporary, options: Options(writeAheadLogging: true))
+      // The journal mode is kept in the header: setting it writes page 1.
+      _ = database
+    }
+    if link(temporary, path) != 0 && errno != EEXIST {
+      throw SQLiteError(
+        extendedCode: SQLITE_CANTOPEN,
+        message: "cannot create \(path): \(String(cString: strerror(errno)))")
+    }
+  }
+
   /// How long an empty file is watched before ``Options/refusesEmptyFile`` refuses it: 2 s.
   /// Another process creating the database holds it at 0 bytes from `sqlite3_open_v2` until
   /// its first write (a fraction of a millisecond: `PRAGMA journal_mode = WAL` writes the
@@ -88,6 +117,9 @@ public final class Database {
   ///   - options: see ``Options``.
   /// - Throws: ``SQLiteError`` when the file cannot be opened or an option cannot be applied.
   public init(path: String, options: Options = Options()) throws(SQLiteError) {
+    if options.refusesEmptyFile && path != ":memory:" && !options.readOnly {
+      try Database.createWhole(path)
+    }
     if options.refusesEmptyFile && path != ":memory:"
       && Database.staysEmpty(path, seconds: Database.creationWaitSeconds)
     {
