@@ -99,6 +99,9 @@ extension AuthorizationTimeline {
       changes.append(change)
       lines.append(line)
     }
+    if trimmed.isEmpty {
+      throw AuthorizationTimelineError(line: 1, message: "the timeline is empty (no header)")
+    }
     if trimmed.first == "{" {
       for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false)
         .enumerated()
@@ -147,11 +150,18 @@ extension AuthorizationTimeline {
       if let issue = issues.first {
         throw AuthorizationTimelineError(line: issue.line, message: issue.message)
       }
-      guard let header = records.first else { return AuthorizationTimeline(changes: []) }
+      guard let header = records.first else {
+        throw AuthorizationTimelineError(line: 1, message: "the timeline is empty (no header)")
+      }
       let names = header.fields.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
       guard names.contains("time") else {
         throw AuthorizationTimelineError(
           line: header.line, message: "no 'time' column in the header")
+      }
+      let known: Set = ["time", "status", "accuracy", "app_state", "consent", "registered"]
+      if let unknown = names.first(where: { !known.contains($0) }) {
+        throw AuthorizationTimelineError(
+          line: header.line, message: "unknown column '\(unknown)' in the header")
       }
       for record in records.dropFirst() {
         var fields: [String: String] = [:]

@@ -13,6 +13,19 @@ import Testing
     #expect(csv.changes[0].state.status == .denied)
   }
 
+  /// An empty timeline (the wrong file, or one truncated) is refused like any malformed one,
+  /// and an unknown column is named at the header's line.
+  @Test func anEmptyTimelineAndAnUnknownColumnAreRefused() {
+    for text in ["", "  \n\n"] {
+      #expect(
+        throws: AuthorizationTimelineError(line: 1, message: "the timeline is empty (no header)")
+      ) { try AuthorizationTimeline.parse(text) }
+    }
+    #expect(
+      throws: AuthorizationTimelineError(line: 1, message: "unknown column 'foo' in the header")
+    ) { try AuthorizationTimeline.parse("time,status,foo\n2019-01-25T20:10:00Z,denied,1\n") }
+  }
+
   @Test func outOfOrderLinesAreAnErrorNamingBothLines() {
     let text = """
       {"time": 1796014830, "status": "denied"}
