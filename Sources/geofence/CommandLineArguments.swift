@@ -136,7 +136,13 @@ func serverURL(_ text: String) throws(UsageError) -> URL {
 /// A command-line usage error: exit status 64 (EX_USAGE, sysexits.h).
 struct UsageError: Error {
   var message: String
-  init(_ message: String) { self.message = message }
+  /// The exit status: ``ExitStatus/usage`` (64), or ``ExitStatus/cannotCreate`` (73) for an
+  /// output that cannot be created, which the commands check with their options.
+  var status: Int32 = ExitStatus.usage
+  init(_ message: String, status: Int32 = ExitStatus.usage) {
+    self.message = message
+    self.status = status
+  }
 }
 
 /// Exit statuses from BSD sysexits.h.

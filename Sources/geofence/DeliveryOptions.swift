@@ -148,12 +148,14 @@ struct DeliveryOptions {
     guard FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory),
       isDirectory.boolValue
     else {
-      throw UsageError("--destination file=\(given): the directory \(parent) does not exist")
+      throw UsageError(
+        "--destination file=\(given): the directory \(parent) does not exist",
+        status: ExitStatus.cannotCreate)
     }
     guard access(parent, W_OK) == 0 else {
       throw UsageError(
         "--destination file=\(given): the directory \(parent) is not writable: "
-          + String(cString: strerror(errno)))
+          + String(cString: strerror(errno)), status: ExitStatus.cannotCreate)
     }
   }
 }

@@ -232,6 +232,10 @@ enum RunCommand {
         }
       }
     } catch {
+      if error.status != ExitStatus.usage {
+        printError("geofence run: \(error.message)")
+        return error.status
+      }
       printError("geofence run: \(error.message)\nRun 'geofence run --help' for usage.")
       return ExitStatus.usage
     }
@@ -549,6 +553,10 @@ enum RunCommand {
       options = try UploadOptions(args, needsServer: delivery.server)
       options.delivery = delivery
     } catch {
+      if error.status != ExitStatus.usage {
+        printError("geofence upload: \(error.message)")
+        return error.status
+      }
       printError("geofence upload: \(error.message)\nRun 'geofence upload --help' for usage.")
       return ExitStatus.usage
     }

@@ -106,10 +106,6 @@ private func writeFixture(in directory: URL, regions count: Int, tracks: Int = 1
       "run", "--store", "/tmp/x", "--destination", "webhook=http://127.0.0.1:99999/x",
       "--webhook-secret", "s", "--regions", "r", "t",
     ],
-    [
-      "run", "--store", "/tmp/x", "--destination", "file=/nonexistent-dir/f.jsonl", "--regions",
-      "r", "t",
-    ],
     ["run", "--store", "/tmp/x", "--destination", "file=/tmp", "--regions", "r", "t"],
     [
       "run", "--store", "/tmp/x", "--destination", "stdout", "--webhook-secret", "s", "--regions",

@@ -90,6 +90,22 @@ import Testing
     #expect(try String(contentsOfFile: state, encoding: .utf8).contains(#""device_id":"d1""#))
   }
 
+  /// A file destination whose folder is missing cannot be created: 73, as for `--svg`, not
+  /// a usage error.
+  @Test func aFileDestinationInAMissingFolderIsCannotCreate() throws {
+    let dir = try CLI.scratch("output-destination")
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let regions = try CLI.writeOneRegion(in: dir)
+    let track = try CLI.writeEquatorTrack(in: dir)
+    let target = dir.appendingPathComponent("missing/events.jsonl").path
+    let run = try CLI.run([
+      "run", "--store", dir.appendingPathComponent("store").path, "--regions", regions, track,
+      "--destination", "file=" + target,
+    ])
+    #expect(run.status == 73, "\(run.stderr)")
+    #expect(run.stderr.contains("the directory \(dir.path)/missing does not exist"), "\(run.stderr)")
+  }
+
   @Test func stateOutWritesThroughAFIFO() throws {
     let dir = try CLI.scratch("output-fifo")
     defer { try? FileManager.default.removeItem(at: dir) }
