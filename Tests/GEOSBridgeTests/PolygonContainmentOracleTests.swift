@@ -559,18 +559,25 @@ private func segmentMeetsBox(
   #expect(decided > 10_000, "\(decided) decided")
 }
 
-/// A star of long spikes (every edge spans about half the box) would file each edge in a
-/// share of all the grid's cells, O(n²) entries: the grid is coarsened until it holds at most
-/// 64 entries an edge, and the answers still equal GEOS's (prepared covers).
-@Test func aStarOfLongSpikesKeepsItsGridLinearAndEqualsGEOS() throws {
-  let geos = try GEOSContext()
-  let n = 6_000
+/// A closed star ring around (7, 47) of `vertices` positions alternating between radii 0.1°
+/// and 0.01°: every edge spans about half the box.
+private func spikyStar(vertices n: Int) -> [SIMD2<Double>] {
   var ring = (0..<n).map { i -> SIMD2<Double> in
     let a = Double(i) / Double(n) * 2 * Double.pi
     let r = i % 2 == 0 ? 0.1 : 0.01
     return SIMD2(7 + r * cos(a), 47 + r * sin(a))
   }
   ring.append(ring[0])
+  return ring
+}
+
+/// A star of long spikes (every edge spans about half the box) would file each edge in a
+/// share of all the grid's cells, O(n²) entries: the grid is coarsened until it holds at most
+/// 64 entries an edge, and the answers still equal GEOS's (prepared covers).
+@Test func aStarOfLongSpikesKeepsItsGridLinearAndEqualsGEOS() throws {
+  let geos = try GEOSContext()
+  let n = 6_000
+  let ring = spikyStar(vertices: n)
   let region = try PolygonRegion(polygons: [[ring]])
   // Vertices (16 B), bands and grid (4 B an entry): far below n² entries (144 MB).
   #expect(region.memoryBytes < n * (16 + 4 * (64 + 8)), "\(region.memoryBytes) bytes")
@@ -596,13 +603,7 @@ private func segmentMeetsBox(
 /// reports so, and the next check (budgeted or not) runs normally.
 @Test func aValidityCheckPastItsBudgetIsInterrupted() throws {
   let geos = try GEOSContext()
-  let n = 40_000
-  var ring = (0..<n).map { i -> SIMD2<Double> in
-    let a = Double(i) / Double(n) * 2 * Double.pi
-    let r = i % 2 == 0 ? 0.1 : 0.01
-    return SIMD2(7 + r * cos(a), 47 + r * sin(a))
-  }
-  ring.append(ring[0])
+  let ring = spikyStar(vertices: 40_000)
   let star = try geos.polygon(rings: [[ring]])
   let start = Date()
   #expect(throws: GEOSError(code: .timeBudgetExceeded(0.2))) {

@@ -11,7 +11,7 @@ import Testing
   /// finer than a Double's). The angle is first written exactly as `r + 90° q` with
   /// `|r| <= 45°` (exact in Double arithmetic), so that the extended-precision radian angle has
   /// a small relative error even next to multiples of 90°, where the function values are tiny.
-  private func extendedSineCosine(_ degrees: Double) -> (sin: Float80, cos: Float80) {
+  func extendedSineCosine(_ degrees: Double) -> (sin: Float80, cos: Float80) {
     let q = (degrees / 90).rounded()
     let r = degrees - 90 * q
     let x = Float80(r) * (Float80.pi / 180)

@@ -7,23 +7,11 @@ import Testing
 #endif
 
 #if arch(x86_64) || arch(i386)
-  /// Oracle: `(cos φ cos λ, cos φ sin λ, sin φ)` in 80-bit extended precision (64-bit
-  /// significand), each angle first reduced exactly to `r + 90° q` with `|r| <= 45°` so that
-  /// the extended radian angle keeps its relative accuracy next to multiples of 90°.
+  /// Oracle: `(cos φ cos λ, cos φ sin λ, sin φ)` in 80-bit extended precision, from
+  /// `extendedSineCosine` (SineCosineTests.swift) of each angle.
   private func extendedUnitVector(_ c: Coordinate) -> (x: Float80, y: Float80, z: Float80) {
-    func pair(_ degrees: Double) -> (sin: Float80, cos: Float80) {
-      let q = (degrees / 90).rounded()
-      let x = Float80(degrees - 90 * q) * (Float80.pi / 180)
-      let (s, c) = (sin(x), cos(x))
-      switch ((Int(q) % 4) + 4) % 4 {
-      case 0: return (s, c)
-      case 1: return (c, -s)
-      case 2: return (-s, -c)
-      default: return (-c, s)
-      }
-    }
-    let phi = pair(c.latitude)
-    let lambda = pair(c.longitude)
+    let phi = extendedSineCosine(c.latitude)
+    let lambda = extendedSineCosine(c.longitude)
     return (phi.cos * lambda.cos, phi.cos * lambda.sin, phi.sin)
   }
 
