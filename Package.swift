@@ -1,6 +1,11 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Library code runs a nonisolated async function on its caller's actor
+/// (`nonisolated(nonsending)`, SE-0461), so that an engine owned by an actor or the main actor
+/// can be awaited there; work that must leave the caller's actor says `@concurrent`.
+let libraryIsolation: [SwiftSetting] = [.enableUpcomingFeature("NonisolatedNonsendingByDefault")]
+
 let package = Package(
   name: "Geofence",
   products: [
@@ -19,49 +24,53 @@ let package = Package(
       name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
 
     // Pure, value-typed core.
-    .target(name: "GeofenceGeometry"),
-    .target(name: "ConcurrentParts"),
+    .target(name: "GeofenceGeometry", swiftSettings: libraryIsolation),
+    .target(name: "ConcurrentParts", swiftSettings: libraryIsolation),
     .target(
       name: "GeofenceIndex",
-      dependencies: ["GeofenceGeometry", "BinarySnapshot", "ConcurrentParts"]
-    ),
+      dependencies: ["GeofenceGeometry", "BinarySnapshot", "ConcurrentParts"],
+      swiftSettings: libraryIsolation),
     .target(
       name: "GeofenceTransitions",
-      dependencies: ["GeofenceGeometry", "GeofenceIndex", "BinarySnapshot"]),
+      dependencies: ["GeofenceGeometry", "GeofenceIndex", "BinarySnapshot"],
+      swiftSettings: libraryIsolation),
 
-    .target(name: "LocationAuthorization"),
+    .target(name: "LocationAuthorization", swiftSettings: libraryIsolation),
 
     // Bridges to C.
-    .target(name: "GEOSBridge", dependencies: ["CGEOS"]),
-    .target(name: "SQLiteStore", dependencies: ["CSQLite"]),
-    .target(name: "XMLStream", dependencies: ["CLibXML2"]),
+    .target(name: "GEOSBridge", dependencies: ["CGEOS"], swiftSettings: libraryIsolation),
+    .target(name: "SQLiteStore", dependencies: ["CSQLite"], swiftSettings: libraryIsolation),
+    .target(name: "XMLStream", dependencies: ["CLibXML2"], swiftSettings: libraryIsolation),
 
     // Formats.
-    .target(name: "NumberText"),
-    .target(name: "DelimitedText", dependencies: ["NumberText"]),
-    .target(name: "JSONText"),
-    .target(name: "BinarySnapshot"),
+    .target(name: "NumberText", swiftSettings: libraryIsolation),
+    .target(name: "DelimitedText", dependencies: ["NumberText"], swiftSettings: libraryIsolation),
+    .target(name: "JSONText", swiftSettings: libraryIsolation),
+    .target(name: "BinarySnapshot", swiftSettings: libraryIsolation),
     .target(
       name: "GeofenceDefinitions",
       dependencies: [
         "GeofenceGeometry", "GEOSBridge", "DelimitedText", "JSONText", "NumberText",
         "BinarySnapshot", "ConcurrentParts",
-      ]),
+      ], swiftSettings: libraryIsolation),
     .target(
       name: "TrackFormats",
-      dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText", "XMLStream"]),
+      dependencies: ["GeofenceGeometry", "DelimitedText", "NumberText", "XMLStream"],
+      swiftSettings: libraryIsolation),
 
     // Time, HTTP, sync and outbox.
-    .target(name: "RetryTiming"),
-    .target(name: "Networking", dependencies: ["RetryTiming", "CCrypto"]),
+    .target(name: "RetryTiming", swiftSettings: libraryIsolation),
+    .target(
+      name: "Networking", dependencies: ["RetryTiming", "CCrypto"], swiftSettings: libraryIsolation),
     .target(
       name: "GeofenceSync",
       dependencies: [
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
         "SQLiteStore", "RetryTiming", "Networking",
-      ]),
+      ], swiftSettings: libraryIsolation),
     .target(
-      name: "EventOutbox", dependencies: ["SQLiteStore", "RetryTiming", "Networking", "JSONText"]),
+      name: "EventOutbox", dependencies: ["SQLiteStore", "RetryTiming", "Networking", "JSONText"],
+      swiftSettings: libraryIsolation),
 
     // Facade and command-line tool.
     .target(
@@ -70,10 +79,11 @@ let package = Package(
         "GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GeofenceDefinitions",
         "TrackFormats", "LocationAuthorization", "GeofenceSync", "EventOutbox", "DelimitedText",
         "SQLiteStore", "RetryTiming", "JSONText", "Networking", "NumberText", "BinarySnapshot",
-      ]),
+      ], swiftSettings: libraryIsolation),
     .target(
       name: "GeofenceBenchmarks",
-      dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GEOSBridge"]),
+      dependencies: ["GeofenceGeometry", "GeofenceIndex", "GeofenceTransitions", "GEOSBridge"],
+      swiftSettings: libraryIsolation),
     .executableTarget(
       name: "geofence",
       dependencies: [

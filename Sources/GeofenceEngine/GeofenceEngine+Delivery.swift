@@ -219,9 +219,12 @@ extension GeofenceEngine {
   ///   ``UploadConfiguration/deadlineSeconds`` (300 s without an upload configuration).
   ///   - skipping: names of destinations to leave alone this time. Default none.
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` without an outbox or any destination;
-  ///   ``EngineError/accountMismatch(stored:given:)``; ``EngineError/store(_:)``.
+  ///   ``EngineError/accountMismatch(stored:given:)``; ``EngineError/store(_:)``;
+  ///   ``EngineError/storeInUse(_:)`` while another delivery of this engine awaits.
   @discardableResult
-  public func deliver(until deadline: Double? = nil, skipping: Set<String> = [])
+  nonisolated(nonsending) public func deliver(
+    until deadline: Double? = nil, skipping: Set<String> = []
+  )
     async throws(EngineError) -> DeliveryReport
   {
     try checkpoint()
@@ -239,10 +242,14 @@ extension GeofenceEngine {
   ///   - deadline: as for ``deliver(until:skipping:)``.
   ///   - skipping: names of destinations to leave alone this time. Default none.
   @discardableResult
-  public func deliverDue(until deadline: Double? = nil, skipping: Set<String> = [])
+  nonisolated(nonsending) public func deliverDue(
+    until deadline: Double? = nil, skipping: Set<String> = []
+  )
     async throws(EngineError) -> DeliveryReport
   {
     guard let outbox else { throw .invalidConfiguration("no outbox configured") }
+    // The delivery awaiting on the owner's actor sends what is due.
+    if deliveryInProgress { return DeliveryReport() }
     let names = Set(destinationNames).subtracting(skipping)
     if flushRequested {
       flushRequested = false
@@ -285,13 +292,15 @@ extension GeofenceEngine {
     return next
   }
 
-  private func deliver(until deadline: Double?, only names: Set<String>)
+  nonisolated(nonsending) private func deliver(until deadline: Double?, only names: Set<String>)
     async throws(EngineError) -> DeliveryReport
   {
     guard outbox != nil else { throw .invalidConfiguration("no outbox configured") }
     guard configuration.upload != nil || !deliveries.isEmpty else {
       throw .invalidConfiguration("no destination configured")
     }
+    try beginDelivery()
+    defer { deliveryInProgress = false }
     let end = deadline ?? clock.now() + (configuration.upload?.deadlineSeconds ?? 300)
     var report = DeliveryReport()
     if configuration.upload != nil, names.contains(Outbox.serverDestination) {
@@ -306,6 +315,15 @@ extension GeofenceEngine {
       } catch { throw .store("outbox: \(error)") }
     }
     return report
+  }
+
+  /// Marks a delivery as running (see ``deliveryInProgress``).
+  /// - Throws: ``EngineError/storeInUse(_:)`` when one already is.
+  func beginDelivery() throws(EngineError) {
+    guard !deliveryInProgress else {
+      throw .storeInUse("a delivery of this engine is already in progress; try again after it")
+    }
+    deliveryInProgress = true
   }
 
   // MARK: Sessions

@@ -77,7 +77,7 @@ extension GeofenceEngine {
   /// - Returns: one report per input, in input order.
   /// - Throws: ``EngineError/store(_:)`` from the outbox or the checkpoints.
   /// - Complexity: O(n log n) for n fixes plus one ``ingest(_:device:)`` each.
-  public func replay(
+  nonisolated(nonsending) public func replay(
     _ inputs: [ReplayInput], timeline: AuthorizationTimeline = AuthorizationTimeline(changes: []),
     ignoringAccuracy: Bool = false, afterEvents: (() async -> Void)? = nil
   ) async throws(EngineError) -> [TrackReplayReport] {
@@ -136,7 +136,9 @@ extension GeofenceEngine {
     var eventsByGroup: [[GeofenceEvent]] = Array(repeating: [], count: groupFixes.count)
     var scratch: [GeofenceEvent] = []
     func fix(of item: Item) -> LocationFix { groupFixes[Int(item.group)][Int(item.index)] }
-    func take(_ item: Item, _ fix: LocationFix, usesTime: Bool) async throws(EngineError) {
+    nonisolated(nonsending) func take(_ item: Item, _ fix: LocationFix, usesTime: Bool)
+      async throws(EngineError)
+    {
       let group = Int(item.group)
       let input = groupInput[group]
       scratch.removeAll(keepingCapacity: true)

@@ -56,8 +56,11 @@ extension GeofenceEngine {
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` without ``Configuration/sync`` or with
   ///   a fixed set; ``EngineError/sync(_:)`` when the sync failed (the stored and live sets
   ///   are kept, the stored one marked stale); ``EngineError/storeInUse(_:)`` when another
-  ///   process's sync of the directory held `sync.lock` until the deadline.
-  public func sync(full: Bool = false) async throws(EngineError) -> EngineSyncReport {
+  ///   process's sync of the directory held `sync.lock` until the deadline, or at once while
+  ///   another sync of this engine awaits.
+  nonisolated(nonsending) public func sync(full: Bool = false) async throws(EngineError)
+    -> EngineSyncReport
+  {
     guard var syncConfiguration = configuration.sync else {
       throw .invalidConfiguration("no sync configured")
     }
@@ -65,6 +68,11 @@ extension GeofenceEngine {
       throw .invalidConfiguration("the engine monitors a fixed set; sync is off")
     }
     syncConfiguration.reportsChangedGeofences = true
+    guard !syncInProgress else {
+      throw .storeInUse("a sync of this engine is already in progress; try again after it")
+    }
+    syncInProgress = true
+    defer { syncInProgress = false }
     let lock = try await takeSyncLock(waitingAtMost: syncConfiguration.deadlineSeconds)
     defer { withExtendedLifetime(lock) {} }
     let caughtUp = try catchUpWithStore()
@@ -86,7 +94,8 @@ extension GeofenceEngine {
   /// The directory store's `sync.lock`, taken exclusive (see ``sync(full:)``); nil in memory.
   /// Waits for another holder, trying every 50 ms, at most `seconds` of real (monotonic) time:
   /// the wait is real, whatever the engine's clock says.
-  private func takeSyncLock(waitingAtMost seconds: Double) async throws(EngineError)
+  nonisolated(nonsending) private func takeSyncLock(waitingAtMost seconds: Double)
+    async throws(EngineError)
     -> DirectoryLock?
   {
     guard case .directory(let directory) = storage else { return nil }
@@ -221,8 +230,11 @@ extension GeofenceEngine {
   /// - Returns: what was sent; ``EventOutbox/UploadReport/stopped`` tells why events remain.
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` without an outbox or an upload
   ///   configuration; ``EngineError/accountMismatch(stored:given:)`` when the outbox holds
-  ///   events queued for another API key; ``EngineError/store(_:)``.
-  public func flush(until deadline: Double? = nil) async throws(EngineError) -> UploadReport {
+  ///   events queued for another API key; ``EngineError/store(_:)``;
+  ///   ``EngineError/storeInUse(_:)`` while another delivery of this engine awaits.
+  nonisolated(nonsending) public func flush(until deadline: Double? = nil) async throws(EngineError)
+    -> UploadReport
+  {
     guard outbox != nil else { throw .invalidConfiguration("no outbox configured") }
     guard configuration.upload != nil else {
       throw .invalidConfiguration("no upload server configured")
@@ -233,10 +245,15 @@ extension GeofenceEngine {
   /// Sends only the batches that are due (full, or whose oldest event waited the batch
   /// interval). Call it after ingesting and on a timer.
   /// - Parameter deadline: as for ``flush(until:)``.
-  public func sendDueBatches(until deadline: Double? = nil) async throws(EngineError)
+  nonisolated(nonsending) public func sendDueBatches(until deadline: Double? = nil)
+    async throws(EngineError)
     -> UploadReport
   {
     let uploader = try makeUploader(until: deadline)
+    // The delivery awaiting on the owner's actor sends what is due.
+    if deliveryInProgress { return UploadReport() }
+    deliveryInProgress = true
+    defer { deliveryInProgress = false }
     do { return try await uploader.sendDueBatches() } catch {
       throw .store("outbox: \(error)")
     }

@@ -25,7 +25,14 @@ import RetryTiming
 ///
 /// ## Isolation
 /// A class with a **single owner**: not `Sendable`; call it from one isolation domain at a
-/// time (one thread, one actor, or one task). Put it inside an actor of your own to share it.
+/// time (one thread, one actor, or one task). Put it inside an actor of your own to share it,
+/// or keep it on the main actor. Its async methods are `nonisolated(nonsending)` (SE-0461):
+/// they run on the caller's actor, so an actor that owns the engine awaits them with no
+/// sending. At each `await` inside them (a request, a retry wait) the owner's actor may run
+/// other work: ingesting meanwhile is fine; a second delivery or sync started meanwhile is
+/// refused (``EngineError/storeInUse(_:)``; ``deliverDue(until:skipping:)`` and
+/// ``sendDueBatches(until:)`` instead return an empty report, the running delivery sending
+/// what is due).
 ///
 /// ## Live semantics
 /// ``ingest(_:device:)`` takes each device's fixes in the order they arrive and never
@@ -284,6 +291,12 @@ public final class GeofenceEngine {
   var flushRequested = false
   /// The current session, when sessions are kept.
   var session: SessionState?
+  /// A delivery (``deliver(until:skipping:)``, ``deliverDue(until:skipping:)``,
+  /// ``flush(until:)``, ``sendDueBatches(until:)``) is awaiting on the owner's actor: another
+  /// one started meanwhile (reentrancy at an `await`) would send the same events twice.
+  var deliveryInProgress = false
+  /// A ``sync(full:)`` is awaiting on the owner's actor (the same for two syncs).
+  var syncInProgress = false
   /// The directory claimed in ``ConfiguredStores`` for delivery, released in `deinit`.
   var claimedDirectory: String?
   /// The shared `store.lock` of a directory store (``DirectoryLock``), released with the

@@ -324,7 +324,7 @@ enum RunCommand {
     let uploadDeadline = SystemClock().now() + upload.deadlineSeconds
     var deliveryReport = DeliveryReport()
     var uploadError: EngineError?
-    func deliverDue() async {
+    nonisolated(nonsending) func deliverDue() async {
       guard uploading, uploadError == nil else { return }
       do throws(EngineError) {
         // A destination that stopped waits for the final flush; the others go on.
