@@ -11,14 +11,15 @@ import Foundation
 /// exclusive holder excludes every other holder, in this process (another open of the file)
 /// or another.
 ///
-/// Three locks are used:
+/// Four locks are used:
 /// - `delivery.lock`: an engine that delivers (an outbox with the server or destinations)
 ///   holds it exclusive, so that two processes never send the same queued events.
 /// - `store.lock`: every ``GeofenceEngine`` on a directory store holds it shared while it
 ///   lives, and ``StoreRepair/repair(directory:at:)`` takes it exclusive, so that repair never
 ///   moves a file aside under a process that would go on writing into the moved file.
-/// - `state.lock`: `geofence stream --state DIR` holds it exclusive, so that two streams do
-///   not overwrite each other's checkpoints.
+/// - `state.lock`: an engine that fills a store (takes fixes into its outbox or checkpoints)
+///   holds it exclusive from its first device on (``GeofenceEngine/claimState()``), so that
+///   two engines never keep two states of the same devices.
 /// - `sync.lock`: ``GeofenceEngine/sync(full:)`` holds it exclusive for a whole sync, so that
 ///   two processes never stage their listings into each other's.
 ///
@@ -31,6 +32,8 @@ public final class DirectoryLock: @unchecked Sendable {
   public static let deliveryFileName = "delivery.lock"
   /// The lock file of a sync in progress on a store (in any process).
   public static let syncFileName = "sync.lock"
+  /// The lock file of the one engine (in any process) that fills a store.
+  public static let stateFileName = "state.lock"
 
   /// The lock file's path.
   public let path: String

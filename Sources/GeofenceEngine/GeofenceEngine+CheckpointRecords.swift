@@ -62,6 +62,7 @@ extension GeofenceEngine {
     }
     let id = decoded.deviceID
     guard !id.isEmpty else { throw .invalidCheckpoint("device_id must be a non-empty string") }
+    try claimState()
     guard try loadedDevice(id) == nil else {
       throw .invalidCheckpoint(
         "device \"\(id)\" is already known (a record comes before its fixes)")

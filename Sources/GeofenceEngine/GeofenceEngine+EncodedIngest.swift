@@ -87,6 +87,7 @@ extension GeofenceEngine {
     guard first < fixes.count else { return }
     var slot = devices.index(forKey: DeviceKey(device))
     if slot == nil {
+      try claimState()
       devices[DeviceKey(device)] = try loadedDevice(device) ?? newDevice(usesTime: true)
       slot = devices.index(forKey: DeviceKey(device))
     }

@@ -112,6 +112,7 @@ extension GeofenceEngine {
     // mutated in place.
     var slot = devices.index(forKey: DeviceKey(device))
     if slot == nil {
+      try claimState()
       devices[DeviceKey(device)] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
       slot = devices.index(forKey: DeviceKey(device))
     }
@@ -133,6 +134,40 @@ extension GeofenceEngine {
     }
     count(outcome)
     return (outcome, timed)
+  }
+
+  /// Claims a directory store for this engine's devices: takes `DIR/state.lock` exclusive
+  /// (``DirectoryLock``), so that one engine at a time, in any process, fills the store.
+  /// Two engines filling one store would each keep their own state of the same devices and
+  /// queue every visit twice, under different event ids, and overwrite each other's
+  /// checkpoints.
+  ///
+  /// The engine calls it when it first takes a device (``ingest(_:device:)``, ``replay(_:timeline:ignoringAccuracy:afterEvents:)``,
+  /// ``restoreDevice(fromCheckpointRecord:)``); call it after creating the engine to learn at
+  /// once. An engine that only delivers, syncs or reads a store never takes the lock, so
+  /// `geofence upload`, `geofence sync` and `geofence regions` run beside a filling process.
+  /// Does nothing in memory, without an outbox and with ``CheckpointPolicy/none`` (nothing of
+  /// the devices is stored), or when the lock is held already. The lock is released with the
+  /// engine (or when the process ends, after a kill too).
+  /// - Throws: ``EngineError/storeInUse(_:)`` when another engine, in this process or
+  ///   another, fills the store; ``EngineError/store(_:)`` when the lock file cannot be
+  ///   opened.
+  public func claimState() throws(EngineError) {
+    guard stateLock == nil, case .directory(let directory) = storage,
+      outbox != nil || configuration.checkpoints != .none
+    else { return }
+    do {
+      stateLock = try DirectoryLock(
+        directory: directory, fileName: DirectoryLock.stateFileName, exclusive: true)
+    } catch {
+      switch error {
+      case .held(let path):
+        throw .storeInUse(
+          "another engine fills \(directory) (it holds \(path)); one process at a time may "
+            + "take fixes into a store")
+      case .unavailable: throw .store("\(error)")
+      }
+    }
   }
 
   /// Counts a fix's gate outcome in ``report``: a fix dropped unauthorized (with each reason

@@ -304,6 +304,9 @@ public final class GeofenceEngine {
   var storeLock: DirectoryLock?
   /// The exclusive `delivery.lock` of an engine that delivers (see ``claimStore()``).
   var deliveryLock: DirectoryLock?
+  /// The exclusive `state.lock` of an engine that fills a directory store (see
+  /// ``claimState()``); nil until it takes its first device.
+  var stateLock: DirectoryLock?
 
   /// Creates an engine, restoring what `storage` holds.
   ///

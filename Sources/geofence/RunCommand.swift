@@ -120,8 +120,9 @@ enum RunCommand {
     run 'geofence upload' later with the same --destination options (also when the server
     refused a whole batch, 400 or 401,
     or the deadline passed: no event is dead-lettered for those), or another process
-    delivers from the --store (one at a time: it holds DIR/delivery.lock); 77 the outbox
-    holds events queued with another --key (whichever destinations this run names).
+    delivers from the --store (one at a time: it holds DIR/delivery.lock) or takes fixes
+    into it (one at a time: it holds DIR/state.lock); 77 the outbox holds events queued
+    with another --key (whichever destinations this run names).
     """
 
   static let outboxHelp = """
@@ -279,6 +280,8 @@ enum RunCommand {
         configuration: upload.engineConfiguration(
           transitions: replayOptions.configuration, syncs: syncsTheSet),
         storage: .directory(upload.store), loaded: consume fixedSet)
+      // One process at a time takes fixes into a store.
+      try engine.claimState()
       if args.flag("reset-identity") { try engine.reset() }
       if let user = args.last("user") { try engine.identify(user: user) }
     } catch {

@@ -238,26 +238,6 @@ enum StreamCommand {
       printError("geofence stream: --state \(reason)")
       return ExitStatus.cannotCreate
     }
-    // One process at a time checkpoints into a --state DIR (see DirectoryLock).
-    var stateLock: DirectoryLock?
-    if let stateDirectory {
-      do {
-        stateLock = try DirectoryLock(
-          directory: stateDirectory, fileName: "state.lock", exclusive: true)
-      } catch {
-        switch error {
-        case .held(let path):
-          printError(
-            "geofence stream: --state \(stateDirectory) is in use by another process (it holds "
-              + "\(path)); one process at a time may checkpoint into a state directory")
-          return ExitStatus.temporaryFailure
-        case .unavailable(let path, let reason):
-          printError("geofence stream: --state \(stateDirectory): cannot lock \(path): \(reason)")
-          return ExitStatus.ioError
-        }
-      }
-    }
-    defer { withExtendedLifetime(stateLock) {} }
     let engine: GeofenceEngine
     do {
       engine = try GeofenceEngine(
@@ -280,6 +260,21 @@ enum StreamCommand {
       }
       printError("geofence stream: \(error)")
       return ExitStatus.ioError
+    }
+    // One process at a time checkpoints into a --state DIR: the engine's state.lock.
+    if let stateDirectory {
+      do { try engine.claimState() } catch {
+        if case .storeInUse = error {
+          let path = URL(fileURLWithPath: stateDirectory)
+            .appendingPathComponent(DirectoryLock.stateFileName).path
+          printError(
+            "geofence stream: --state \(stateDirectory) is in use by another process (it holds "
+              + "\(path)); one process at a time may checkpoint into a state directory")
+          return ExitStatus.temporaryFailure
+        }
+        printError("geofence stream: --state \(stateDirectory): \(error)")
+        return ExitStatus.ioError
+      }
     }
     if let store = args.last("store") {
       guard (try? engine.setState())?.version != nil else {

@@ -23,6 +23,26 @@ import Testing
     return (store, run)
   }
 
+  /// A second `run` taking fixes into a store while another process does (it holds
+  /// DIR/state.lock) is refused with 75 before it reads a track, and queues nothing; `outbox`
+  /// and `upload`-style readers still open the store.
+  @Test func aSecondRunIntoTheSameStoreIsRefused() throws {
+    let (store, run) = try makeStore()
+    let lockPath = store.appendingPathComponent("state.lock").path
+    let holder = open(lockPath, O_RDWR | O_CREAT, 0o644)
+    #expect(holder >= 0)
+    #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+    let refused = try CLI.run(run)
+    #expect(refused.status == 75, "\(refused.stderr)")
+    #expect(refused.stderr.contains(lockPath), "\(refused.stderr)")
+    #expect(try pending(store) == "pending       1")
+    close(holder)
+    let again = try CLI.run(run)
+    #expect(again.status == 0, "\(again.stderr)")
+    // The same fix again: dropped as a duplicate of the checkpointed one, nothing queued.
+    #expect(try pending(store) == "pending       1")
+  }
+
   func pending(_ store: URL) throws -> String? {
     let r = try CLI.run(["outbox", "--store", store.path])
     return CLI.lines(r.stdout).first

@@ -258,3 +258,49 @@ func aFixDroppedForItsTimeRepeatsNoEarlierEvent(time: Double) throws {
   let fresh = try GeofenceEngine(geofences: [cafe])
   #expect(try fresh.restoreDevice(fromCheckpointRecord: Array(record.utf8)) == "p1")
 }
+
+/// Two engines filling one directory store would each keep a state of the same device and
+/// queue each visit twice under different ids: the first to take a device holds `state.lock`
+/// and the second is refused at its first fix (the fix not taken), while an engine that only
+/// delivers or reads opens the store beside it; once the first is gone, the second goes on
+/// from the first's checkpoint, so the visit's ENTER is queued once.
+@Test func oneEngineAtATimeFillsAStore() throws {
+  let directory = TestScratch.root.appendingPathComponent("engine-fill-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  let cafe = Geofence(
+    id: "cafe",
+    region: try CircularRegion(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))
+  func engine() throws -> GeofenceEngine {
+    try GeofenceEngine(
+      configuration: .init(outbox: .init()), storage: .directory(directory.path),
+      geofences: [cafe])
+  }
+  func fix(_ t: Double, east metres: Double) -> LocationFix {
+    LocationFix(
+      coordinate: Coordinate(uncheckedLatitude: 0, longitude: metres / 111_195.08),
+      time: 1.8e9 + t, horizontalAccuracy: 5)
+  }
+  var first: GeofenceEngine? = try engine()
+  let second = try engine()
+  #expect(try first?.ingest(fix(0, east: 0), device: "phone").map(\.type) == [.enter])
+  let refused = #expect(throws: EngineError.self) {
+    try second.ingest(fix(10, east: 0), device: "phone")
+  }
+  #expect(refused?.description.contains("another engine fills") == true)
+  #expect(refused?.description.contains("state.lock") == true)
+  #expect(second.report.fixes == 0)
+  // Claiming again while the first lives is refused too; a reader opens the store.
+  #expect(throws: EngineError.self) { try second.claimState() }
+  #expect(try engine().outbox?.counts().pending == 1)
+  withExtendedLifetime(first) {}
+  first = nil
+  // The first's checkpoint says the device is inside: no second ENTER.
+  #expect(try second.ingest(fix(20, east: 10), device: "phone").isEmpty)
+  #expect(try second.ingest(fix(30, east: 500), device: "phone").map(\.type) == [.exit])
+  #expect(try second.outbox?.counts().pending == 2)
+  // In memory, or storing nothing of its devices, an engine takes no lock.
+  let other = try GeofenceEngine(
+    configuration: .init(checkpoints: .none), storage: .directory(directory.path),
+    geofences: [cafe])
+  #expect(try other.ingest(fix(0, east: 0), device: "phone").map(\.type) == [.enter])
+}
