@@ -100,6 +100,13 @@ public protocol EventDestination: AnyObject {
   /// - Parameter attempt: 1 for the first delivery of the batch's newest event; more when
   ///   some of its events were attempted before (continued across restarts).
   func deliver(_ events: [OutboxEvent], attempt: Int) async -> DestinationAnswer
+  /// Called by ``DestinationDelivery/flush()`` before its first batch: a delivery call
+  /// begins. Default: nothing.
+  func flushBegins()
+}
+
+extension EventDestination {
+  public func flushBegins() {}
 }
 
 /// What one ``DestinationDelivery`` call did.
@@ -161,6 +168,7 @@ public final class DestinationDelivery {
   @discardableResult
   public func flush() async throws -> DestinationReport {
     try outbox.register(destination: destination.name)
+    destination.flushBegins()
     var report = DestinationReport()
     while report.stopped == nil,
       var batch = try outbox.takeBatch(

@@ -32,43 +32,81 @@ public struct JSONLinesFileConfiguration: Hashable, Sendable {
 /// Appends events as JSON Lines (``OutboxEvent/jsonObject`` and `\n`) to a file that rotates
 /// by size (an ``EventDestination``).
 ///
-/// A batch is written with one `write` and flushed to disk (`fsync`) before the outbox moves
-/// the cursor, so a crash between the two writes the batch again on restart (at least once:
-/// readers deduplicate by `id`). When the next batch would take the file past
-/// ``JSONLinesFileConfiguration/maximumFileBytes``, it is renamed `PATH.1` (older ones move
-/// up to `PATH.N`, the oldest beyond `keptFiles` deleted) and a new file starts; a batch
-/// larger than the cap on its own is written to a fresh file whole. A write that fails stops
-/// the call with the error; the events stay pending.
+/// **Size.** Before an event would take the file past
+/// ``JSONLinesFileConfiguration/maximumFileBytes``, the file is renamed `PATH.1` (older ones
+/// move up to `PATH.N`, the oldest beyond `keptFiles` deleted) and a new file starts: a batch
+/// is split between files, so no file exceeds the cap but one holding a single event larger
+/// than the cap on its own.
+///
+/// **Nothing is rotated away unread by the delivery that wrote it.** Within one
+/// ``DestinationDelivery/flush()`` (``flushBegins()``), a rotation that would delete a file
+/// written by that flush (`PATH.N`, or `PATH` itself with `keptFiles` 0) is not made: the
+/// call stops there with a failure naming the file, the events written so far delivered and
+/// the rest pending for the next flush, which may rotate the earlier flush's files away as
+/// log rotation does.
+///
+/// **Durability.** The lines for a file are written with one `write` and flushed to disk
+/// (`fsync`) before the outbox moves the cursor, so a crash between the two writes them again
+/// on restart (at least once: readers deduplicate by `id`). A write that fails stops the call
+/// with the error; the events not written stay pending.
 public final class JSONLinesFileDestination: EventDestination {
   public let configuration: JSONLinesFileConfiguration
   public var name: String { configuration.name }
   public var maxBatchEvents: Int { configuration.maxBatchEvents }
+  /// For `PATH` (index 0) and `PATH.1` ... `PATH.N`: whether the current flush wrote it.
+  private var writtenThisFlush: [Bool]
 
   public init(configuration: JSONLinesFileConfiguration) {
     self.configuration = configuration
+    writtenThisFlush = Array(repeating: false, count: configuration.keptFiles + 1)
+  }
+
+  public func flushBegins() {
+    for k in writtenThisFlush.indices { writtenThisFlush[k] = false }
   }
 
   public func deliver(_ events: [OutboxEvent], attempt: Int) async -> DestinationAnswer {
-    var text = ""
-    for e in events { text += e.jsonObject + "\n" }
-    let bytes = Array(text.utf8)
-    do {
-      try rotateIfNeeded(adding: bytes.count)
-    } catch {
-      return DestinationAnswer(
-        failure: "\(configuration.path): cannot rotate: \((error as NSError).localizedDescription)")
+    var delivered: [String] = []
+    var lines: [UInt8] = []
+    var ids: [String] = []
+    // The file's size with `lines` appended.
+    var size = currentSize()
+    for e in events {
+      let line = Array((e.jsonObject + "\n").utf8)
+      if size > 0, size + line.count > configuration.maximumFileBytes {
+        if let failure = append(&lines) {
+          return DestinationAnswer(delivered: delivered, failure: failure)
+        }
+        delivered += ids
+        ids.removeAll()
+        if let failure = rotate() {
+          return DestinationAnswer(delivered: delivered, failure: failure)
+        }
+        size = 0
+      }
+      lines += line
+      ids.append(e.id)
+      size += line.count
     }
-    // open(2), write(2) and fsync(2): the system's reason reaches the message.
-    func failure(_ what: String) -> DestinationAnswer {
-      DestinationAnswer(
-        failure: "\(configuration.path): cannot \(what): \(String(cString: strerror(errno)))")
+    if let failure = append(&lines) {
+      return DestinationAnswer(delivered: delivered, failure: failure)
+    }
+    return DestinationAnswer(delivered: delivered + ids)
+  }
+
+  /// Appends `lines` to the file and syncs it (open(2), write(2), fsync(2)), then empties
+  /// `lines`; the failure with the system's reason, or nil.
+  private func append(_ lines: inout [UInt8]) -> String? {
+    guard !lines.isEmpty else { return nil }
+    func failure(_ what: String) -> String {
+      "\(configuration.path): cannot \(what): \(String(cString: strerror(errno)))"
     }
     let fd = open(configuration.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
     guard fd >= 0 else { return failure("open the file") }
     defer { close(fd) }
     var offset = 0
-    while offset < bytes.count {
-      let written = bytes.withUnsafeBytes { b -> Int in
+    while offset < lines.count {
+      let written = lines.withUnsafeBytes { b -> Int in
         guard let base = b.baseAddress else { return 0 }
         return write(fd, base + offset, b.count - offset)
       }
@@ -79,7 +117,9 @@ public final class JSONLinesFileDestination: EventDestination {
       offset += written
     }
     guard fsync(fd) == 0 else { return failure("sync the file") }
-    return DestinationAnswer(delivered: events.map(\.id))
+    writtenThisFlush[0] = true
+    lines.removeAll(keepingCapacity: true)
+    return nil
   }
 
   /// The size of the current file, 0 when it does not exist.
@@ -88,24 +128,39 @@ public final class JSONLinesFileDestination: EventDestination {
     return (attributes?[.size] as? NSNumber)?.intValue ?? 0
   }
 
-  private func rotateIfNeeded(adding count: Int) throws {
-    let size = currentSize()
-    guard size > 0, size + count > configuration.maximumFileBytes else { return }
-    let fm = FileManager.default
+  /// Moves the files up one place (see the type's discussion); the failure, or nil.
+  private func rotate() -> String? {
     let path = configuration.path
-    guard configuration.keptFiles > 0 else {
-      try fm.removeItem(atPath: path)
-      return
+    let kept = configuration.keptFiles
+    if writtenThisFlush[kept] {
+      let doomed = kept == 0 ? path : "\(path).\(kept)"
+      return "\(path): rotating again would delete \(doomed), written by this delivery, "
+        + "before it is read; the rest stay queued for the next delivery (a larger maximum "
+        + "file size or more kept files hold more at once)"
     }
-    let oldest = "\(path).\(configuration.keptFiles)"
-    if fm.fileExists(atPath: oldest) { try fm.removeItem(atPath: oldest) }
-    if configuration.keptFiles > 1 {
-      for k in stride(from: configuration.keptFiles - 1, through: 1, by: -1) {
-        let from = "\(path).\(k)"
-        if fm.fileExists(atPath: from) { try fm.moveItem(atPath: from, toPath: "\(path).\(k + 1)") }
+    let fm = FileManager.default
+    do {
+      if kept == 0 {
+        try fm.removeItem(atPath: path)
+      } else {
+        let oldest = "\(path).\(kept)"
+        if fm.fileExists(atPath: oldest) { try fm.removeItem(atPath: oldest) }
+        if kept > 1 {
+          for k in stride(from: kept - 1, through: 1, by: -1) {
+            let from = "\(path).\(k)"
+            if fm.fileExists(atPath: from) {
+              try fm.moveItem(atPath: from, toPath: "\(path).\(k + 1)")
+            }
+          }
+        }
+        try fm.moveItem(atPath: path, toPath: "\(path).1")
       }
+    } catch {
+      return "\(path): cannot rotate: \((error as NSError).localizedDescription)"
     }
-    try fm.moveItem(atPath: path, toPath: "\(path).1")
+    writtenThisFlush.removeLast()
+    writtenThisFlush.insert(false, at: 0)
+    return nil
   }
 }
 

@@ -70,9 +70,10 @@ enum RunCommand {
                               PATH.1 ... PATH.5
       --destination stdout    JSON Lines on standard output
       --webhook-secret S      the webhook's HMAC secret (else $GEOFENCE_WEBHOOK_SECRET)
-      --file-max-bytes N      rotate the file destination before a batch would take it past N
-                              bytes [10485760]; a batch is never split, so a batch larger than
-                              N fills a file of its own (see --batch-size)
+      --file-max-bytes N      rotate the file destination before an event would take it past
+                              N bytes [10485760] (an event larger than N fills a file of its
+                              own); one run never rotates away a file it wrote: it stops
+                              there, the rest queued (75)
                               Each destination has its own cursor in DIR/outbox.sqlite: a slow
                               or failing one never holds the others back, and a crash loses
                               nothing for any (delivery is at least once; receivers

@@ -250,6 +250,51 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     #expect(ids.count >= 12)
   }
 
+  /// A batch is split at the cap, so no file exceeds it; and one flush never rotates away a
+  /// file it wrote: it stops with the rest pending, every event written once. A reader that
+  /// takes the files between flushes (as a log shipper does) gets every event exactly once.
+  @Test func oneFlushNeverRotatesAwayAFileItWrote() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("cap.jsonl").path
+    // Lines {"id":"eN","type":"enter","n":N} and a newline, 33 bytes (e0-e9) and 35 (e10-e29):
+    // three fit in 110 bytes, four do not.
+    let destination = JSONLinesFileDestination(
+      configuration: .init(path: file, maximumFileBytes: 110, keptFiles: 1, maxBatchEvents: 50))
+    try outbox.enqueue(contentsOf: makeEvents(0..<30))
+    let fm = FileManager.default
+    var read: [String] = []
+    /// Takes PATH.1 then PATH away, as a reader would, checking each file's size.
+    func drain() throws {
+      for name in [file + ".1", file] where fm.fileExists(atPath: name) {
+        let text = try String(contentsOfFile: name, encoding: .utf8)
+        #expect(text.utf8.count <= 110, "\(name)")
+        for line in text.split(separator: "\n") {
+          let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+          read.append(object?["id"] as? String ?? "?")
+        }
+        try fm.removeItem(atPath: name)
+      }
+    }
+    let delivery = DestinationDelivery(outbox: outbox, destination: destination)
+    // Flush 1: e0-e2 in PATH, rotated to PATH.1, e3-e5 in PATH; the next rotation would
+    // delete PATH.1, written by this flush.
+    var report = try await delivery.flush()
+    #expect(report.delivered == 6)
+    #expect(report.stopped?.contains("would delete \(file).1, written by this delivery") == true)
+    #expect(try outbox.counts(destination: "file").pending == 24)
+    try drain()
+    #expect(read == (0..<6).map { "e\($0)" })
+    var flushes = 1
+    while try outbox.counts(destination: "file").pending > 0, flushes < 20 {
+      report = try await delivery.flush()
+      #expect(report.delivered == 6)
+      try drain()
+      flushes += 1
+    }
+    #expect(read == (0..<30).map { "e\($0)" })
+    #expect(flushes == 5)
+  }
+
   /// An outbox of schema version 2 (one uploader: in-flight flags and attempt counts on the
   /// events) opens at version 3 with its attempts and dead letters kept for the server.
   @Test func aVersion2OutboxMigratesItsAttemptsAndDeadLettersToTheServerCursor() async throws {
