@@ -240,16 +240,21 @@ private final class Pipeline {
   }
 
   @Test func reprocessingTheSameFixesMakesNoSecondEvent() throws {
-    let f = try Fixture()
+    let clock = TestClock()
+    let directory = TestScratch.root.appendingPathComponent("monitoring-\(UUID().uuidString)")
     let track = [fix(0, 10), fix(800, 20), fix(1_000, 30)]
-    try f.pipeline.replay(track)
-    let ids = try f.outbox.queuedEvents().map(\.id)
-    // A new process (after a crash, before any checkpoint) replays the same fixes into the
-    // same outbox: the same ids, nothing added.
-    let again = try Pipeline(directory: f.directory, state: granted, clock: f.clock)
+    let ids: [String]
+    do {
+      let first = try Pipeline(directory: directory, state: granted, clock: clock)
+      try first.replay(track)
+      ids = try first.engine.outbox!.queuedEvents().map(\.id)
+    }
+    // A new process (after a crash, before any checkpoint: the first one's locks gone with
+    // it) replays the same fixes into the same outbox: the same ids, nothing added.
+    let again = try Pipeline(directory: directory, state: granted, clock: clock)
     let report = try again.replay(track)
     #expect(report.eventCounts.total == 3 && report.enqueued == 0)
-    #expect(try f.outbox.queuedEvents().map(\.id) == ids)
+    #expect(try again.engine.outbox!.queuedEvents().map(\.id) == ids)
     #expect(Set(ids).count == 3)
   }
 
