@@ -226,28 +226,36 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     #expect(try outbox.counts().queued == 0)
   }
 
-  @Test func theFileRotatesBySizeAndKeepsEveryEventOnceInOrder() async throws {
-    let outbox = try Outbox(path: path, clock: clock)
-    let file = directory.appendingPathComponent("rot.jsonl").path
-    // Each line is {"id":"eN","type":"enter","n":N} plus a newline: 34-36 bytes. Batches of 3.
-    let destination = JSONLinesFileDestination(
-      configuration: .init(path: file, maximumFileBytes: 200, keptFiles: 3, maxBatchEvents: 3))
-    try outbox.enqueue(contentsOf: makeEvents(0..<20))
-    _ = try await DestinationDelivery(outbox: outbox, destination: destination).flush()
-    let fm = FileManager.default
-    #expect(!fm.fileExists(atPath: file + ".4"))
+  /// The ids in the JSON Lines files `names` that exist, in order, each file checked to hold
+  /// at most `cap` bytes.
+  func ids(inFiles names: [String], atMost cap: Int) throws -> [String] {
     var ids: [String] = []
-    for name in [file + ".3", file + ".2", file + ".1", file] where fm.fileExists(atPath: name) {
+    for name in names where FileManager.default.fileExists(atPath: name) {
       let text = try String(contentsOfFile: name, encoding: .utf8)
-      #expect(text.utf8.count <= 200, "\(name)")
+      #expect(text.utf8.count <= cap, "\(name)")
       for line in text.split(separator: "\n") {
         let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         ids.append(object?["id"] as? String ?? "?")
       }
     }
-    // Four files of at most 200 bytes hold the newest events; the oldest were rotated away.
-    #expect(ids == (20 - ids.count..<20).map { "e\($0)" })
-    #expect(ids.count >= 12)
+    return ids
+  }
+
+  @Test func theFileRotatesBySizeAndKeepsEveryEventOnceInOrder() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("rot.jsonl").path
+    // Each line is {"id":"eN","type":"enter","n":N} plus a newline: 33 bytes (e0-e9) or 35
+    // (e10-e19), so a file of 200 bytes holds 5 or 6. Batches of 3, split between files.
+    let destination = JSONLinesFileDestination(
+      configuration: .init(path: file, maximumFileBytes: 200, keptFiles: 3, maxBatchEvents: 3))
+    try outbox.enqueue(contentsOf: makeEvents(0..<20))
+    let report = try await DestinationDelivery(outbox: outbox, destination: destination).flush()
+    #expect(report.delivered == 20 && report.stopped == nil)
+    #expect(!FileManager.default.fileExists(atPath: file + ".4"))
+    // e0-e5, e6-e10, e11-e15, e16-e19: four files, every event once, in order.
+    let files = [file + ".3", file + ".2", file + ".1", file]
+    #expect(try ids(inFiles: files, atMost: 200) == (0..<20).map { "e\($0)" })
+    #expect(try ids(inFiles: [file + ".3"], atMost: 200).count == 6)
   }
 
   /// A batch is split at the cap, so no file exceeds it; and one flush never rotates away a
@@ -256,24 +264,15 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
   @Test func oneFlushNeverRotatesAwayAFileItWrote() async throws {
     let outbox = try Outbox(path: path, clock: clock)
     let file = directory.appendingPathComponent("cap.jsonl").path
-    // Lines {"id":"eN","type":"enter","n":N} and a newline, 33 bytes (e0-e9) and 35 (e10-e29):
-    // three fit in 110 bytes, four do not.
+    // Three lines fit in 110 bytes, four do not.
     let destination = JSONLinesFileDestination(
       configuration: .init(path: file, maximumFileBytes: 110, keptFiles: 1, maxBatchEvents: 50))
     try outbox.enqueue(contentsOf: makeEvents(0..<30))
-    let fm = FileManager.default
     var read: [String] = []
-    /// Takes PATH.1 then PATH away, as a reader would, checking each file's size.
+    /// Takes PATH.1 then PATH away, as a reader would.
     func drain() throws {
-      for name in [file + ".1", file] where fm.fileExists(atPath: name) {
-        let text = try String(contentsOfFile: name, encoding: .utf8)
-        #expect(text.utf8.count <= 110, "\(name)")
-        for line in text.split(separator: "\n") {
-          let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-          read.append(object?["id"] as? String ?? "?")
-        }
-        try fm.removeItem(atPath: name)
-      }
+      read += try ids(inFiles: [file + ".1", file], atMost: 110)
+      for name in [file + ".1", file] { try? FileManager.default.removeItem(atPath: name) }
     }
     let delivery = DestinationDelivery(outbox: outbox, destination: destination)
     // Flush 1: e0-e2 in PATH, rotated to PATH.1, e3-e5 in PATH; the next rotation would
