@@ -111,7 +111,10 @@ import Testing
 
   /// Starts `stream`, kills it with SIGKILL `delay` seconds after it started (never when
   /// nil), or, with `prefix`, `delay` seconds after the pipe took the first `prefix` bytes of
-  /// the input, and returns what it wrote; a last line without its newline is dropped.
+  /// the input and the process wrote its first output (or 0.5 s passed without any: a prefix
+  /// whose fixes were all seen before makes none), so that on a loaded machine, where a
+  /// process may take longer than the delay to reach its output, the kill still lands while
+  /// it writes; returns what it wrote, a last line without its newline dropped.
   static func stream(
     _ arguments: [String], input: URL, feed: Feed, prefix: Int? = nil, killAfter delay: Double?,
     random: inout SeededGenerator
@@ -133,9 +136,19 @@ import Testing
     let group = DispatchGroup()
     nonisolated(unsafe) var outData = Data()
     nonisolated(unsafe) var errData = Data()
+    let wroteOutput = DispatchSemaphore(value: 0)
     group.enter()
     DispatchQueue.global().async {
-      outData = out.fileHandleForReading.readDataToEndOfFile()
+      var signalled = false
+      while true {
+        let chunk = out.fileHandleForReading.availableData
+        if chunk.isEmpty { break }
+        outData.append(chunk)
+        if !signalled {
+          signalled = true
+          wroteOutput.signal()
+        }
+      }
       group.leave()
     }
     group.enter()
@@ -172,7 +185,10 @@ import Testing
     }
     var killed = false
     if let delay {
-      if prefix != nil { prefixWritten.wait() }
+      if prefix != nil {
+        prefixWritten.wait()
+        _ = wroteOutput.wait(timeout: .now() + 0.5)
+      }
       usleep(useconds_t(delay * 1_000_000))
       if process.isRunning {
         kill(process.processIdentifier, SIGKILL)
@@ -257,7 +273,8 @@ import Testing
     // third run reads the file (as an argument or as standard input) and is killed after a
     // seeded delay, log-uniform from 3 ms to half the uninterrupted run. The others read a
     // pipe that the test fills up to a seeded point (moving through the input from run to
-    // run, so that kills land all along it) and are killed 0-40 ms after that point.
+    // run, so that kills land all along it) and are killed 0-40 ms after that point and their
+    // first output.
     let state = dir.appendingPathComponent("state").path
     let arguments = ["stream", "--state", state, "--regions", regions.path]
     let size = try Data(contentsOf: input).count
