@@ -108,7 +108,7 @@ extension GeofenceEngine {
       }
       return
     }
-    if configuration.upload != nil || !configuration.destinations.isEmpty {
+    if configuration.delivers, configuration.upload != nil || !configuration.destinations.isEmpty {
       try claimStore()
       // A webhook's cursor named by an earlier version with the URL's password in it takes
       // the name without it, keeping its place (before any cursor is registered by name).
@@ -160,7 +160,8 @@ extension GeofenceEngine {
   /// so that two processes never send the same queued events (each would take the other's
   /// in-flight events for a crashed run's and send them again).
   func claimStore() throws(EngineError) {
-    guard claimedDirectory == nil, case .directory(let d) = storage else { return }
+    guard configuration.delivers, claimedDirectory == nil, case .directory(let d) = storage
+    else { return }
     guard ConfiguredStores.claim(d) else {
       throw .invalidConfiguration(
         "an engine that delivers is already configured on \(d) in this process: configure "
@@ -299,6 +300,7 @@ extension GeofenceEngine {
     guard configuration.upload != nil || !deliveries.isEmpty else {
       throw .invalidConfiguration("no destination configured")
     }
+    try checkDelivers()
     try beginDelivery()
     defer { deliveryInProgress = false }
     let end = deadline ?? clock.now() + (configuration.upload?.deadlineSeconds ?? 300)
@@ -315,6 +317,14 @@ extension GeofenceEngine {
       } catch { throw .store("outbox: \(error)") }
     }
     return report
+  }
+
+  /// - Throws: ``EngineError/invalidConfiguration(_:)`` for an engine that only fills the
+  ///   outbox (``Configuration/delivers`` false).
+  func checkDelivers() throws(EngineError) {
+    guard configuration.delivers else {
+      throw .invalidConfiguration("this engine only fills the outbox (delivers is false)")
+    }
   }
 
   /// Marks a delivery as running (see ``deliveryInProgress``).

@@ -75,6 +75,7 @@ extension GeofenceEngine {
       return
     }
     if device.isEmpty { throw .emptyDeviceID }
+    if !stateClaimed { try claimState() }
     // Fixes whose time no event can carry are dropped before the device is looked up (and
     // made), as by `gate`.
     var first = 0
@@ -87,7 +88,6 @@ extension GeofenceEngine {
     guard first < fixes.count else { return }
     var slot = devices.index(forKey: DeviceKey(device))
     if slot == nil {
-      try claimState()
       devices[DeviceKey(device)] = try loadedDevice(device) ?? newDevice(usesTime: true)
       slot = devices.index(forKey: DeviceKey(device))
     }

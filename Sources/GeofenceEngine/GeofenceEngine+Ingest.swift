@@ -102,6 +102,7 @@ extension GeofenceEngine {
     // any return, a dropped fix included.
     if !gated.isEmpty { gated.removeAll(keepingCapacity: true) }
     if device.isEmpty { throw .emptyDeviceID }
+    if !stateClaimed { try claimState() }
     report.fixes += 1
     // Events carry RFC 3339 times, which name the years 0000-9999 only.
     if usesTime, let t = fix.time, !Self.representableTimes.contains(t) {
@@ -112,7 +113,6 @@ extension GeofenceEngine {
     // mutated in place.
     var slot = devices.index(forKey: DeviceKey(device))
     if slot == nil {
-      try claimState()
       devices[DeviceKey(device)] = try loadedDevice(device) ?? newDevice(usesTime: usesTime)
       slot = devices.index(forKey: DeviceKey(device))
     }
@@ -142,9 +142,10 @@ extension GeofenceEngine {
   /// queue every visit twice, under different event ids, and overwrite each other's
   /// checkpoints.
   ///
-  /// The engine calls it when it first takes a device (``ingest(_:device:)``, ``replay(_:timeline:ignoringAccuracy:afterEvents:)``,
-  /// ``restoreDevice(fromCheckpointRecord:)``); call it after creating the engine to learn at
-  /// once. An engine that only delivers, syncs or reads a store never takes the lock, so
+  /// The engine calls it before it first takes a fix or changes a device's stored state
+  /// (``ingest(_:device:)``, ``replay(_:timeline:ignoringAccuracy:afterEvents:)``,
+  /// ``restoreDevice(fromCheckpointRecord:)``, ``updateAuthorization(_:at:)``), whatever it
+  /// read before; call it after creating the engine to learn at once. An engine that only delivers, syncs or reads a store never takes the lock, so
   /// `geofence upload`, `geofence sync` and `geofence regions` run beside a filling process.
   /// Does nothing in memory, without an outbox and with ``CheckpointPolicy/none`` (nothing of
   /// the devices is stored), or when the lock is held already. The lock is released with the
@@ -153,12 +154,17 @@ extension GeofenceEngine {
   ///   another, fills the store; ``EngineError/store(_:)`` when the lock file cannot be
   ///   opened.
   public func claimState() throws(EngineError) {
-    guard stateLock == nil, case .directory(let directory) = storage,
+    guard !stateClaimed else { return }
+    guard case .directory(let directory) = storage,
       outbox != nil || configuration.checkpoints != .none
-    else { return }
+    else {
+      stateClaimed = true
+      return
+    }
     do {
       stateLock = try DirectoryLock(
         directory: directory, fileName: DirectoryLock.stateFileName, exclusive: true)
+      stateClaimed = true
     } catch {
       switch error {
       case .held(let path):
@@ -429,6 +435,7 @@ extension GeofenceEngine {
   public func updateAuthorization(_ state: AuthorizationState, at time: Double)
     throws(EngineError) -> AuthorizationDecision
   {
+    try claimState()
     let decision = configuration.authorization.decide(state)
     do {
       if decision.mustDeleteQueuedEvents {

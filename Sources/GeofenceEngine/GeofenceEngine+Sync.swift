@@ -296,6 +296,7 @@ extension GeofenceEngine {
     guard let upload = configuration.upload else {
       throw .invalidConfiguration("no upload server configured")
     }
+    try checkDelivers()
     try bindOutboxAccount(key: upload.apiKey)
     let uploader = OutboxUploader(
       outbox: outbox, server: upload.server, apiKey: upload.apiKey, transport: transport,

@@ -179,6 +179,12 @@ public final class GeofenceEngine {
     /// Sessions stamped on each event, or `nil` (the default) for none: events then carry no
     /// session members, and outputs stay as they were.
     public var sessions: SessionConfiguration?
+    /// Whether this engine delivers. Default true. False for an engine that only fills the
+    /// outbox for another process to deliver (`geofence run --no-upload` beside
+    /// `geofence upload`): ``upload`` and ``destinations`` still register their cursors, so
+    /// that the events queued now wait for each of them, but the engine never takes
+    /// `delivery.lock` and its delivery calls throw ``EngineError/invalidConfiguration(_:)``.
+    public var delivers: Bool = true
     /// The API key of the account the events belong to when neither ``upload`` nor ``sync``
     /// names one (an app that delivers elsewhere now and uploads later). The outbox is bound
     /// to it when the engine is created, before any destination is registered: while events
@@ -305,8 +311,10 @@ public final class GeofenceEngine {
   /// The exclusive `delivery.lock` of an engine that delivers (see ``claimStore()``).
   var deliveryLock: DirectoryLock?
   /// The exclusive `state.lock` of an engine that fills a directory store (see
-  /// ``claimState()``); nil until it takes its first device.
+  /// ``claimState()``); nil until it takes its first fix.
   var stateLock: DirectoryLock?
+  /// ``claimState()`` succeeded, or has nothing to claim (in memory, nothing stored).
+  var stateClaimed = false
 
   /// Creates an engine, restoring what `storage` holds.
   ///

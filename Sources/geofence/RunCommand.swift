@@ -103,7 +103,8 @@ enum RunCommand {
       --max-attempts N        sends of one batch before giving up for now [8]
       --deadline S            the bound on the sync, and on all the uploads together: no
                               request starts and no retry wait begins after it [300]
-      --no-upload             only fill the outbox
+      --no-upload             only fill the outbox (a 'geofence upload' may deliver from it
+                              meanwhile)
       --quiet                 no summary
 
     detector: the options of 'geofence replay' (--preset, --hysteresis-min, --max-accuracy,
@@ -275,12 +276,15 @@ enum RunCommand {
       return fail("--store \(reason)", ExitStatus.cannotCreate)
     }
     let syncsTheSet = fixedSet == nil
+    var configuration = upload.engineConfiguration(
+      transitions: replayOptions.configuration, syncs: syncsTheSet)
+    // --no-upload only fills the outbox: a `geofence upload` may deliver from it meanwhile.
+    configuration.delivers = !args.flag("no-upload")
     let engine: GeofenceEngine
     do {
       engine = try GeofenceEngine(
-        configuration: upload.engineConfiguration(
-          transitions: replayOptions.configuration, syncs: syncsTheSet),
-        storage: .directory(upload.store), loaded: consume fixedSet)
+        configuration: configuration, storage: .directory(upload.store),
+        loaded: consume fixedSet)
       // One process at a time takes fixes into a store.
       try engine.claimState()
       if args.flag("reset-identity") { try engine.reset() }

@@ -41,6 +41,13 @@ import Testing
     #expect(again.status == 0, "\(again.stderr)")
     // The same fix again: dropped as a duplicate of the checkpointed one, nothing queued.
     #expect(try pending(store) == "pending       1")
+    // `run --no-upload` only fills: it runs while another process delivers from the store.
+    let delivering = open(
+      store.appendingPathComponent("delivery.lock").path, O_RDWR | O_CREAT, 0o644)
+    #expect(flock(delivering, LOCK_EX | LOCK_NB) == 0)
+    let beside = try CLI.run(run)
+    #expect(beside.status == 0, "\(beside.stderr)")
+    close(delivering)
   }
 
   func pending(_ store: URL) throws -> String? {

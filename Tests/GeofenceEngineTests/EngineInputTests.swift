@@ -292,6 +292,17 @@ func aFixDroppedForItsTimeRepeatsNoEarlierEvent(time: Double) throws {
   // Claiming again while the first lives is refused too; a reader opens the store.
   #expect(throws: EngineError.self) { try second.claimState() }
   #expect(try engine().outbox?.counts().pending == 1)
+  // Reading the device first (which restores it into memory) lets no fix through, and an
+  // authorization change, which rewrites every device's checkpoint, is refused too.
+  #expect(try second.deviceState("phone") != nil)
+  #expect(throws: EngineError.self) { try second.ingest(fix(10, east: 0), device: "phone") }
+  let third = try engine()
+  #expect(throws: EngineError.self) {
+    try third.updateAuthorization(AuthorizationTimeline.granted, at: 1.8e9 + 10)
+  }
+  #expect(throws: EngineError.self) { try third.ingest(fix(10, east: 0), device: "phone") }
+  #expect(try engine().outbox?.counts().pending == 1)
+  withExtendedLifetime(third) {}
   withExtendedLifetime(first) {}
   first = nil
   // The first's checkpoint says the device is inside: no second ENTER.
@@ -303,4 +314,30 @@ func aFixDroppedForItsTimeRepeatsNoEarlierEvent(time: Double) throws {
     configuration: .init(checkpoints: .none), storage: .directory(directory.path),
     geofences: [cafe])
   #expect(try other.ingest(fix(0, east: 0), device: "phone").map(\.type) == [.enter])
+}
+
+/// An engine that only fills (`delivers` false) opens a store while another delivers from
+/// it, registers the destinations' cursors and never delivers itself; the delivering engine
+/// sends what it queued.
+@Test func aFillingEngineRunsBesideTheDeliveringOne() async throws {
+  let directory = TestScratch.root.appendingPathComponent("engine-fills-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  let cafe = Geofence(
+    id: "cafe",
+    region: try CircularRegion(center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))
+  let events = directory.appendingPathComponent("events.jsonl").path
+  var configuration = GeofenceEngine.Configuration(
+    outbox: .init(), destinations: [.jsonLinesFile(.init(path: events))])
+  let delivering = try GeofenceEngine(
+    configuration: configuration, storage: .directory(directory.path), geofences: [cafe])
+  configuration.delivers = false
+  let filling = try GeofenceEngine(
+    configuration: configuration, storage: .directory(directory.path), geofences: [cafe])
+  let fix = LocationFix(
+    coordinate: Coordinate(uncheckedLatitude: 0, longitude: 0), time: 1.8e9, horizontalAccuracy: 5)
+  #expect(try filling.ingest(fix, device: "phone").map(\.type) == [.enter])
+  let refused = await #expect(throws: EngineError.self) { try await filling.deliver() }
+  #expect(refused?.description.contains("only fills the outbox") == true)
+  #expect(try await delivering.deliver().destinations.map(\.report.delivered) == [1])
+  #expect(try String(contentsOfFile: events, encoding: .utf8).contains("\"cafe\""))
 }
