@@ -15,6 +15,12 @@ public struct JSONLinesFileConfiguration: Hashable, Sendable {
   public var maxBatchEvents: Int
   /// The cursor's name. Default `"file"`.
   public var name: String
+  /// Which files a rotation may never delete: false (the default), those written by the
+  /// same ``DestinationDelivery/flush()`` (a long-lived engine's files rotate away in later
+  /// flushes, as logs do); true, every file this destination wrote since it was made (for
+  /// a command that runs once, such as `geofence run`, whose many flushes together must not
+  /// delete what it wrote).
+  public var keepsEveryFileItWrote: Bool = false
 
   public init(
     path: String, maximumFileBytes: Int = 10_485_760, keptFiles: Int = 5,
@@ -39,11 +45,15 @@ public struct JSONLinesFileConfiguration: Hashable, Sendable {
 /// than the cap on its own.
 ///
 /// **Nothing is rotated away unread by the delivery that wrote it.** Within one
-/// ``DestinationDelivery/flush()`` (``flushBegins()``), a rotation that would delete a file
-/// written by that flush (`PATH.N`, or `PATH` itself with `keptFiles` 0) is not made: the
-/// call stops there with a failure naming the file, the events written so far delivered and
-/// the rest pending for the next flush, which may rotate the earlier flush's files away as
-/// log rotation does.
+/// ``DestinationDelivery/flush()`` (``flushBegins()``), or over the destination's life with
+/// ``JSONLinesFileConfiguration/keepsEveryFileItWrote``, a rotation that would delete a file
+/// written by it (`PATH.N`, or `PATH` itself with `keptFiles` 0) is not made: the call stops
+/// there with a failure naming the file, the events written so far delivered and the rest
+/// pending for the next flush (without `keepsEveryFileItWrote`, the next flush may rotate
+/// the earlier flush's files away, as log rotation does).
+///
+/// `PATH` must be a regular file (or missing): a FIFO, device or socket is refused at each
+/// delivery (opened without waiting, so a FIFO without a reader never blocks it).
 ///
 /// **Durability.** The lines for a file are written with one `write` and flushed to disk
 /// (`fsync`) before the outbox moves the cursor, so a crash between the two writes them again
@@ -62,6 +72,7 @@ public final class JSONLinesFileDestination: EventDestination {
   }
 
   public func flushBegins() {
+    guard !configuration.keepsEveryFileItWrote else { return }
     for k in writtenThisFlush.indices { writtenThisFlush[k] = false }
   }
 
@@ -101,9 +112,18 @@ public final class JSONLinesFileDestination: EventDestination {
     func failure(_ what: String) -> String {
       "\(configuration.path): cannot \(what): \(String(cString: strerror(errno)))"
     }
-    let fd = open(configuration.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+    // O_NONBLOCK: a FIFO without a reader fails at once (ENXIO) instead of blocking; it has
+    // no effect on a regular file.
+    let fd = open(
+      configuration.path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o644)
     guard fd >= 0 else { return failure("open the file") }
     defer { close(fd) }
+    var status = stat()
+    guard fstat(fd, &status) == 0 else { return failure("inspect the file") }
+    guard status.st_mode & S_IFMT == S_IFREG else {
+      return "\(configuration.path): not a regular file (a FIFO, device or socket): the file "
+        + "destination appends to a file and rotates it"
+    }
     var offset = 0
     while offset < lines.count {
       let written = lines.withUnsafeBytes { b -> Int in

@@ -83,11 +83,11 @@ struct DeliveryOptions {
             "--destination \(spec) is the same file as --destination \(earlier) (\(resolved)): "
               + "every event would be written twice")
         }
-        try add(
-          .jsonLinesFile(
-            JSONLinesFileConfiguration(
-              path: absolute, maximumFileBytes: maximumFileBytes, name: name)),
-          name: name, spec: spec)
+        var file = JSONLinesFileConfiguration(
+          path: absolute, maximumFileBytes: maximumFileBytes, name: name)
+        // A command runs once: its many flushes together never rotate away what it wrote.
+        file.keepsEveryFileItWrote = true
+        try add(.jsonLinesFile(file), name: name, spec: spec)
       default:
         throw UsageError(
           "--destination takes server, webhook=URL, file=PATH or stdout, got '\(spec)'")

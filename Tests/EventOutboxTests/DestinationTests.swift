@@ -294,6 +294,50 @@ final class FakeWebhookReceiver: HTTPTransport, @unchecked Sendable {
     #expect(flushes == 5)
   }
 
+  /// With `keepsEveryFileItWrote` (a command's many flushes), no flush rotates away a file
+  /// an earlier flush of the same destination wrote either.
+  @Test func aDestinationThatKeepsEveryFileNeverRotatesAwayAnEarlierFlushsFile() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("run.jsonl").path
+    var configuration = JSONLinesFileConfiguration(
+      path: file, maximumFileBytes: 110, keptFiles: 1, maxBatchEvents: 50)
+    configuration.keepsEveryFileItWrote = true
+    let delivery = DestinationDelivery(
+      outbox: outbox, destination: JSONLinesFileDestination(configuration: configuration))
+    // Flush 1 writes e0-e2 (one file); flush 2 writes e3-e5 after rotating it to PATH.1;
+    // flush 3 would delete PATH.1 to rotate PATH: it stops before writing anything.
+    for (k, range) in [0..<3, 3..<6, 6..<9].enumerated() {
+      try outbox.enqueue(contentsOf: makeEvents(range))
+      let report = try await delivery.flush()
+      #expect(report.delivered == (k < 2 ? 3 : 0), "flush \(k + 1)")
+      #expect((report.stopped != nil) == (k == 2), "flush \(k + 1)")
+    }
+    #expect(try ids(inFiles: [file + ".1", file], atMost: 110) == (0..<6).map { "e\($0)" })
+    #expect(try outbox.counts(destination: "file").pending == 3)
+  }
+
+  /// A FIFO at the path is refused at once, with or without a reader (it neither blocks on
+  /// open nor fails at fsync after writing); the events stay pending.
+  @Test func aFIFOAtTheFilesPathIsRefusedWithoutBlocking() async throws {
+    let outbox = try Outbox(path: path, clock: clock)
+    let file = directory.appendingPathComponent("fifo.jsonl").path
+    #expect(mkfifo(file, 0o644) == 0)
+    try outbox.enqueue(contentsOf: makeEvents(0..<2))
+    let delivery = DestinationDelivery(
+      outbox: outbox, destination: JSONLinesFileDestination(configuration: .init(path: file)))
+    let report = try await delivery.flush()
+    #expect(report.delivered == 0)
+    #expect(report.stopped != nil)
+    // With a reader holding it open.
+    let reader = open(file, O_RDONLY | O_NONBLOCK)
+    #expect(reader >= 0)
+    defer { close(reader) }
+    let again = try await delivery.flush()
+    #expect(again.delivered == 0)
+    #expect(again.stopped?.contains("not a regular file") == true, "\(again.stopped ?? "-")")
+    #expect(try outbox.counts(destination: "file").pending == 2)
+  }
+
   /// An outbox of schema version 2 (one uploader: in-flight flags and attempt counts on the
   /// events) opens at version 3 with its attempts and dead letters kept for the server.
   @Test func aVersion2OutboxMigratesItsAttemptsAndDeadLettersToTheServerCursor() async throws {
