@@ -153,11 +153,31 @@ extension GeofenceEngine {
   func applyChange(_ diff: GeofenceDiff) throws(EngineError) -> (
     events: [GeofenceEvent], carried: Int, dropped: Int, rebuilt: Bool
   ) {
+    // The devices' stored state and their removal EXITs belong to the engine that fills the
+    // store (state.lock, see claimState()). One that does not fill it takes the lock for the
+    // change only; while another engine fills, this one changes the set alone (its devices
+    // in memory follow it, unsaved), and the filler brings its devices to the stored set,
+    // with their removal EXITs, when it next syncs (catchUpWithStore()).
+    let claimedBefore = stateClaimed
+    var ownsDevices = true
+    if !claimedBefore {
+      do { try claimState() } catch {
+        guard case .storeInUse = error else { throw error }
+        ownsDevices = false
+      }
+    }
+    defer {
+      if !claimedBefore, stateLock != nil {
+        stateLock = nil
+        stateClaimed = false
+      }
+    }
     // A device dropped from memory keeps its checkpoint, whose visits name regions by id: one
     // that names a removed geofence is restored now, so that it drops the visit (and gets its
     // removal EXIT) as the devices in memory do. Restored later, it would keep a visit to a
     // geofence that no longer exists, or to a new one given the same id.
-    if !diff.removed.isEmpty, storage != .inMemory, configuration.checkpoints != .none {
+    if ownsDevices, !diff.removed.isEmpty, storage != .inMemory, configuration.checkpoints != .none
+    {
       let referencing: [String]
       do { referencing = try stateStore.devices(referencingAnyOf: diff.removed) } catch {
         throw .store("\(error)")
@@ -183,7 +203,7 @@ extension GeofenceEngine {
       withDevice(id) { d in
         for visit in d.gate.detector.visitStates where change.removed.contains(visit.slot) {
           dropped += 1
-          guard configuration.emitsExitForRemovedGeofences,
+          guard ownsDevices, configuration.emitsExitForRemovedGeofences,
             let last = d.gate.detector.lastAcceptedPosition
           else { continue }
           let slot = Int(visit.slot)
@@ -208,9 +228,10 @@ extension GeofenceEngine {
         d.gate.detector = d.gate.detector.migrated(to: regions) { old in
           change.removed.contains(old) ? nil : (change.moved[old] ?? old)
         }
-        d.dirty = true
+        if ownsDevices { d.dirty = true }
       }
     }
+    guard ownsDevices else { return ([], carriedBefore, dropped, change.rebuiltIndex) }
     removals.sort { ($0.deviceID, $0.geofenceID) < ($1.deviceID, $1.geofenceID) }
     try stampSession(&removals, from: 0, at: now)
     try enqueue(removals[...])

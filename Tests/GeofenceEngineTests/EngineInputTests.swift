@@ -341,3 +341,53 @@ func aFixDroppedForItsTimeRepeatsNoEarlierEvent(time: Double) throws {
   #expect(try await delivering.deliver().destinations.map(\.report.delivered) == [1])
   #expect(try String(contentsOfFile: events, encoding: .utf8).contains("\"cafe\""))
 }
+
+/// A sync by an engine that does not fill the store, while another does, changes the set
+/// only: it neither queues removal EXITs nor rewrites the filler's checkpoints. The filler's
+/// next sync brings its devices to the stored set: one EXIT for the visit.
+@Test func aSyncBesideTheFillingEngineLeavesItsDevicesToIt() async throws {
+  let directory = TestScratch.root.appendingPathComponent("engine-sync-fill-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  let server = ListingServer()
+  server.update(upsert: [
+    "cafe": ListingServer.json("cafe", 0, 0, radius: 100),
+    "bar": ListingServer.json("bar", 0, 0.01, radius: 100),
+  ])
+  func engine() throws -> GeofenceEngine {
+    try GeofenceEngine(
+      configuration: .init(
+        outbox: .init(),
+        sync: SyncConfiguration(baseURL: URL(string: "http://sync.test")!, apiKey: "k1"),
+        emitsExitForRemovedGeofences: true),
+      storage: .directory(directory.path), transport: server, clock: TestClock(1.8e9))
+  }
+  let filler = try engine()
+  #expect(try await filler.sync().sync.diff.counts.added == 2)
+  let fix = LocationFix(
+    coordinate: Coordinate(uncheckedLatitude: 0, longitude: 0), time: 1.8e9, horizontalAccuracy: 5)
+  #expect(try filler.ingest(fix, device: "phone").map(\.geofenceID) == ["cafe"])
+  let stateFile = directory.appendingPathComponent("state.sqlite").path
+  /// The filler's stored checkpoint of the device, as text.
+  func stored() throws -> String? {
+    let statement = try Database(path: stateFile).prepare(
+      "SELECT checkpoint FROM device_state WHERE device_id = 'phone'")
+    return try statement.step() ? statement.string(at: 0) : nil
+  }
+  let before = try #require(try stored())
+
+  server.update(delete: ["cafe"])
+  let other = try engine()
+  let applied = try await other.sync()
+  #expect(applied.sync.diff.counts.removed == 1)
+  #expect(applied.events.isEmpty)
+  #expect(try other.outbox?.counts().pending == 1)
+  #expect(try stored() == before)
+  // The filler's own sync catches up with the stored set: the visit's one EXIT.
+  let caughtUp = try await filler.sync()
+  #expect(
+    caughtUp.events.map { "\($0.type.rawValue) \($0.geofenceID) \($0.isRemoval)" } == [
+      "exit cafe true"
+    ])
+  #expect(try filler.outbox?.counts().pending == 2)
+  withExtendedLifetime(other) {}
+}
