@@ -3,6 +3,7 @@ import Foundation
 import LocationAuthorization
 import Networking
 import RetryTiming
+import SQLiteStore
 
 /// The directories an engine is configured on in this process (see ``GeofenceEngine``'s
 /// "Configured once").
@@ -307,16 +308,28 @@ extension GeofenceEngine {
     var report = DeliveryReport()
     if configuration.upload != nil, names.contains(Outbox.serverDestination) {
       let uploader = try makeUploader(until: end)
-      do { report.server = try await uploader.flush() } catch { throw .store("outbox: \(error)") }
+      do { report.server = try await uploader.flush() } catch { throw Self.outboxError(error) }
     }
     for delivery in deliveries where names.contains(delivery.destination.name) {
       if let webhook = delivery.destination as? WebhookDestination { webhook.deadline = end }
       do {
         report.destinations.append(
           (delivery.destination.name, try await delivery.flush()))
-      } catch { throw .store("outbox: \(error)") }
+      } catch { throw Self.outboxError(error) }
     }
     return report
+  }
+
+  /// The error of a delivery whose outbox call failed with `error`: the outbox locked by
+  /// another process's write for longer than SQLite's busy wait (`SQLITE_BUSY`, after
+  /// ``SQLiteStore/Database/Options/busyTimeoutMilliseconds``) is a temporary condition,
+  /// ``EngineError/storeInUse(_:)``; anything else is ``EngineError/store(_:)``.
+  static func outboxError(_ error: any Error) -> EngineError {
+    if let e = error as? SQLiteError, e.code == .busy {
+      return .storeInUse(
+        "outbox: another process held its write lock past the busy wait (\(e)); try again")
+    }
+    return .store("outbox: \(error)")
   }
 
   /// - Throws: ``EngineError/invalidConfiguration(_:)`` for an engine that only fills the

@@ -276,7 +276,7 @@ extension GeofenceEngine {
     deliveryInProgress = true
     defer { deliveryInProgress = false }
     do { return try await uploader.sendDueBatches() } catch {
-      throw .store("outbox: \(error)")
+      throw Self.outboxError(error)
     }
   }
 

@@ -366,6 +366,7 @@ enum RunCommand {
       if case .accountMismatch = uploadError {
         return fail("\(uploadError)", accountMismatch)
       }
+      if let status = storeInUseStatus(uploadError, command: "run") { return status }
       // A store file found damaged only now (a bad page of the outbox read at delivery) is
       // named with the repair to run, as when the store is opened.
       printError("geofence run: \(uploadError)")
@@ -615,6 +616,7 @@ enum RunCommand {
       // --deadline bounds every destination, the server among them or not.
       delivery = try await engine.deliver(until: SystemClock().now() + options.deadlineSeconds)
     } catch {
+      if let status = storeInUseStatus(error, command: "upload") { return status }
       printError("geofence upload: \(error)")
       if case .accountMismatch = error { return accountMismatch }
       // A damaged page read only now is named with the repair to run (65), as at opening.

@@ -391,3 +391,35 @@ func aFixDroppedForItsTimeRepeatsNoEarlierEvent(time: Double) throws {
   #expect(try filler.outbox?.counts().pending == 2)
   withExtendedLifetime(other) {}
 }
+
+/// An outbox another process holds locked for writing past SQLite's busy wait makes a
+/// delivery fail as a temporary condition (`storeInUse`: the CLI's 75), not a store error;
+/// the events stay queued and the next delivery sends them.
+@Test func aDeliveryFindingTheOutboxLockedIsATemporaryFailure() async throws {
+  let directory = TestScratch.root.appendingPathComponent("engine-busy-\(UUID().uuidString)")
+  defer { try? FileManager.default.removeItem(at: directory) }
+  let events = directory.appendingPathComponent("events.jsonl").path
+  let engine = try GeofenceEngine(
+    configuration: .init(outbox: .init(), destinations: [.jsonLinesFile(.init(path: events))]),
+    storage: .directory(directory.path),
+    geofences: [
+      Geofence(
+        id: "cafe",
+        region: try CircularRegion(
+          center: Coordinate(latitude: 0, longitude: 0), radiusMeters: 100))
+    ])
+  let fix = LocationFix(
+    coordinate: Coordinate(uncheckedLatitude: 0, longitude: 0), time: 1.8e9, horizontalAccuracy: 5)
+  #expect(try engine.ingest(fix, device: "phone").count == 1)
+  do {
+    // Another writer: its write transaction outlasts the engine's busy wait (5 s).
+    let other = try Database(
+      path: directory.appendingPathComponent("outbox.sqlite").path,
+      options: .init(busyTimeoutMilliseconds: 0))
+    try other.execute("BEGIN IMMEDIATE")
+    let refused = await #expect(throws: EngineError.self) { try await engine.deliver() }
+    #expect(refused?.description.hasPrefix("store in use: outbox: another process") == true)
+    try other.execute("ROLLBACK")
+  }
+  #expect(try await engine.deliver().destinations.map(\.report.delivered) == [1])
+}
